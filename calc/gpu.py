@@ -1,0 +1,88 @@
+"""GPUs: memory and bandwidth of one device, and how much of it a model may use.
+
+Discrete cards expose their whole nominal memory to the engine (the CUDA context and driver reservation are
+charged separately, in :mod:`calc.runtime`). Apple Silicon shares one memory pool with the CPU, and macOS lets
+Metal wire only part of it: ``recommendedMaxWorkingSetSize`` is about two thirds of RAM on machines with up to
+36 GB and three quarters above that (llama.cpp prints it as ``recommendedMaxWorkingSetSize`` on load; the
+``iogpu.wired_limit_mb`` sysctl can raise it). vramfit uses that share as the Mac's usable "VRAM".
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+GIB = 1 << 30
+
+
+class Vendor(StrEnum):
+    NVIDIA = "nvidia"
+    AMD = "amd"
+    INTEL = "intel"
+    APPLE = "apple"
+    GENERIC = "generic"
+
+
+class Segment(StrEnum):
+    CONSUMER = "consumer"
+    LAPTOP = "laptop"
+    WORKSTATION = "workstation"
+    DATACENTER = "datacenter"
+    APPLE = "apple"
+    GENERIC = "generic"
+
+
+# Share of unified memory that Metal may wire by default (macOS recommendedMaxWorkingSetSize).
+APPLE_SMALL_SHARE = (2, 3)
+APPLE_LARGE_SHARE = (3, 4)
+APPLE_LARGE_FROM_BYTES = 36 * GIB  # above 36 GB the larger share applies
+
+
+class Gpu(BaseModel):
+    """One GPU model (a single device); ``count`` lives in the request, not here."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    family: str = ""
+    default: bool = True
+    vendor: Vendor = Vendor.NVIDIA
+    segment: Segment = Segment.CONSUMER
+    backend: str = "cuda"
+    memory_bytes: int = Field(gt=0, description="nominal memory of one device")
+    bandwidth_gbs: float = Field(default=0.0, ge=0, description="memory bandwidth, GB/s (decimal)")
+    released: int = 0
+    aliases: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def is_unified(self) -> bool:
+        return self.vendor == Vendor.APPLE
+
+    @property
+    def usable_bytes(self) -> int:
+        """Memory a model may occupy on this device before runtime overhead is charged."""
+        if not self.is_unified:
+            return self.memory_bytes
+        num, den = APPLE_LARGE_SHARE if self.memory_bytes > APPLE_LARGE_FROM_BYTES else APPLE_SMALL_SHARE
+        return self.memory_bytes * num // den
+
+    @property
+    def memory_gib(self) -> float:
+        return self.memory_bytes / GIB
+
+
+def generic_gpu(memory_gib: float) -> Gpu:
+    """A card known only by its memory size ("a 24 GB card"): CUDA-like, no bandwidth figure."""
+    size = round(memory_gib, 2)
+    label = f"{size:g}"
+    return Gpu(
+        id=f"generic-{label}gb",
+        name=f"{label} GB GPU",
+        family="generic",
+        vendor=Vendor.GENERIC,
+        segment=Segment.GENERIC,
+        memory_bytes=int(size * GIB),
+    )

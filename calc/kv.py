@@ -1,0 +1,153 @@
+"""KV cache: the bytes llama.cpp allocates for keys and values, and the naive formula people quote.
+
+llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.cpp, src/llama-context.cpp):
+
+* The context is shared by all sequences: ``n_ctx = context × users``, padded up to a multiple of 256.
+* Each layer with KV heads stores ``K = row(type_k, head_dim_k × kv_heads) × cells`` and likewise V.
+* Sliding-window layers (iSWA cache) hold ``pad256(min(n_ctx, window × users + n_ubatch))`` cells with the unified
+  cache llama-server uses, or ``users × pad256(min(n_ctx / users, window + n_ubatch))`` with one stream per
+  sequence; ``--swa-full`` gives them the full size.
+* MLA models (DeepSeek V2/V3) cache one latent of ``kv_lora_rank + rope`` values per token and layer, K only.
+* A quantized V cache needs flash attention; without it llama.cpp keeps V in f16 (as Ollama and gguf-parser do).
+* Block types carry their scales: q8_0 is 34 bytes per 32 values (1.0625 B), q4_0 18 bytes per 32 (0.5625 B).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from calc.architecture import Architecture
+from calc.ggml import GgmlType, row_bytes
+from calc.request import KvType
+
+KV_PAD = 256  # llama.cpp pads n_ctx and sliding-window cache sizes to 256 cells
+
+# KV element types → ggml storage; fp8 (vLLM's fp8_e4m3) is one byte per value.
+KV_GGML_TYPE: dict[KvType, GgmlType] = {
+    KvType.F32: GgmlType.F32,
+    KvType.F16: GgmlType.F16,
+    KvType.BF16: GgmlType.BF16,
+    KvType.Q8_0: GgmlType.Q8_0,
+    KvType.Q5_1: GgmlType.Q5_1,
+    KvType.Q5_0: GgmlType.Q5_0,
+    KvType.Q4_1: GgmlType.Q4_1,
+    KvType.Q4_0: GgmlType.Q4_0,
+    KvType.IQ4_NL: GgmlType.IQ4_NL,
+}
+
+
+def pad(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def kv_row_bytes(kv_type: KvType, n_values: int) -> int:
+    """Bytes for ``n_values`` cached values of one token in one layer."""
+    if kv_type == KvType.FP8:
+        return n_values
+    return row_bytes(KV_GGML_TYPE[kv_type], n_values)
+
+
+def kv_value_bytes(kv_type: KvType) -> float:
+    """Average bytes per cached value (for formulas shown to people)."""
+    return kv_row_bytes(kv_type, 1024) / 1024
+
+
+class KvCache(BaseModel):
+    """KV cache of one configuration, split the way llama.cpp logs it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    k_bytes: int
+    v_bytes: int
+    full_cells: int
+    swa_cells: int
+    layer_bytes: tuple[int, ...]
+    swa_bytes: int = 0  # the part in sliding-window layers (llama.cpp's second cache of an iSWA model)
+    type_k: KvType
+    type_v: KvType
+
+    @property
+    def total_bytes(self) -> int:
+        return self.k_bytes + self.v_bytes
+
+
+def context_cells(context: int, users: int) -> int:
+    """llama.cpp's n_ctx for ``users`` sequences of ``context`` tokens each."""
+    return pad(context * users, KV_PAD)
+
+
+def swa_cells(arch: Architecture, context: int, users: int, n_ubatch: int, unified: bool) -> int:
+    """Cells of one sliding-window layer, summed over streams."""
+    n_ctx = context_cells(context, users)
+    if unified:
+        return min(n_ctx, pad(min(n_ctx, arch.sliding_window * users + n_ubatch), KV_PAD))
+    per_stream = n_ctx // users
+    return users * pad(min(per_stream, arch.sliding_window + n_ubatch), KV_PAD)
+
+
+def kv_cache(
+    arch: Architecture,
+    context: int,
+    users: int = 1,
+    type_k: KvType = KvType.F16,
+    type_v: KvType | None = None,
+    *,
+    flash_attn: bool = True,
+    n_ubatch: int = 512,
+    unified: bool = True,
+    swa_full: bool = False,
+) -> KvCache:
+    """The KV cache llama.cpp allocates for ``users`` sequences of ``context`` tokens."""
+    type_v = type_k if type_v is None else type_v
+    if not flash_attn and type_v not in (KvType.F32, KvType.F16, KvType.BF16):
+        type_v = KvType.F16  # quantized V needs flash attention (llama.cpp refuses; front-ends fall back to f16)
+    full = context_cells(context, users)
+    window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
+    k_total = v_total = window_total = 0
+    per_layer: list[int] = []
+    for il, heads in enumerate(arch.n_kv_heads):
+        if heads == 0:
+            per_layer.append(0)  # attention-free (recurrent) layers hold no KV
+            continue
+        cells = window_cells if arch.layer_is_swa(il) else full
+        k = kv_row_bytes(type_k, arch.head_dim_k * heads) * cells
+        v = 0 if arch.is_mla else kv_row_bytes(type_v, arch.head_dim_v * heads) * cells
+        k_total += k
+        v_total += v
+        if arch.layer_is_swa(il):
+            window_total += k + v
+        per_layer.append(k + v)
+    return KvCache(
+        k_bytes=k_total,
+        v_bytes=v_total,
+        full_cells=full,
+        swa_cells=window_cells if arch.sliding_window else 0,
+        layer_bytes=tuple(per_layer),
+        swa_bytes=window_total,
+        type_k=type_k,
+        type_v=type_v,
+    )
+
+
+def naive_heads_and_dim(arch: Architecture) -> tuple[int, int]:
+    """KV heads and head size as people plug them into the textbook formula (config.json values, no MLA)."""
+    if arch.is_mla:
+        return arch.max_heads, arch.qk_nope_head_dim + arch.qk_rope_head_dim
+    return arch.typical_kv_heads, arch.head_dim_k
+
+
+def naive_kv_bytes(arch: Architecture, context: int, users: int = 1, kv_type: KvType = KvType.F16) -> int:
+    """``2 × layers × kv_heads × head_dim × tokens × users × bytes``: ignores windows, MLA and padding."""
+    heads, dim = naive_heads_and_dim(arch)
+    return kv_row_bytes(kv_type, 2 * heads * dim) * arch.n_layers * context * users
+
+
+def kv_bytes_per_token(arch: Architecture, kv_type: KvType = KvType.F16) -> int:
+    """Bytes one more token of context costs in a full-attention cache (all layers)."""
+    total = 0
+    for heads in arch.n_kv_heads:
+        if heads:
+            total += kv_row_bytes(kv_type, arch.head_dim_k * heads)
+            if not arch.is_mla:
+                total += kv_row_bytes(kv_type, arch.head_dim_v * heads)
+    return total

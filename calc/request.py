@@ -1,0 +1,81 @@
+"""What a question asks: model, weight format, context, users, KV cache type, engine and GPUs."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from calc.architecture import Architecture
+from calc.gguf import GgufHeader
+from calc.gpu import Gpu
+
+MAX_CONTEXT = 10_485_760  # 10M tokens: beyond any released model; larger numbers are typos
+MAX_USERS = 4096
+MAX_GPU_COUNT = 64
+
+
+class Engine(StrEnum):
+    LLAMA_CPP = "llama.cpp"
+    VLLM = "vllm"
+
+
+class KvType(StrEnum):
+    """KV cache element types (llama.cpp -ctk/-ctv, vLLM --kv-cache-dtype)."""
+
+    F32 = "f32"
+    F16 = "f16"
+    BF16 = "bf16"
+    FP8 = "fp8"
+    Q8_0 = "q8_0"
+    Q5_1 = "q5_1"
+    Q5_0 = "q5_0"
+    Q4_1 = "q4_1"
+    Q4_0 = "q4_0"
+    IQ4_NL = "iq4_nl"
+
+
+class ModelRef(BaseModel):
+    """A model: a preset id with its architecture, or an architecture from a config.json / GGUF file."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    family: str = ""
+    architecture: Architecture
+    gguf: GgufHeader | None = None  # exact tensor sizes, when the model came from a GGUF file
+    source: str = ""  # where the numbers come from (config.json URL, file path)
+
+
+class GpuChoice(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    gpu: Gpu
+    count: int = Field(default=1, ge=1, le=MAX_GPU_COUNT)
+
+
+class Request(BaseModel):
+    """A fully specified question; defaults follow the JSON contract (shared/spec/cli-json.md)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: ModelRef
+    quant: str = "Q4_K_M"
+    context: int = Field(default=8192, ge=1, le=MAX_CONTEXT, description="tokens per user")
+    users: int = Field(default=1, ge=1, le=MAX_USERS, description="sequences held at once")
+    kv_cache: KvType = KvType.F16
+    engine: Engine = Engine.LLAMA_CPP
+    flash_attn: bool | None = Field(default=None, description="None: the engine's default on the GPU")
+    gpus: tuple[GpuChoice, ...] = ()
+    n_ubatch: int = Field(default=512, ge=1, le=65536)
+    n_batch: int = Field(default=2048, ge=1, le=65536)
+    kv_unified: bool = Field(default=True, description="llama-server shares one KV buffer across slots")
+
+    @property
+    def flash_attn_effective(self) -> bool:
+        if self.flash_attn is not None:
+            return self.flash_attn
+        # llama.cpp's -fa auto turns flash attention on when the GPU backend supports it (all CUDA/Metal/ROCm
+        # builds since 2025); vLLM always uses its flash/paged attention kernels.
+        return True

@@ -1,0 +1,92 @@
+"""KV cache bytes against the figures people quote and against llama.cpp's own KV buffers."""
+
+from __future__ import annotations
+
+import pytest
+
+from calc.architecture import from_hf_config
+from calc.kv import kv_cache, naive_kv_bytes
+from calc.request import KvType
+from tests.groundtruth import GIB, MIB, llamacpp_rows
+
+# config.json numbers, written by hand from the models' Hugging Face configs.
+QWEN25_05B = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+              "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
+              "tie_word_embeddings": True, "max_position_embeddings": 32768}
+QWEN25_3B = {"model_type": "qwen2", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36,
+             "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936,
+             "tie_word_embeddings": True, "max_position_embeddings": 32768}
+LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+             "tie_word_embeddings": False, "max_position_embeddings": 131072}
+GEMMA2_9B = {"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
+             "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000,
+             "sliding_window": 4096, "max_position_embeddings": 8192}
+
+
+@pytest.mark.parametrize(
+    ("config", "context", "users", "expected"),
+    [
+        (QWEN25_05B, 4096, 1, 50_331_648),  # "50 MB" for Qwen2.5-0.5B at 4k
+        (QWEN25_3B, 4096, 1, 150_994_944),
+        (QWEN25_3B, 4096, 8, 1_207_959_552),
+        (LLAMA3_8B, 8192, 1, 1 * GIB),
+        (LLAMA3_8B, 32768, 1, 4 * GIB),
+        (LLAMA3_8B, 131072, 1, 16 * GIB),
+    ],
+)
+def test_quoted_figures(config: dict[str, object], context: int, users: int, expected: int) -> None:
+    arch = from_hf_config(config)
+    assert kv_cache(arch, context, users).total_bytes == expected
+    assert naive_kv_bytes(arch, context, users) == expected  # no window, no MLA: both formulas agree
+
+
+def test_gemma2_sliding_window_vs_naive() -> None:
+    arch = from_hf_config(GEMMA2_9B)
+    assert naive_kv_bytes(arch, 8192) == 2_818_572_288
+    # 21 global layers hold 8192 cells; 21 sliding layers hold pad256(4096 + 512) = 4608 cells.
+    per_cell = 8 * 256 * 2 * 2  # K and V, 8 KV heads × 256, f16
+    assert kv_cache(arch, 8192).total_bytes == 21 * per_cell * 8192 + 21 * per_cell * 4608 == 2_202_009_600
+
+
+@pytest.mark.parametrize(
+    ("kv_type", "per_value"),
+    [(KvType.F16, 2.0), (KvType.Q8_0, 34 / 32), (KvType.Q4_0, 18 / 32), (KvType.F32, 4.0), (KvType.FP8, 1.0)],
+)
+def test_kv_types_carry_block_scales(kv_type: KvType, per_value: float) -> None:
+    arch = from_hf_config(LLAMA3_8B)
+    values = 2 * 32 * 8 * 128 * 8192
+    assert kv_cache(arch, 8192, type_k=kv_type, flash_attn=True).total_bytes == int(values * per_value)
+
+
+def test_quantized_v_needs_flash_attention() -> None:
+    arch = from_hf_config(LLAMA3_8B)
+    cache = kv_cache(arch, 8192, type_k=KvType.Q8_0, flash_attn=False)
+    assert cache.type_v == KvType.F16
+    assert cache.v_bytes == GIB // 2
+
+
+def _row_id(row: dict[str, object]) -> str:
+    return "{arch_model}-{quant}-c{n_ctx}-{type_k}/{type_v}-fa{flash_attn}-s{n_seq}-u{kv_unified}-ub{n_ubatch}".format(
+        **row
+    ) + ("-swafull" if row["swa_full"] else "")
+
+
+@pytest.mark.parametrize("row", llamacpp_rows(), ids=_row_id)
+def test_kv_equals_llamacpp_buffer(row: dict[str, object]) -> None:
+    arch = from_hf_config(row["config"])  # type: ignore[arg-type]
+    users = int(row["n_seq"])  # type: ignore[call-overload]
+    cache = kv_cache(
+        arch,
+        int(row["n_ctx"]) // users,  # type: ignore[call-overload]
+        users,
+        KvType(str(row["type_k"])),
+        KvType(str(row["type_v"])),
+        flash_attn=bool(row["flash_attn"]),
+        n_ubatch=int(row["n_ubatch"]),  # type: ignore[call-overload]
+        unified=bool(row["kv_unified"]),
+        swa_full=bool(row["swa_full"]),
+    )
+    # llama.cpp logs each cache (full-attention, then sliding-window) in MiB with two decimals.
+    buffers = [cache.total_bytes - cache.swa_bytes] + ([cache.swa_bytes] if cache.swa_bytes else [])
+    assert [round(b / MIB, 2) for b in buffers] == row["kv_buffers_mib"]
