@@ -1,0 +1,57 @@
+"""vramfit's calculator: how much GPU memory an LLM needs, the way llama.cpp and vLLM allocate it.
+
+    from calc import Request, answer, load_catalog
+    catalog = load_catalog()
+    request = Request(model=catalog.model("llama3-8b").ref(), context=32768)
+    print(answer(request, tuple(catalog.gpus.values())).estimate.total_bytes)
+
+Pure and deterministic: standard library and pydantic only, bytes as integers.
+"""
+
+from calc.architecture import Architecture, from_hf_config
+from calc.errors import (
+    BadFileError,
+    BadNumberError,
+    UnknownGpuError,
+    UnknownModelError,
+    UnknownQuantError,
+    VramfitError,
+)
+from calc.estimate import Answer, Estimate, Fit, answer, estimate, fit_gpu
+from calc.fit import Verdict
+from calc.gpu import Gpu, generic_gpu
+from calc.presets import Catalog, ModelPreset, load_catalog
+from calc.request import Engine, GpuChoice, KvType, ModelRef, Request
+from calc.solve import best_quant, max_context, max_users, smallest_gpus
+
+__all__ = [
+    "Answer",
+    "Architecture",
+    "BadFileError",
+    "BadNumberError",
+    "Catalog",
+    "Engine",
+    "Estimate",
+    "Fit",
+    "Gpu",
+    "GpuChoice",
+    "KvType",
+    "ModelPreset",
+    "ModelRef",
+    "Request",
+    "UnknownGpuError",
+    "UnknownModelError",
+    "UnknownQuantError",
+    "Verdict",
+    "VramfitError",
+    "answer",
+    "best_quant",
+    "estimate",
+    "fit_gpu",
+    "from_hf_config",
+    "generic_gpu",
+    "load_catalog",
+    "max_context",
+    "max_users",
+    "smallest_gpus",
+]

@@ -1,0 +1,43 @@
+# One command to set up and run, one to test. Everything lives in a local virtual environment (.venv).
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+Q ?=
+
+.PHONY: setup run test lint typecheck unit bench catalogs clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[bot,gguf,dev]"
+	touch $@
+
+# With DISCORD_TOKEN set (environment or .env) this starts the bot; otherwise the vram command answers
+# in the terminal: `make run Q="llama3-8b 32k 3060"`, or `make run` for a prompt.
+run: setup
+	@if [ -n "$$DISCORD_TOKEN" ] || grep -qs '^DISCORD_TOKEN=.' .env; then \
+		$(BIN)/python -m bot; \
+	else \
+		$(BIN)/vram $(if $(Q),"$(Q)",--interactive); \
+	fi
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check calc
+
+typecheck: setup
+	$(BIN)/mypy calc
+
+unit: setup
+	$(BIN)/python -m pytest
+
+test: lint typecheck unit
+
+bench: setup
+	$(BIN)/python benchmarks/accuracy.py
+	$(BIN)/python benchmarks/speed.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,212 @@
+"""One answer: the memory a request needs, component by component, and how it fits each GPU.
+
+``estimate(request)`` adds up weights + KV cache + compute buffers + runtime for the request's engine;
+``answer(request)`` adds the verdict for each named GPU (or, when none is named, the smallest preset GPUs that
+fit), the largest context that fits each named GPU and a decode-speed bound. Pure and deterministic.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from calc.architecture import Architecture
+from calc.compute import compute_buffers
+from calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
+from calc.gguf import weights_from_gguf
+from calc.gpu import Gpu
+from calc.kv import KvCache, kv_cache, naive_kv_bytes
+from calc.quant import WeightBytes, parse_file_type, weight_bytes
+from calc.request import Engine, GpuChoice, ModelRef, Request
+from calc.runtime import runtime_bytes
+from calc.speed import decode_tokens_per_second
+
+
+class Estimate(BaseModel):
+    """Bytes by component; ``total_bytes`` is what the GPU(s) must hold (JSON contract field names)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file_bytes: int = Field(description="the quantized model file (the download)")
+    weights_bytes: int = Field(description="weights in GPU memory with every layer offloaded")
+    host_bytes: int = Field(description="weights the engine keeps in system RAM (llama.cpp: token embeddings)")
+    kv_cache_bytes: int
+    kv_cache_naive_bytes: int
+    compute_bytes: int
+    runtime_bytes: int
+    total_bytes: int
+    params: int
+    bits_per_weight: float
+    kv_k_bytes: int
+    kv_v_bytes: int
+    kv_cells: int
+    kv_swa_cells: int
+    kv_type_v: str
+    gpu_count: int = 1
+    vllm_reserved_bytes: int | None = None
+    vllm_kv_pool_tokens: int | None = None
+
+
+class Fit(BaseModel):
+    """How the request fits one GPU model, ``count`` of them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    name: str
+    count: int
+    memory_bytes: int = Field(description="nominal memory of one device")
+    usable_bytes: int = Field(description="memory a model may use on all devices (Apple: Metal's share)")
+    verdict: Verdict
+    gpu_layers: int
+    layers: int
+    headroom_bytes: int
+    total_bytes: int
+    max_context: int | None = None
+    tokens_per_second: float | None = None
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    request: Request
+    estimate: Estimate
+    fits: tuple[Fit, ...]
+
+
+@lru_cache(maxsize=256)
+def _weights_cached(architecture: Architecture, quant: str, engine: Engine) -> WeightBytes:
+    return weight_bytes(architecture, parse_file_type(quant), engine=engine.value)
+
+
+def model_weights(model: ModelRef, quant: str, engine: Engine = Engine.LLAMA_CPP) -> WeightBytes:
+    """Exact tensor sizes from a GGUF header when the model came from one, else the quantizer's mix
+    (llama.cpp) or the safetensors checkpoint (vLLM)."""
+    if model.gguf is not None:
+        return weights_from_gguf(model.architecture, model.gguf)
+    return _weights_cached(model.architecture, quant, engine)
+
+
+def request_kv(request: Request) -> KvCache:
+    return kv_cache(
+        request.model.architecture,
+        request.context,
+        request.users,
+        request.kv_cache,
+        flash_attn=request.flash_attn_effective,
+        n_ubatch=request.n_ubatch,
+        unified=request.kv_unified,
+    )
+
+
+def _gpu_backend(request: Request) -> str:
+    return request.gpus[0].gpu.backend if request.gpus else "cuda"
+
+
+def estimate(request: Request, gpu_count: int | None = None, backend: str | None = None) -> Estimate:
+    """Memory by component for ``gpu_count`` devices (default: the first named GPU's count, else 1)."""
+    if request.engine == Engine.VLLM:
+        from calc.vllm import vllm_estimate  # local import: vllm builds on this module
+
+        return vllm_estimate(request, gpu_count)
+    count = gpu_count if gpu_count is not None else (request.gpus[0].count if request.gpus else 1)
+    arch = request.model.architecture
+    weights = model_weights(request.model, request.quant)
+    kv = request_kv(request)
+    compute = compute_buffers(
+        arch, kv.full_cells, n_ubatch=request.n_ubatch, flash_attn=request.flash_attn_effective, gpu_count=count
+    )
+    runtime = runtime_bytes(backend or _gpu_backend(request), count)
+    total = weights.gpu_bytes + kv.total_bytes + compute.gpu_bytes + runtime
+    return Estimate(
+        file_bytes=weights.file_bytes,
+        weights_bytes=weights.gpu_bytes,
+        host_bytes=weights.host_bytes,
+        kv_cache_bytes=kv.total_bytes,
+        kv_cache_naive_bytes=naive_kv_bytes(arch, request.context, request.users, request.kv_cache),
+        compute_bytes=compute.gpu_bytes,
+        runtime_bytes=runtime,
+        total_bytes=total,
+        params=weights.params,
+        bits_per_weight=round(weights.tensor_bytes * 8 / max(weights.params, 1), 3),
+        kv_k_bytes=kv.k_bytes,
+        kv_v_bytes=kv.v_bytes,
+        kv_cells=kv.full_cells,
+        kv_swa_cells=kv.swa_cells,
+        kv_type_v=kv.type_v.value,
+        gpu_count=count,
+    )
+
+
+def fit_gpu(request: Request, choice: GpuChoice, *, with_max_context: bool = True) -> Fit:
+    """Verdict, layers on the GPU and headroom for one GPU choice."""
+    if request.engine == Engine.VLLM:
+        from calc.vllm import vllm_fit
+
+        return vllm_fit(request, choice, with_max_context=with_max_context)
+    gpu, count = choice.gpu, choice.count
+    est = estimate(request, gpu_count=count, backend=gpu.backend)
+    usable = gpu.usable_bytes * count
+    arch = request.model.architecture
+    n_layers = arch.n_layers + 1  # llama.cpp counts the output layer
+    verdict = whole_verdict(est.total_bytes, usable)
+    gpu_layers = n_layers
+    if verdict is None:
+        weights = model_weights(request.model, request.quant)
+        kv = request_kv(request)
+        partial_compute = compute_buffers(
+            arch,
+            kv.full_cells,
+            n_ubatch=request.n_ubatch,
+            flash_attn=request.flash_attn_effective,
+            gpu_count=count,
+            output_on_gpu=False,
+        )
+        fixed = partial_compute.gpu_bytes + est.runtime_bytes
+        per_layer = tuple(w + k for w, k in zip(weights.layer_bytes, kv.layer_bytes, strict=True))
+        gpu_layers = min(layers_that_fit(per_layer, usable - fixed), arch.n_layers)
+        verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
+    fully_on_gpu = verdict in (Verdict.FITS, Verdict.TIGHT)
+    speed = None
+    if fully_on_gpu:
+        speed = decode_tokens_per_second(
+            gpu, model_weights(request.model, request.quant), arch, est.kv_cache_bytes // request.users
+        )
+    max_ctx = None
+    if with_max_context:
+        from calc.solve import max_context  # local import: the solver calls back into this module
+
+        max_ctx = max_context(request, choice)
+    return Fit(
+        gpu=gpu.id,
+        name=gpu.name,
+        count=count,
+        memory_bytes=gpu.memory_bytes,
+        usable_bytes=usable,
+        verdict=verdict,
+        gpu_layers=gpu_layers,
+        layers=n_layers,
+        headroom_bytes=usable - est.total_bytes,
+        total_bytes=est.total_bytes,
+        max_context=max_ctx,
+        tokens_per_second=speed,
+    )
+
+
+def fits_within(total_bytes: int, gpu: Gpu, count: int) -> bool:
+    """True when ``total_bytes`` fits ``count`` devices with the tight margin left over."""
+    usable = gpu.usable_bytes * count
+    return usable - total_bytes >= tight_margin(usable)
+
+
+def answer(request: Request, catalog_gpus: tuple[Gpu, ...] = (), suggestions: int = 8) -> Answer:
+    """The estimate and the fit on each named GPU, or on the smallest catalog GPUs that fit."""
+    est = estimate(request)
+    if request.gpus:
+        fits = tuple(fit_gpu(request, choice) for choice in request.gpus)
+    else:
+        from calc.solve import smallest_gpus  # local import: solvers build on this module
+
+        fits = tuple(smallest_gpus(request, catalog_gpus, limit=suggestions))
+    return Answer(request=request, estimate=est, fits=fits)

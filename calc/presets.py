@@ -1,0 +1,127 @@
+"""The preset catalog: models and GPUs shipped as TOML data in the ``presets`` package.
+
+Every row carries the source of its numbers. Model rows hold the memory-relevant keys of the model's
+config.json verbatim, so a preset and ``vram --config config.json`` go through the same
+:func:`calc.architecture.from_hf_config`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping
+from functools import cached_property, lru_cache
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from calc.architecture import Architecture, from_hf_config
+from calc.errors import UnknownGpuError, UnknownModelError
+from calc.gpu import GIB, Gpu
+from calc.request import ModelRef
+
+
+def normalize_key(text: str) -> str:
+    """Lowercase and drop spaces, hyphens, underscores and dots, so "Llama-3.1 8B" and "llama3.18b" meet."""
+    return re.sub(r"[\s\-_.]+", "", text.lower())
+
+
+class ModelPreset(BaseModel):
+    model_config = ConfigDict(frozen=True, ignored_types=(cached_property,))
+
+    id: str
+    name: str
+    family: str = ""
+    org: str = ""
+    hf_repo: str = ""
+    source: str
+    source_note: str = ""
+    aliases: tuple[str, ...] = ()
+    config: dict[str, Any]
+
+    @cached_property
+    def architecture(self) -> Architecture:
+        return from_hf_config(self.config)
+
+    def ref(self) -> ModelRef:
+        return ModelRef(
+            id=self.id, name=self.name, family=self.family, architecture=self.architecture, source=self.source
+        )
+
+
+class Catalog:
+    """Models and GPUs by id, with lookups that fail with suggestions."""
+
+    def __init__(self, models: list[ModelPreset], gpus: list[Gpu]) -> None:
+        self.models: dict[str, ModelPreset] = {m.id: m for m in models}
+        self.gpus: dict[str, Gpu] = {g.id: g for g in gpus}
+        self._model_keys: dict[str, str] = {}
+        for m in models:
+            for key in (m.id, m.name, *m.aliases):
+                self._model_keys.setdefault(normalize_key(key), m.id)
+        self._gpu_keys: dict[str, str] = {}
+        for g in gpus:
+            for key in (g.id, g.name, *g.aliases):
+                self._gpu_keys.setdefault(normalize_key(key), g.id)
+
+    def find_model(self, text: str) -> ModelPreset | None:
+        model_id = self._model_keys.get(normalize_key(text))
+        return self.models[model_id] if model_id else None
+
+    def find_gpu(self, text: str) -> Gpu | None:
+        gpu_id = self._gpu_keys.get(normalize_key(text))
+        return self.gpus[gpu_id] if gpu_id else None
+
+    def model(self, text: str) -> ModelPreset:
+        found = self.find_model(text)
+        if found is None:
+            raise UnknownModelError(f"unknown model: {text}", suggestions=self.suggest_models(text))
+        return found
+
+    def gpu(self, text: str) -> Gpu:
+        found = self.find_gpu(text)
+        if found is None:
+            raise UnknownGpuError(f"unknown GPU: {text}", suggestions=self.suggest_gpus(text))
+        return found
+
+    def suggest_models(self, text: str, limit: int = 5) -> list[str]:
+        return _suggest(text, self._model_keys, limit)
+
+    def suggest_gpus(self, text: str, limit: int = 5) -> list[str]:
+        return _suggest(text, self._gpu_keys, limit)
+
+    def gpu_variants(self, family: str) -> list[Gpu]:
+        return [g for g in self.gpus.values() if g.family == family]
+
+
+def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
+    matches = difflib.get_close_matches(normalize_key(text), list(keys), n=limit * 4, cutoff=0.5)
+    ids: list[str] = []
+    for key in matches:
+        if keys[key] not in ids:
+            ids.append(keys[key])
+    return ids[:limit]
+
+
+def _load_toml(name: str) -> dict[str, Any]:
+    data = resources.files("presets").joinpath(name).read_text(encoding="utf-8")
+    return tomllib.loads(data)
+
+
+def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
+    fields = dict(row)
+    memory_gib = float(fields.pop("memory_gib"))
+    fields.pop("source_note", None)
+    fields["memory_bytes"] = int(memory_gib * GIB)
+    fields["aliases"] = tuple(fields.get("aliases", ()))
+    return Gpu(**fields)
+
+
+@lru_cache(maxsize=1)
+def load_catalog() -> Catalog:
+    """The shipped catalog (parsed once per process)."""
+    models = [ModelPreset(**row) for row in _load_toml("models.toml").get("model", [])]
+    gpus = [_gpu_from_row(row) for row in _load_toml("gpus.toml").get("gpu", [])]
+    return Catalog(models, gpus)

@@ -1,0 +1,88 @@
+"""Solvers: the largest context, the most users, the best quant and the smallest GPUs for a request.
+
+Memory never decreases with context, users or bits (property-tested), so the numeric solvers bisect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from calc.estimate import Fit, estimate, fit_gpu, fits_within
+from calc.fit import Verdict
+from calc.gpu import Gpu
+from calc.request import MAX_CONTEXT, MAX_USERS, Engine, GpuChoice, Request
+
+# Weight formats from most to least faithful, as people step down when a model does not fit.
+QUANT_LADDER: tuple[str, ...] = (
+    "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "IQ4_XS", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K",
+)  # fmt: skip
+VLLM_QUANT_LADDER: tuple[str, ...] = ("BF16", "FP8", "INT4")
+CONTEXT_STEP = 256  # llama.cpp pads contexts to 256 cells, and --fit rounds down to 256 too
+GPU_COUNTS = (1, 2, 4, 8)
+
+
+def _largest(ok: Callable[[int], bool], low: int, high: int, step: int = 1) -> int | None:
+    """Largest multiple of ``step`` in [low, high] with ok() true, assuming ok is monotone (true, then false)."""
+    lo, hi = low // step, high // step
+    if lo < 1 or not ok(lo * step):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ok(mid * step):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo * step
+
+
+def _fits(request: Request, choice: GpuChoice) -> bool:
+    if request.engine == Engine.VLLM:
+        from calc.vllm import vllm_fit  # local import: vllm builds on the estimate module
+
+        return vllm_fit(request, choice, with_max_context=False).verdict == Verdict.FITS
+    return fits_within(estimate(request, choice.count, choice.gpu.backend).total_bytes, choice.gpu, choice.count)
+
+
+def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -> int | None:
+    """Largest context per user (a multiple of 256) that fits with the margin, up to the model's training context
+    (or the asked context, when that is longer)."""
+    ceiling = min(limit or max(request.model.architecture.context_length, request.context), MAX_CONTEXT)
+    ceiling = max(ceiling, CONTEXT_STEP)
+    return _largest(lambda c: _fits(request.model_copy(update={"context": c}), choice), CONTEXT_STEP, ceiling,
+                    CONTEXT_STEP)
+
+
+def max_users(request: Request, choice: GpuChoice, limit: int = MAX_USERS) -> int | None:
+    """Most users at the request's context that fit with the margin."""
+    return _largest(lambda u: _fits(request.model_copy(update={"users": u}), choice), 1, limit)
+
+
+def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None = None) -> str | None:
+    """The most faithful weight format that fits with the margin at the request's context and users."""
+    steps = ladder or (VLLM_QUANT_LADDER if request.engine == Engine.VLLM else QUANT_LADDER)
+    for quant in steps:
+        if _fits(request.model_copy(update={"quant": quant}), choice):
+            return quant
+    return None
+
+
+def smallest_gpus(request: Request, gpus: Iterable[Gpu], limit: int = 10, per_segment: int = 2) -> list[Fit]:
+    """The smallest catalog GPUs that fit the request whole: the fewest devices first, then the least memory,
+    at most ``per_segment`` from each segment (consumer, laptop, workstation, datacenter, Apple)."""
+    candidates = sorted((g for g in gpus if g.family != "generic"), key=lambda g: (g.usable_bytes, g.id))
+    for count in GPU_COUNTS:
+        found: list[Fit] = []
+        taken: dict[str, int] = {}
+        for gpu in candidates:
+            if len(found) >= limit:
+                break
+            if taken.get(gpu.segment, 0) >= per_segment:
+                continue
+            choice = GpuChoice(gpu=gpu, count=count)
+            if not _fits(request, choice):
+                continue
+            found.append(fit_gpu(request, choice, with_max_context=False))
+            taken[gpu.segment] = taken.get(gpu.segment, 0) + 1
+        if found:
+            return found
+    return []

@@ -1,0 +1,72 @@
+"""The shipped catalog: enough models and GPUs, each row sourced, ids and aliases unambiguous."""
+
+from __future__ import annotations
+
+import pytest
+
+from calc.gpu import GIB
+from calc.presets import load_catalog, normalize_key
+from calc.tensors import count_params
+
+REQUIRED_MODELS = {
+    # preset id → parameter count in billions as the model cards / llama.cpp print it
+    "llama-3-8b": 8.03, "llama-3-70b": 70.55, "llama-3.1-8b": 8.03, "llama-3.1-70b": 70.55, "llama-3.1-405b": 405.85,
+    "llama-3.2-1b": 1.24, "llama-3.2-3b": 3.21, "llama-3.3-70b": 70.55,
+    "gemma-2-2b": 2.61, "gemma-2-9b": 9.24, "gemma-2-27b": 27.23,
+    "qwen2.5-0.5b": 0.49, "qwen2.5-7b": 7.62, "qwen2.5-14b": 14.77, "qwen2.5-32b": 32.76, "qwen2.5-72b": 72.71,
+    "qwen3-32b": 32.76, "qwen3-30b-a3b": 30.53, "qwen3-235b-a22b": 235.09,
+    "mistral-7b-v0.3": 7.25, "mistral-nemo-12b": 12.25, "mixtral-8x7b": 46.70,
+    "deepseek-v3": 671.03, "deepseek-r1": 671.03, "command-r-35b": 34.98, "phi-4": 14.66,
+}  # fmt: skip
+
+
+def test_catalog_sizes() -> None:
+    catalog = load_catalog()
+    assert len(catalog.models) >= 55
+    assert len(catalog.gpus) >= 80
+
+
+@pytest.mark.parametrize(("model_id", "params_b"), sorted(REQUIRED_MODELS.items()))
+def test_parameter_counts_match_published(model_id: str, params_b: float) -> None:
+    preset = load_catalog().models[model_id]
+    assert count_params(preset.architecture) / 1e9 == pytest.approx(params_b, rel=0.01)
+
+
+def test_every_row_has_a_source() -> None:
+    catalog = load_catalog()
+    for model in catalog.models.values():
+        assert model.source.startswith("https://"), model.id
+    for gpu in catalog.gpus.values():
+        assert gpu.source.startswith("https://"), gpu.id
+        assert gpu.bandwidth_gbs > 0, gpu.id
+
+
+def test_aliases_are_unique() -> None:
+    catalog = load_catalog()
+    for rows in (
+        [(m.id, (m.id, m.name, *m.aliases)) for m in catalog.models.values()],
+        [(g.id, (g.id, g.name, *g.aliases)) for g in catalog.gpus.values()],
+    ):
+        owner: dict[str, str] = {}
+        for row_id, keys in rows:
+            for key in keys:
+                norm = normalize_key(key)
+                assert owner.setdefault(norm, row_id) == row_id, f"{key!r} names {owner[norm]} and {row_id}"
+
+
+def test_gpu_families_have_one_default() -> None:
+    catalog = load_catalog()
+    families: dict[str, int] = {}
+    for gpu in catalog.gpus.values():
+        families[gpu.family] = families.get(gpu.family, 0) + int(gpu.default)
+    assert all(count == 1 for count in families.values()), families
+
+
+@pytest.mark.parametrize(
+    ("alias", "gpu_id", "memory_gib"),
+    [("3060", "rtx-3060-12gb", 12), ("3060 8gb", "rtx-3060-8gb", 8), ("4090", "rtx-4090", 24),
+     ("1080 ti", "gtx-1080-ti", 11), ("a100 80gb", "a100-80gb", 80), ("7900 xtx", "rx-7900-xtx", 24)],
+)  # fmt: skip
+def test_gpu_aliases(alias: str, gpu_id: str, memory_gib: int) -> None:
+    gpu = load_catalog().gpu(alias)
+    assert (gpu.id, gpu.memory_bytes) == (gpu_id, memory_gib * GIB)
