@@ -12,7 +12,7 @@ from functools import lru_cache
 from pydantic import BaseModel, ConfigDict, Field
 
 from calc.architecture import Architecture
-from calc.compute import compute_buffers
+from calc.compute import ComputeBuffers, compute_buffers
 from calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
 from calc.gguf import weights_from_gguf
 from calc.gpu import Gpu
@@ -100,6 +100,57 @@ def request_kv(request: Request) -> KvCache:
     )
 
 
+class _Parts:
+    """The GPU-independent pieces of a llama.cpp footprint, computed once per request shape."""
+
+    def __init__(self, request: Request) -> None:
+        self.arch = request.model.architecture
+        self.weights = model_weights(request.model, request.quant)
+        self.kv = request_kv(request)
+        self.naive_kv = naive_kv_bytes(self.arch, request.context, request.users, request.kv_cache)
+        self.per_layer = tuple(w + k for w, k in zip(self.weights.layer_bytes, self.kv.layer_bytes, strict=True))
+        self.flash_attn = request.flash_attn_effective
+        self.n_ubatch = request.n_ubatch
+        self._compute: dict[tuple[int, bool], ComputeBuffers] = {}
+
+    def compute(self, gpu_count: int, output_on_gpu: bool = True) -> ComputeBuffers:
+        key = (gpu_count, output_on_gpu)
+        if key not in self._compute:
+            self._compute[key] = compute_buffers(
+                self.arch,
+                self.kv.full_cells,
+                n_ubatch=self.n_ubatch,
+                flash_attn=self.flash_attn,
+                gpu_count=gpu_count,
+                output_on_gpu=output_on_gpu,
+            )
+        return self._compute[key]
+
+
+_PARTS_CACHE: dict[tuple[object, ...], _Parts] = {}
+_PARTS_CACHE_SIZE = 64
+
+
+def _parts(request: Request) -> _Parts:
+    key = (
+        request.model.architecture,
+        id(request.model.gguf) if request.model.gguf is not None else None,
+        request.quant,
+        request.context,
+        request.users,
+        request.kv_cache,
+        request.flash_attn_effective,
+        request.n_ubatch,
+        request.kv_unified,
+    )
+    parts = _PARTS_CACHE.get(key)
+    if parts is None:
+        if len(_PARTS_CACHE) >= _PARTS_CACHE_SIZE:
+            _PARTS_CACHE.pop(next(iter(_PARTS_CACHE)))
+        parts = _PARTS_CACHE[key] = _Parts(request)
+    return parts
+
+
 def _gpu_backend(request: Request) -> str:
     return request.gpus[0].gpu.backend if request.gpus else "cuda"
 
@@ -111,12 +162,9 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
 
         return vllm_estimate(request, gpu_count)
     count = gpu_count if gpu_count is not None else (request.gpus[0].count if request.gpus else 1)
-    arch = request.model.architecture
-    weights = model_weights(request.model, request.quant)
-    kv = request_kv(request)
-    compute = compute_buffers(
-        arch, kv.full_cells, n_ubatch=request.n_ubatch, flash_attn=request.flash_attn_effective, gpu_count=count
-    )
+    parts = _parts(request)
+    weights, kv = parts.weights, parts.kv
+    compute = parts.compute(count)
     runtime = runtime_bytes(backend or _gpu_backend(request), count)
     total = weights.gpu_bytes + kv.total_bytes + compute.gpu_bytes + runtime
     return Estimate(
@@ -124,7 +172,7 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         weights_bytes=weights.gpu_bytes,
         host_bytes=weights.host_bytes,
         kv_cache_bytes=kv.total_bytes,
-        kv_cache_naive_bytes=naive_kv_bytes(arch, request.context, request.users, request.kv_cache),
+        kv_cache_naive_bytes=parts.naive_kv,
         compute_bytes=compute.gpu_bytes,
         runtime_bytes=runtime,
         total_bytes=total,
@@ -139,6 +187,19 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
     )
 
 
+def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
+    """``estimate(...).total_bytes`` without building the whole answer (the solvers call this many times)."""
+    if request.engine == Engine.VLLM:
+        return estimate(request, gpu_count, backend).total_bytes
+    parts = _parts(request)
+    return (
+        parts.weights.gpu_bytes
+        + parts.kv.total_bytes
+        + parts.compute(gpu_count).gpu_bytes
+        + runtime_bytes(backend, gpu_count)
+    )
+
+
 def fit_gpu(request: Request, choice: GpuChoice, *, with_max_context: bool = True) -> Fit:
     """Verdict, layers on the GPU and headroom for one GPU choice."""
     if request.engine == Engine.VLLM:
@@ -146,33 +207,21 @@ def fit_gpu(request: Request, choice: GpuChoice, *, with_max_context: bool = Tru
 
         return vllm_fit(request, choice, with_max_context=with_max_context)
     gpu, count = choice.gpu, choice.count
-    est = estimate(request, gpu_count=count, backend=gpu.backend)
+    parts = _parts(request)
+    arch = parts.arch
+    runtime = runtime_bytes(gpu.backend, count)
+    total = total_bytes(request, count, gpu.backend)
     usable = gpu.usable_bytes * count
-    arch = request.model.architecture
     n_layers = arch.n_layers + 1  # llama.cpp counts the output layer
-    verdict = whole_verdict(est.total_bytes, usable)
+    verdict = whole_verdict(total, usable)
     gpu_layers = n_layers
     if verdict is None:
-        weights = model_weights(request.model, request.quant)
-        kv = request_kv(request)
-        partial_compute = compute_buffers(
-            arch,
-            kv.full_cells,
-            n_ubatch=request.n_ubatch,
-            flash_attn=request.flash_attn_effective,
-            gpu_count=count,
-            output_on_gpu=False,
-        )
-        fixed = partial_compute.gpu_bytes + est.runtime_bytes
-        per_layer = tuple(w + k for w, k in zip(weights.layer_bytes, kv.layer_bytes, strict=True))
-        gpu_layers = min(layers_that_fit(per_layer, usable - fixed), arch.n_layers)
+        fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
+        gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
-    fully_on_gpu = verdict in (Verdict.FITS, Verdict.TIGHT)
     speed = None
-    if fully_on_gpu:
-        speed = decode_tokens_per_second(
-            gpu, model_weights(request.model, request.quant), arch, est.kv_cache_bytes // request.users
-        )
+    if verdict in (Verdict.FITS, Verdict.TIGHT):
+        speed = decode_tokens_per_second(gpu, parts.weights, arch, parts.kv.total_bytes // request.users)
     max_ctx = None
     if with_max_context:
         from calc.solve import max_context  # local import: the solver calls back into this module
@@ -187,8 +236,8 @@ def fit_gpu(request: Request, choice: GpuChoice, *, with_max_context: bool = Tru
         verdict=verdict,
         gpu_layers=gpu_layers,
         layers=n_layers,
-        headroom_bytes=usable - est.total_bytes,
-        total_bytes=est.total_bytes,
+        headroom_bytes=usable - total,
+        total_bytes=total,
         max_context=max_ctx,
         tokens_per_second=speed,
     )

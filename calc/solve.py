@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from calc.estimate import Fit, estimate, fit_gpu, fits_within
+from calc.estimate import Fit, fit_gpu, fits_within, total_bytes
 from calc.fit import Verdict
 from calc.gpu import Gpu
 from calc.request import MAX_CONTEXT, MAX_USERS, Engine, GpuChoice, Request
@@ -40,7 +40,7 @@ def _fits(request: Request, choice: GpuChoice) -> bool:
         from calc.vllm import vllm_fit  # local import: vllm builds on the estimate module
 
         return vllm_fit(request, choice, with_max_context=False).verdict == Verdict.FITS
-    return fits_within(estimate(request, choice.count, choice.gpu.backend).total_bytes, choice.gpu, choice.count)
+    return fits_within(total_bytes(request, choice.count, choice.gpu.backend), choice.gpu, choice.count)
 
 
 def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -> int | None:

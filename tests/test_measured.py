@@ -14,6 +14,7 @@ import pytest
 from calc.architecture import Architecture, from_hf_config
 from calc.compute import compute_buffers
 from calc.kv import kv_cache
+from calc.quant import parse_file_type, weight_bytes
 
 from calc.request import KvType
 from tests.groundtruth import MIB, architectures, measured_rows
@@ -101,7 +102,7 @@ def test_kv_and_compute(case_id: str) -> None:
 
 
 @pytest.mark.parametrize("case_id", sorted(CASES))
-def _later_test_gpu_and_host_weights(case_id: str) -> None:
+def test_gpu_and_host_weights(case_id: str) -> None:
     row = _rows()[case_id]
     arch, quant, _, _ = CASES[case_id]
     weights = weight_bytes(arch, parse_file_type(quant))

@@ -1,0 +1,110 @@
+"""Accuracy: vramfit's estimates beside llama.cpp's own numbers and beside the popular rule of thumb.
+
+    python benchmarks/accuracy.py
+
+Two tables:
+1. llama.cpp CUDA runs with every layer on the GPU (shared/groundtruth/measured.jsonl): GPU weights, KV cache,
+   compute buffer, and the GPU total (weights + KV + compute), against the rule of thumb
+   "quantized file size + naive KV + 10 %".
+2. Real llama.cpp quantizations and contexts (shared/groundtruth/llamacpp_cpu.jsonl): file size and KV buffer.
+Errors are signed percentages; each table ends with the median and worst absolute error per component.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calc.architecture import from_hf_config  # noqa: E402
+from calc.compute import compute_buffers  # noqa: E402
+from calc.kv import kv_cache, naive_kv_bytes  # noqa: E402
+from calc.quant import parse_file_type, weight_bytes  # noqa: E402
+from calc.request import KvType  # noqa: E402
+from tests.groundtruth import MIB, llamacpp_rows, measured_rows  # noqa: E402
+from tests.test_measured import CASES, _kv_types  # noqa: E402
+
+
+def pct(estimate: float, measured: float) -> float:
+    return 100.0 * (estimate - measured) / measured
+
+
+def summary(name: str, errors: list[float]) -> str:
+    absolute = [abs(e) for e in errors]
+    return f"{name:<22} median {statistics.median(absolute):6.2f}%   worst {max(absolute):6.2f}%"
+
+
+def measured_table() -> None:
+    rows = {r["id"]: r for r in measured_rows()}
+    errors: dict[str, list[float]] = {"weights": [], "kv": [], "compute": [], "total": [], "rule of thumb total": []}
+    print("llama.cpp on CUDA, every layer on the GPU (MiB; error in %)")
+    header = f"{'case':<52} {'weights':>18} {'KV':>16} {'compute':>16} {'total':>17} {'thumb':>16}"
+    print(header)
+    for case_id, (arch, quant, users, gpus) in sorted(CASES.items()):
+        row = rows[case_id]
+        type_k, type_v = _kv_types(row)
+        flash = bool(row["flash_attn"])
+        ubatch = int(row.get("n_ubatch") or 512)
+        weights = weight_bytes(arch, parse_file_type(quant))
+        cache = kv_cache(arch, int(row["n_ctx"]) // users, users, type_k, type_v, flash_attn=flash, n_ubatch=ubatch)
+        compute = compute_buffers(arch, cache.full_cells, n_ubatch=ubatch, flash_attn=flash, gpu_count=gpus)
+        measured_total = (row["weights_gpu_mib"] + row["kv_mib"] + row["compute_mib"]) * MIB
+        ours_total = weights.gpu_bytes + cache.total_bytes + compute.gpu_bytes
+        naive = naive_kv_bytes(arch, int(row["n_ctx"]) // users, users, type_k)
+        thumb = (weights.file_bytes + naive) * 1.1
+        parts = {
+            "weights": pct(weights.gpu_bytes, row["weights_gpu_mib"] * MIB),
+            "kv": pct(cache.total_bytes, row["kv_mib"] * MIB),
+            "compute": pct(compute.gpu_bytes, row["compute_mib"] * MIB),
+            "total": pct(ours_total, measured_total),
+            "rule of thumb total": pct(thumb, measured_total),
+        }
+        for key, value in parts.items():
+            errors[key].append(value)
+        print(
+            f"{case_id[:52]:<52} {weights.gpu_bytes / MIB:9.0f} {parts['weights']:+6.2f}% "
+            f"{cache.total_bytes / MIB:7.0f} {parts['kv']:+6.2f}% {compute.gpu_bytes / MIB:7.0f} "
+            f"{parts['compute']:+6.1f}% {ours_total / MIB:8.0f} {parts['total']:+6.2f}% "
+            f"{thumb / MIB:7.0f} {parts['rule of thumb total']:+6.1f}%"
+        )
+    for key, values in errors.items():
+        print(summary(key, values))
+
+
+def llamacpp_table() -> None:
+    print("\nllama.cpp quantizations (CPU build; file bytes and KV buffer)")
+    errors: dict[str, list[float]] = {"file": [], "kv": [], "rule of thumb kv": []}
+    seen: set[tuple[str, str]] = set()
+    for row in llamacpp_rows():
+        arch = from_hf_config(row["config"])
+        users = int(row["n_seq"])
+        cache = kv_cache(
+            arch, int(row["n_ctx"]) // users, users, KvType(row["type_k"]), KvType(row["type_v"]),
+            flash_attn=bool(row["flash_attn"]), n_ubatch=int(row["n_ubatch"]), unified=bool(row["kv_unified"]),
+            swa_full=bool(row["swa_full"]),
+        )
+        measured_kv = row["kv_buffer_mib"] * MIB
+        errors["kv"].append(pct(cache.total_bytes, measured_kv))
+        errors["rule of thumb kv"].append(
+            pct(naive_kv_bytes(arch, int(row["n_ctx"]) // users, users, KvType(row["type_k"])), measured_kv)
+        )
+        key = (row["arch_model"], row["quant"])
+        if key in seen:
+            continue
+        seen.add(key)
+        weights = weight_bytes(arch, parse_file_type(row["quant"]))
+        error = pct(weights.file_bytes, row["file_bytes"])
+        errors["file"].append(error)
+        print(
+            f"{row['arch_model']:<14} {row['quant']:<7} file {weights.file_bytes:>14,} vs {row['file_bytes']:>14,} "
+            f"({error:+.3f}%)  tensors exact: {weights.tensor_bytes == row['model_size_api_bytes']}"
+        )
+    for key, values in errors.items():
+        print(summary(key, values))
+
+
+if __name__ == "__main__":
+    measured_table()
+    llamacpp_table()

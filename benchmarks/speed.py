@@ -1,0 +1,69 @@
+"""Speed: one estimate, fitting the whole GPU catalog, and the CLI's cold start.
+
+    python benchmarks/speed.py
+
+Goals from the calculator issue: one estimate ≤ 2 ms and the whole catalog ≤ 5 ms at p50/p99; CLI cold start
+≤ 0.4 s. Prints a table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from calc.estimate import estimate, fit_gpu  # noqa: E402
+from calc.presets import load_catalog  # noqa: E402
+from calc.request import GpuChoice, Request  # noqa: E402
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
+    fn()  # warm caches, as a running bot or a second CLI call would have them
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return percentiles(samples)
+
+
+def main() -> None:
+    catalog = load_catalog()
+    gpus = tuple(catalog.gpus.values())
+    model_ids = ["llama-3.1-8b", "gemma-2-27b", "qwen3-30b-a3b", "deepseek-r1", "llama-3.1-405b"]
+    print(f"{'what':<52} {'p50 ms':>9} {'p99 ms':>9}")
+    for model_id in model_ids:
+        request = Request(model=catalog.models[model_id].ref(), context=32768)
+        contexts = iter(range(1000, 10**6))
+        # A new question each time (another context): nothing is cached but the quantizer's tensor mix.
+        p50, p99 = timed(lambda r=request: estimate(r.model_copy(update={"context": next(contexts)})), 500)
+        print(f"{'one estimate, new question, ' + model_id:<52} {p50:9.3f} {p99:9.3f}")
+        def fit_catalog(r: Request = request) -> list[object]:
+            fresh = r.model_copy(update={"context": next(contexts)})  # a new question: no cached pieces
+            return [fit_gpu(fresh, GpuChoice(gpu=g), with_max_context=False) for g in gpus]
+
+        p50, p99 = timed(fit_catalog, 50)
+        print(f"{f'fit all {len(gpus)} catalog GPUs, ' + model_id:<52} {p50:9.3f} {p99:9.3f}")
+    cold = []
+    for _ in range(10):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "bot.cli", "--json", "--model", "llama-3-8b", "--context", "32768"],
+                       cwd=ROOT, check=True, capture_output=True)
+        cold.append((time.perf_counter() - start) * 1000)
+    p50, p99 = percentiles(cold)
+    print(f"{'CLI cold start (vram --json --model llama-3-8b), ms':<52} {p50:9.1f} {max(cold):9.1f}")
+
+
+if __name__ == "__main__":
+    main()
