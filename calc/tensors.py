@@ -1,0 +1,381 @@
+"""The tensors of a GGUF file, predicted from the architecture alone.
+
+:func:`gguf_tensors` lists every tensor ``convert_hf_to_gguf.py`` writes for a model, named and shaped as
+llama.cpp's loader (``llama_model::load_tensors`` / ``src/models/*.cpp``) expects them: ``blk.N.attn_q.weight``
+with ggml shape ``ne`` = (row length, rows[, experts]). Each spec also records the type the converter gives it in a
+16-bit conversion (``source_type``): F32 for 1-D tensors, norms, biases and the MoE router (the converter forces
+those to F32 and ``llama_model_quantize`` never touches them), MXFP4 for gpt-oss experts (shipped that way) and F16
+standing for the model's 16-bit dtype otherwise.
+
+llama.cpp's quantizer does not walk the tensors in file order: it iterates ``llama_model_loader::weights_map``,
+a map sorted by ``weight_name_comparer`` (layer number, then name). :func:`loader_order` reproduces that order,
+which is the one the quantizer's running counters (``i_attention_wv``, ``i_ffn_down``...) see.
+
+How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llama-quant.cpp, the loader's
+weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
+into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
+2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
+glm4, command-r and deepseek2 (the V2 files predate the kv_b split; with that one tensor swapped they match).
+Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
+padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
+olmo2, starcoder2, phimoe and unknown architectures (llama layout).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from calc.architecture import Architecture
+from calc.ggml import GgmlType
+
+_LAYER_RE = re.compile(r"blk\.(\d+)\.")
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSpec:
+    """One tensor: llama.cpp name, ggml shape ``ne`` (row length first), layer index (None outside blocks)."""
+
+    name: str
+    shape: tuple[int, ...]
+    layer: int | None = None
+    source_type: GgmlType = field(default=GgmlType.F16)
+
+    @property
+    def n_elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def n_dims(self) -> int:
+        """``ggml_n_dims``: trailing dimensions of size 1 do not count."""
+        dims = len(self.shape)
+        while dims > 1 and self.shape[dims - 1] == 1:
+            dims -= 1
+        return dims
+
+    @property
+    def row_length(self) -> int:
+        return self.shape[0]
+
+    @property
+    def is_expert(self) -> bool:
+        """Routed-expert tensors (``ffn_*_exps``), the ones ``-ot exps=CPU`` / llama.cpp's fit move to RAM."""
+        return "_exps." in self.name
+
+
+def loader_order(tensors: Iterable[TensorSpec]) -> list[TensorSpec]:
+    """Sort as ``llama_model_loader::weight_name_comparer``: non-block tensors (layer -1) first, then by layer and
+    name. llama-quantize iterates the tensors, and writes the quantized file, in this order."""
+
+    def key(spec: TensorSpec) -> tuple[int, str]:
+        match = _LAYER_RE.match(spec.name)
+        return (int(match.group(1)) if match else -1, spec.name)
+
+    return sorted(tensors, key=key)
+
+
+class _Builder:
+    """Collects specs; 1-D tensors and the names the converter forces to F32 get ``source_type`` F32."""
+
+    def __init__(self) -> None:
+        self.specs: list[TensorSpec] = []
+
+    def add(self, name: str, *shape: int, layer: int | None = None, source: GgmlType | None = None) -> None:
+        if any(d <= 0 for d in shape):
+            return  # a zero-sized dimension means the tensor does not exist in this layer
+        if source is None:
+            # convert_hf_to_gguf.py: n_dims <= 1, *_norm.weight, ffn_gate_inp and every non-".weight" tensor are F32.
+            f32 = len(shape) <= 1 or name.endswith("_norm.weight") or ".ffn_gate_inp." in name
+            f32 = f32 or not name.endswith(".weight")
+            source = GgmlType.F32 if f32 else GgmlType.F16
+        self.specs.append(TensorSpec(name=name, shape=tuple(shape), layer=layer, source_type=source))
+
+    def blk(self, il: int, name: str, *shape: int, source: GgmlType | None = None) -> None:
+        self.add(f"blk.{il}.{name}", *shape, layer=il, source=source)
+
+
+# Architectures whose converter never writes output.weight: llama.cpp duplicates token_embd as the output head.
+_ALWAYS_TIED = frozenset({"gemma", "gemma2", "gemma3", "command-r", "cohere2"})
+
+
+def has_output_tensor(arch: Architecture) -> bool:
+    """False when the model is tied: no ``output.weight``, token_embd doubles as the output head."""
+    return not (arch.tied_embeddings or arch.arch in _ALWAYS_TIED)
+
+
+def _layer_is_moe(arch: Architecture, il: int) -> bool:
+    if not arch.is_moe:
+        return False
+    return arch.layer_is_moe(il) if arch.moe_layers else True
+
+
+def _attention(
+    b: _Builder,
+    arch: Architecture,
+    il: int,
+    *,
+    q_bias: bool = False,
+    kv_bias: bool = False,
+    o_bias: bool = False,
+    qk_norm: bool = False,
+) -> None:
+    """attn_q/k/v/output as llama.cpp's LLM_ARCH_LLAMA loader shapes them, with optional biases and q/k norms."""
+    n_embd = arch.hidden_size
+    q_dim = arch.n_heads[il] * arch.head_dim_k
+    k_dim = arch.n_kv_heads[il] * arch.head_dim_k
+    v_dim = arch.n_kv_heads[il] * arch.head_dim_v
+    o_dim = arch.n_heads[il] * arch.head_dim_v
+    if q_dim == 0:
+        return  # Deci/Nemotron: a layer without attention has no attention tensors at all
+    b.blk(il, "attn_q.weight", n_embd, q_dim)
+    b.blk(il, "attn_k.weight", n_embd, k_dim)
+    b.blk(il, "attn_v.weight", n_embd, v_dim)
+    b.blk(il, "attn_output.weight", o_dim, n_embd)
+    if q_bias:
+        b.blk(il, "attn_q.bias", q_dim)
+    if kv_bias:
+        b.blk(il, "attn_k.bias", k_dim)
+        b.blk(il, "attn_v.bias", v_dim)
+    if o_bias:
+        b.blk(il, "attn_output.bias", n_embd)
+    if qk_norm:
+        b.blk(il, "attn_q_norm.weight", arch.head_dim_k)
+        b.blk(il, "attn_k_norm.weight", arch.head_dim_k)
+
+
+def _dense_ffn(b: _Builder, arch: Architecture, il: int, n_ff: int) -> None:
+    n_embd = arch.hidden_size
+    b.blk(il, "ffn_gate.weight", n_embd, n_ff)
+    b.blk(il, "ffn_up.weight", n_embd, n_ff)
+    b.blk(il, "ffn_down.weight", n_ff, n_embd)
+
+
+def _moe_ffn(b: _Builder, arch: Architecture, il: int, *, shared_gate: bool = False) -> None:
+    """Router + merged expert tensors (ffn_*_exps, shape {.., .., n_expert}) + optional shared expert."""
+    n_embd, n_exp, n_ff = arch.hidden_size, arch.n_experts, arch.expert_ffn_size
+    b.blk(il, "ffn_gate_inp.weight", n_embd, n_exp)
+    b.blk(il, "ffn_gate_exps.weight", n_embd, n_ff, n_exp)
+    b.blk(il, "ffn_up_exps.weight", n_embd, n_ff, n_exp)
+    b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp)
+    n_sh = arch.shared_expert_ffn_size
+    if n_sh:
+        if shared_gate:
+            b.blk(il, "ffn_gate_inp_shexp.weight", n_embd)  # Qwen2-MoE's sigmoid gate on the shared expert
+        b.blk(il, "ffn_gate_shexp.weight", n_embd, n_sh)
+        b.blk(il, "ffn_up_shexp.weight", n_embd, n_sh)
+        b.blk(il, "ffn_down_shexp.weight", n_sh, n_embd)
+
+
+def _ffn(b: _Builder, arch: Architecture, il: int, *, shared_gate: bool = False) -> None:
+    if _layer_is_moe(arch, il):
+        _moe_ffn(b, arch, il, shared_gate=shared_gate)
+    else:
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+
+def _layers_llama(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_LLAMA (Llama, Mistral, Mixtral), granite, exaone, and the fallback for unknown architectures."""
+    bias = arch.attention_bias  # LlamaAttention's attention_bias puts a bias on q, k, v and o
+    for il in range(arch.n_layers):
+        if arch.n_heads[il]:
+            b.blk(il, "attn_norm.weight", arch.hidden_size)
+        _attention(b, arch, il, q_bias=bias, kv_bias=bias, o_bias=bias, qk_norm=arch.qk_norm)
+        if arch.ffn_size[il] or _layer_is_moe(arch, il):
+            b.blk(il, "ffn_norm.weight", arch.hidden_size)
+        _ffn(b, arch, il)
+
+
+def _layers_qwen(b: _Builder, arch: Architecture) -> None:
+    """qwen2/qwen2moe (q/k/v biases, no o bias) and qwen3/qwen3moe (per-head q/k RMS norms, no biases)."""
+    qwen3 = arch.arch in ("qwen3", "qwen3moe")
+    bias = arch.attention_bias and not qwen3
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", arch.hidden_size)
+        _attention(b, arch, il, q_bias=bias, kv_bias=bias, qk_norm=qwen3)
+        b.blk(il, "ffn_norm.weight", arch.hidden_size)
+        _ffn(b, arch, il, shared_gate=arch.arch == "qwen2moe")
+
+
+def _layers_gemma(b: _Builder, arch: Architecture) -> None:
+    """gemma (pre-norms), gemma2 (+ post-attention/post-ffw norms), gemma3 (+ per-head q/k norms)."""
+    post = arch.arch in ("gemma2", "gemma3")
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", arch.hidden_size)
+        _attention(b, arch, il, qk_norm=arch.arch == "gemma3")
+        if post:
+            b.blk(il, "post_attention_norm.weight", arch.hidden_size)
+        b.blk(il, "ffn_norm.weight", arch.hidden_size)
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+        if post:
+            b.blk(il, "post_ffw_norm.weight", arch.hidden_size)
+
+
+def _layers_phi3(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_PHI3: fused attn_qkv {n_embd, n_embd + 2·n_embd_gqa} and fused gate+up as ffn_up {n_embd, 2·n_ff}."""
+    n_embd = arch.hidden_size
+    for il in range(arch.n_layers):
+        q_dim = arch.n_heads[il] * arch.head_dim_k
+        kv_dim = arch.n_kv_heads[il] * arch.head_dim_k
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "attn_qkv.weight", n_embd, q_dim + 2 * kv_dim)
+        b.blk(il, "attn_output.weight", q_dim, n_embd)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        b.blk(il, "ffn_up.weight", n_embd, 2 * arch.ffn_size[il])
+        b.blk(il, "ffn_down.weight", arch.ffn_size[il], n_embd)
+
+
+def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_DEEPSEEK2 with MLA as the current converter writes it (kv_b_proj split into attn_k_b / attn_v_b)."""
+    n_embd, n_head = arch.hidden_size, arch.n_heads[0]
+    rope, nope, v_head = arch.qk_rope_head_dim, arch.qk_nope_head_dim, arch.v_head_dim
+    kv_lora, q_lora = arch.kv_lora_rank, arch.q_lora_rank
+    # DeepSeek-V3 / Kimi-K2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not. The config
+    # field (topk_method noaux_tc) is not in Architecture, so this keys on V3's expert count (approximate).
+    probs_bias = arch.n_experts >= 256
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        if q_lora:
+            b.blk(il, "attn_q_a.weight", n_embd, q_lora)
+            b.blk(il, "attn_q_a_norm.weight", q_lora)
+            b.blk(il, "attn_q_b.weight", q_lora, n_head * (nope + rope))
+        else:  # DeepSeek-V2-Lite: plain q projection
+            b.blk(il, "attn_q.weight", n_embd, n_head * (nope + rope))
+        b.blk(il, "attn_kv_a_mqa.weight", n_embd, kv_lora + rope)
+        b.blk(il, "attn_kv_a_norm.weight", kv_lora)
+        b.blk(il, "attn_k_b.weight", nope, kv_lora, n_head)
+        b.blk(il, "attn_v_b.weight", kv_lora, v_head, n_head)
+        b.blk(il, "attn_output.weight", n_head * v_head, n_embd)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        if _layer_is_moe(arch, il):
+            _moe_ffn(b, arch, il)
+            if probs_bias:
+                b.blk(il, "exp_probs_b.bias", arch.n_experts)
+        else:  # the first_k_dense_replace leading layers
+            _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+
+def _layers_gpt_oss(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_OPENAI_MOE: biased attention with per-head sinks; biased experts shipped as MXFP4."""
+    n_embd, n_exp, n_ff = arch.hidden_size, arch.n_experts, arch.expert_ffn_size
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        _attention(b, arch, il, q_bias=True, kv_bias=True, o_bias=True)
+        b.blk(il, "attn_sinks.weight", arch.n_heads[il])
+        b.blk(il, "post_attention_norm.weight", n_embd)
+        b.blk(il, "ffn_gate_inp.weight", n_embd, n_exp)
+        b.blk(il, "ffn_gate_inp.bias", n_exp)
+        # The checkpoint stores experts as MXFP4 blocks; the converter repacks them as GGML MXFP4 unchanged.
+        b.blk(il, "ffn_gate_exps.weight", n_embd, n_ff, n_exp, source=GgmlType.MXFP4)
+        b.blk(il, "ffn_up_exps.weight", n_embd, n_ff, n_exp, source=GgmlType.MXFP4)
+        b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp, source=GgmlType.MXFP4)
+        b.blk(il, "ffn_gate_exps.bias", n_ff, n_exp)
+        b.blk(il, "ffn_up_exps.bias", n_ff, n_exp)
+        b.blk(il, "ffn_down_exps.bias", n_embd, n_exp)
+
+
+def _layers_cohere(b: _Builder, arch: Architecture) -> None:
+    """command-r (parallel attention+FFN, one norm per layer; q/k layer norms from 64 layers up) and cohere2."""
+    bias = arch.attention_bias
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", arch.hidden_size)
+        if arch.arch == "command-r" and arch.n_layers >= 64:
+            # llama.cpp creates per-head q/k norms when n_layer >= 64 (Command R+ use_qk_norm); 2-D but "_norm".
+            b.blk(il, "attn_q_norm.weight", arch.head_dim_k, arch.n_heads[il])
+            b.blk(il, "attn_k_norm.weight", arch.head_dim_k, arch.n_kv_heads[il])
+        _attention(b, arch, il, q_bias=bias, kv_bias=bias, o_bias=bias)
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+
+def _layers_post_norm(b: _Builder, arch: Architecture) -> None:
+    """exaone4 and olmo2 (approximate for olmo2): no pre-norms, q/k norms, post-attention and post-ffw norms."""
+    for il in range(arch.n_layers):
+        if arch.arch == "olmo2":
+            _attention(b, arch, il)
+            b.blk(il, "attn_q_norm.weight", arch.n_heads[il] * arch.head_dim_k)  # OLMo2 normalises all of q / k
+            b.blk(il, "attn_k_norm.weight", arch.n_kv_heads[il] * arch.head_dim_k)
+        else:
+            _attention(b, arch, il, qk_norm=True)
+        b.blk(il, "post_attention_norm.weight", arch.hidden_size)
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+        b.blk(il, "post_ffw_norm.weight", arch.hidden_size)
+
+
+def _layers_glm4(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_GLM4 (GLM-4-0414): biased q/k/v, sandwich norms, fused gate+up as ffn_up {n_embd, 2·n_ff}."""
+    n_embd = arch.hidden_size
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        _attention(b, arch, il, q_bias=arch.attention_bias, kv_bias=arch.attention_bias)
+        b.blk(il, "post_attention_norm.weight", n_embd)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        b.blk(il, "ffn_up.weight", n_embd, 2 * arch.ffn_size[il])
+        b.blk(il, "ffn_down.weight", arch.ffn_size[il], n_embd)
+        b.blk(il, "post_ffw_norm.weight", n_embd)
+
+
+def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
+    """starcoder2 and phimoe (approximate): LayerNorms with biases and fully biased attention."""
+    n_embd = arch.hidden_size
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "attn_norm.bias", n_embd)
+        _attention(b, arch, il, q_bias=True, kv_bias=True, o_bias=True)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        b.blk(il, "ffn_norm.bias", n_embd)
+        if _layer_is_moe(arch, il):
+            _moe_ffn(b, arch, il)
+        else:  # StarCoder2: plain GELU MLP c_fc / c_proj with biases
+            b.blk(il, "ffn_up.weight", n_embd, arch.ffn_size[il])
+            b.blk(il, "ffn_up.bias", arch.ffn_size[il])
+            b.blk(il, "ffn_down.weight", arch.ffn_size[il], n_embd)
+            b.blk(il, "ffn_down.bias", n_embd)
+
+
+def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
+    """Every tensor of the GGUF file for ``arch``: token_embd, the blocks in layer order, then the output part."""
+    b = _Builder()
+    n_embd, vocab = arch.hidden_size, arch.vocab_size
+    b.add("token_embd.weight", n_embd, vocab)
+    name = arch.arch
+    if name in ("qwen2", "qwen2moe", "qwen3", "qwen3moe"):
+        _layers_qwen(b, arch)
+    elif name in ("gemma", "gemma2", "gemma3"):
+        _layers_gemma(b, arch)
+    elif name in ("phi3",):
+        _layers_phi3(b, arch)
+    elif name == "deepseek2":
+        _layers_deepseek2(b, arch)
+    elif name == "gpt-oss":
+        _layers_gpt_oss(b, arch)
+    elif name in ("command-r", "cohere2"):
+        _layers_cohere(b, arch)
+    elif name in ("exaone4", "olmo2"):
+        _layers_post_norm(b, arch)
+    elif name == "glm4":
+        _layers_glm4(b, arch)
+    elif name in ("starcoder2", "phimoe"):
+        _layers_biased_layernorm(b, arch)
+    else:
+        # llama, granite, exaone (same tensor set as llama); anything else is approximated by the llama layout.
+        _layers_llama(b, arch)
+    b.add("output_norm.weight", n_embd)
+    if name in ("starcoder2", "phimoe"):
+        b.add("output_norm.bias", n_embd)
+    if has_output_tensor(arch):
+        b.add("output.weight", n_embd, vocab)
+        if name == "phimoe":
+            b.add("output.bias", vocab)
+    rope_len = arch.head_dim_k // 2  # one factor per rotated pair (n_rot / 2)
+    if arch.rope_factor_tensors == 1:
+        b.add("rope_freqs.weight", rope_len)
+    elif arch.rope_factor_tensors == 2:
+        b.add("rope_factors_long.weight", rope_len)
+        b.add("rope_factors_short.weight", rope_len)
+    return tuple(b.specs)
+
+
+def count_params(arch: Architecture) -> int:
+    """``llama_model_n_params``: elements of every tensor in the file (a tied output head is not counted twice)."""
+    return sum(spec.n_elements for spec in gguf_tensors(arch))
