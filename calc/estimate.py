@@ -17,7 +17,7 @@ from calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
 from calc.gguf import weights_from_gguf
 from calc.gpu import Gpu
 from calc.kv import KvCache, kv_cache, naive_kv_bytes
-from calc.quant import WeightBytes, parse_file_type, weight_bytes
+from calc.quant import FileType, WeightBytes, parse_file_type, weight_bytes
 from calc.request import Engine, GpuChoice, ModelRef, Request
 from calc.runtime import runtime_bytes
 from calc.speed import decode_tokens_per_second
@@ -77,7 +77,11 @@ class Answer(BaseModel):
 
 @lru_cache(maxsize=256)
 def _weights_cached(architecture: Architecture, quant: str, engine: Engine) -> WeightBytes:
-    return weight_bytes(architecture, parse_file_type(quant), engine=engine.value)
+    ftype = parse_file_type(quant)
+    if engine == Engine.VLLM and ftype == FileType.MXFP4_MOE:
+        # vLLM runs gpt-oss's own checkpoint: MXFP4 experts (kept by the tensor list) and 16-bit everything else.
+        ftype = FileType.BF16
+    return weight_bytes(architecture, ftype, engine=engine.value)
 
 
 def model_weights(model: ModelRef, quant: str, engine: Engine = Engine.LLAMA_CPP) -> WeightBytes:

@@ -22,6 +22,7 @@ CASES = {
     "vllm-llmd-qwen3-32b-tp1-h100": ("qwen3-32b", "BF16", 1),
     "vllm-llmd-qwen3-32b-tp2-h100": ("qwen3-32b", "BF16", 2),
     "vllm-llmd-llama33-70b-fp8-tp2-h100": ("llama-3.3-70b", "FP8", 2),
+    "vllm-llmd-gpt-oss-20b-h100": ("gpt-oss-20b", "MXFP4", 1),
 }
 
 
