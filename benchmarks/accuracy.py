@@ -18,13 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calc.architecture import from_hf_config  # noqa: E402
-from calc.compute import compute_buffers  # noqa: E402
-from calc.kv import kv_cache, naive_kv_bytes  # noqa: E402
-from calc.quant import parse_file_type, weight_bytes  # noqa: E402
-from calc.request import KvType  # noqa: E402
-from tests.groundtruth import MIB, llamacpp_rows, measured_rows  # noqa: E402
-from tests.test_measured import CASES, _kv_types  # noqa: E402
+from calc.architecture import from_hf_config
+from calc.compute import compute_buffers
+from calc.kv import kv_cache, naive_kv_bytes
+from calc.quant import parse_file_type, weight_bytes
+from calc.request import KvType
+from tests.groundtruth import MIB, llamacpp_rows, measured_rows
+from tests.test_measured import CASES, _kv_types
 
 
 def pct(estimate: float, measured: float) -> float:

@@ -12,7 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +47,11 @@ def main() -> None:
         request = Request(model=catalog.models[model_id].ref(), context=32768)
         contexts = iter(range(1000, 10**6))
         # A new question each time (another context): nothing is cached but the quantizer's tensor mix.
-        p50, p99 = timed(lambda r=request: estimate(r.model_copy(update={"context": next(contexts)})), 500)
+        p50, p99 = timed(lambda r=request, c=contexts: estimate(r.model_copy(update={"context": next(c)})), 500)
         print(f"{'one estimate, new question, ' + model_id:<52} {p50:9.3f} {p99:9.3f}")
-        def fit_catalog(r: Request = request) -> list[object]:
-            fresh = r.model_copy(update={"context": next(contexts)})  # a new question: no cached pieces
+
+        def fit_catalog(r: Request = request, c: Iterator[int] = contexts) -> list[object]:
+            fresh = r.model_copy(update={"context": next(c)})  # a new question: no cached pieces
             return [fit_gpu(fresh, GpuChoice(gpu=g), with_max_context=False) for g in gpus]
 
         p50, p99 = timed(fit_catalog, 50)

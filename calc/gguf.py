@@ -125,8 +125,15 @@ def _read_one(path: Path) -> GgufHeader:
                 n_elements = 1
                 for dim in shape:
                     n_elements *= dim
-                tensors.append(GgufTensor(name=name, ggml_type=ggml_type, shape=shape, n_elements=n_elements,
-                                          n_bytes=tensor_bytes(ggml_type, shape or (1,))))
+                tensors.append(
+                    GgufTensor(
+                        name=name,
+                        ggml_type=ggml_type,
+                        shape=shape,
+                        n_elements=n_elements,
+                        n_bytes=tensor_bytes(ggml_type, shape or (1,)),
+                    )
+                )
             alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT)) or DEFAULT_ALIGNMENT
             header_end = stream.tell()
     except OSError as exc:
@@ -203,8 +210,9 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
     kv_lora_rank = _meta(md, arch, "attention.kv_lora_rank", 0)
     if kv_lora_rank:
         rope = _meta(md, arch, "rope.dimension_count", 64)
-        config.update(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope,
-                      q_lora_rank=_meta(md, arch, "attention.q_lora_rank", 0))
+        config.update(
+            kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope, q_lora_rank=_meta(md, arch, "attention.q_lora_rank", 0)
+        )
         mla_key = _meta(md, arch, "attention.key_length_mla")
         if mla_key:
             config["qk_nope_head_dim"] = mla_key - rope

@@ -48,8 +48,9 @@ def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -
     (or the asked context, when that is longer)."""
     ceiling = min(limit or max(request.model.architecture.context_length, request.context), MAX_CONTEXT)
     ceiling = max(ceiling, CONTEXT_STEP)
-    return _largest(lambda c: _fits(request.model_copy(update={"context": c}), choice), CONTEXT_STEP, ceiling,
-                    CONTEXT_STEP)
+    return _largest(
+        lambda c: _fits(request.model_copy(update={"context": c}), choice), CONTEXT_STEP, ceiling, CONTEXT_STEP
+    )
 
 
 def max_users(request: Request, choice: GpuChoice, limit: int = MAX_USERS) -> int | None:

@@ -15,7 +15,6 @@ from calc.architecture import Architecture, from_hf_config
 from calc.compute import compute_buffers
 from calc.kv import kv_cache
 from calc.quant import parse_file_type, weight_bytes
-
 from calc.request import KvType
 from tests.groundtruth import MIB, architectures, measured_rows
 
