@@ -75,7 +75,7 @@ class Answer(BaseModel):
     fits: tuple[Fit, ...]
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=4096)
 def _weights_cached(architecture: Architecture, quant: str, engine: Engine) -> WeightBytes:
     ftype = parse_file_type(quant)
     if engine == Engine.VLLM and ftype == FileType.MXFP4_MOE:
@@ -132,7 +132,7 @@ class _Parts:
 
 
 _PARTS_CACHE: dict[tuple[object, ...], _Parts] = {}
-_PARTS_CACHE_SIZE = 64
+_PARTS_CACHE_SIZE = 1024
 
 
 def _parts(request: Request) -> _Parts:

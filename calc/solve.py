@@ -35,7 +35,8 @@ def _largest(ok: Callable[[int], bool], low: int, high: int, step: int = 1) -> i
     return lo * step
 
 
-def _fits(request: Request, choice: GpuChoice) -> bool:
+def fits_with_margin(request: Request, choice: GpuChoice) -> bool:
+    """True when the request fits ``choice`` whole with the tight margin left (vLLM: the KV pool holds it)."""
     if request.engine == Engine.VLLM:
         from calc.vllm import vllm_fit  # local import: vllm builds on the estimate module
 
@@ -48,21 +49,23 @@ def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -
     (or the asked context, when that is longer)."""
     ceiling = min(limit or max(request.model.architecture.context_length, request.context), MAX_CONTEXT)
     ceiling = max(ceiling, CONTEXT_STEP)
-    return _largest(
-        lambda c: _fits(request.model_copy(update={"context": c}), choice), CONTEXT_STEP, ceiling, CONTEXT_STEP
-    )
+
+    def fits_at(context: int) -> bool:
+        return fits_with_margin(request.model_copy(update={"context": context}), choice)
+
+    return _largest(fits_at, CONTEXT_STEP, ceiling, CONTEXT_STEP)
 
 
 def max_users(request: Request, choice: GpuChoice, limit: int = MAX_USERS) -> int | None:
     """Most users at the request's context that fit with the margin."""
-    return _largest(lambda u: _fits(request.model_copy(update={"users": u}), choice), 1, limit)
+    return _largest(lambda u: fits_with_margin(request.model_copy(update={"users": u}), choice), 1, limit)
 
 
 def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None = None) -> str | None:
     """The most faithful weight format that fits with the margin at the request's context and users."""
     steps = ladder or (VLLM_QUANT_LADDER if request.engine == Engine.VLLM else QUANT_LADDER)
     for quant in steps:
-        if _fits(request.model_copy(update={"quant": quant}), choice):
+        if fits_with_margin(request.model_copy(update={"quant": quant}), choice):
             return quant
     return None
 
@@ -80,7 +83,7 @@ def smallest_gpus(request: Request, gpus: Iterable[Gpu], limit: int = 10, per_se
             if taken.get(gpu.segment, 0) >= per_segment:
                 continue
             choice = GpuChoice(gpu=gpu, count=count)
-            if not _fits(request, choice):
+            if not fits_with_margin(request, choice):
                 continue
             found.append(fit_gpu(request, choice, with_max_context=False))
             taken[gpu.segment] = taken.get(gpu.segment, 0) + 1

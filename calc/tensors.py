@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from calc.architecture import Architecture
 from calc.ggml import GgmlType
@@ -333,6 +334,7 @@ def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
             b.blk(il, "ffn_down.bias", n_embd)
 
 
+@lru_cache(maxsize=1024)
 def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
     """Every tensor of the GGUF file for ``arch``: token_embd, the blocks in layer order, then the output part."""
     b = _Builder()
