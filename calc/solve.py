@@ -44,21 +44,31 @@ def fits_with_margin(request: Request, choice: GpuChoice) -> bool:
     return fits_within(total_bytes(request, choice.count, choice.gpu.backend), choice.gpu, choice.count)
 
 
+def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
+    """True when every layer fits (verdict fits or tight; vLLM: the KV pool holds one full-length sequence per
+    user)."""
+    if request.engine == Engine.VLLM:
+        from calc.vllm import vllm_fit
+
+        return vllm_fit(request, choice, with_max_context=False).verdict == Verdict.FITS
+    return total_bytes(request, choice.count, choice.gpu.backend) <= choice.gpu.usable_bytes * choice.count
+
+
 def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -> int | None:
-    """Largest context per user (a multiple of 256) that fits with the margin, up to the model's training context
-    (or the asked context, when that is longer)."""
+    """Largest context per user (a multiple of 256) with every layer on the GPU (tight allowed), up to the model's
+    training context (or the asked context, when that is longer)."""
     ceiling = min(limit or max(request.model.architecture.context_length, request.context), MAX_CONTEXT)
     ceiling = max(ceiling, CONTEXT_STEP)
 
     def fits_at(context: int) -> bool:
-        return fits_with_margin(request.model_copy(update={"context": context}), choice)
+        return runs_on_gpu(request.model_copy(update={"context": context}), choice)
 
     return _largest(fits_at, CONTEXT_STEP, ceiling, CONTEXT_STEP)
 
 
 def max_users(request: Request, choice: GpuChoice, limit: int = MAX_USERS) -> int | None:
-    """Most users at the request's context that fit with the margin."""
-    return _largest(lambda u: fits_with_margin(request.model_copy(update={"users": u}), choice), 1, limit)
+    """Most users at the request's context with every layer on the GPU (tight allowed)."""
+    return _largest(lambda u: runs_on_gpu(request.model_copy(update={"users": u}), choice), 1, limit)
 
 
 def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None = None) -> str | None:

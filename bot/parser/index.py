@@ -1,0 +1,162 @@
+"""Tokens of a question and the catalog's names as lookup keys.
+
+A question and every catalog name (id, display name, aliases, Hugging Face repo, GPU family) go through the same
+steps: lowercase and NFKC (:func:`bot.parser.text.prepare`), split into tokens at spaces, punctuation and
+Hangul/Latin boundaries ("라마3" → "라마", "3"; "3060에서" → "3060", "에서"), translate Hangul words
+("라마" → "llama", "맥스" → "max", dropping a trailing particle: "라마를" → "llama"), drop filler and brand words, and
+join the rest without separators. "Llama-3.1 8B", "llama3.1-8b" and "라마3.1 8b" all become ``llama318b``.
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections import defaultdict
+from dataclasses import dataclass
+
+from bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
+from bot.parser.text import prepare
+from calc.gpu import Gpu
+from calc.presets import Catalog
+
+TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9._]*|[\uac00-\ud7a3\u3131-\u318e]+")
+_SEPARATORS = re.compile(r"[\s\-_.]+")
+_ALPHA_PREFIX = re.compile(r"^[a-z]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str  # as written (lowercased), trailing dots/underscores dropped
+    start: int
+    end: int
+    form: str  # the word it stands for, without separators ("라마를" → "llama", "3.1" → "31")
+    hangul: bool
+
+
+def squash(text: str) -> str:
+    """Drop spaces, hyphens, underscores and dots (calc.presets.normalize_key on lowercased text)."""
+    return _SEPARATORS.sub("", text)
+
+
+def word_form(word: str, vocab: dict[str, str]) -> str:
+    """The word a token stands for: Hangul words translated and particles dropped; Latin words as written."""
+    if not ("\uac00" <= word[0] <= "\ud7a3" or "\u3131" <= word[0] <= "\u318e"):
+        return squash(word)
+    found = vocab.get(word)
+    if found is None:
+        stem = strip_particle(word, vocab)
+        found = vocab[stem] if stem is not None else word
+    return squash(found)
+
+
+def tokenize(text: str, vocab: dict[str, str]) -> list[Token]:
+    tokens: list[Token] = []
+    for m in TOKEN_RE.finditer(text):
+        raw = m.group().rstrip("._")
+        if not raw:
+            continue
+        hangul = not raw[0].isascii()
+        tokens.append(Token(raw, m.start(), m.start() + len(raw), word_form(raw, vocab), hangul))
+    return tokens
+
+
+@dataclass
+class CatalogIndex:
+    """Lookup keys of one catalog's models and GPUs."""
+
+    vocab: dict[str, str]
+    model_keys: dict[str, frozenset[str]]
+    gpu_keys: dict[str, frozenset[str]]
+    model_max_tokens: int
+    gpu_max_tokens: int
+    sorted_model_keys: list[str]
+    family_words: frozenset[str]  # leading words of model names: "llama", "qwen", "gemma", ...
+    model_keys_by_digits: dict[str, list[str]]
+    model_key_pieces: dict[str, list[tuple[str, ...]]]  # key → the words it was made of, per catalog name
+    decomposed_vocab: dict[str, str]  # NFD of each Hangul word → the word
+
+    def gpu_family(self, gpu: Gpu) -> str:
+        return gpu.family or gpu.id
+
+
+def _model_texts(catalog: Catalog) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    for m in catalog.models.values():
+        texts = [m.id, m.name, *m.aliases]
+        if m.hf_repo:
+            texts.append(m.hf_repo.rsplit("/", 1)[-1])
+        rows += [(m.id, t) for t in texts]
+    return rows
+
+
+def _gpu_texts(catalog: Catalog) -> list[tuple[str, str]]:
+    rows: list[tuple[str, str]] = []
+    for g in catalog.gpus.values():
+        rows += [(g.id, t) for t in (g.id, g.name, *g.aliases)]
+        if g.family:
+            rows.append((g.id, g.family))
+    return rows
+
+
+def build_index(catalog: Catalog) -> CatalogIndex:
+    vocab: dict[str, str] = dict(KO_WORDS)
+    model_rows = _model_texts(catalog)
+    gpu_rows = _gpu_texts(catalog)
+    # Hangul words of the catalog's own aliases are words too ("커맨드알"), so a particle after them is dropped.
+    for _, text in model_rows + gpu_rows:
+        for m in TOKEN_RE.finditer(prepare(text)):
+            word = m.group()
+            if not word[0].isascii() and word not in vocab:
+                vocab[word] = word
+
+    def collect(
+        rows: list[tuple[str, str]], skip: frozenset[str], pieces: dict[str, list[tuple[str, ...]]]
+    ) -> tuple[dict[str, frozenset[str]], int]:
+        keys: dict[str, set[str]] = defaultdict(set)
+        longest = 1
+        for item_id, text in rows:
+            tokens = tokenize(prepare(text), vocab)
+            words = tuple(t.form for t in tokens if t.form not in skip)
+            key = "".join(words)
+            if key:
+                keys[key].add(item_id)
+                longest = max(longest, len(tokens))
+                if words not in pieces[key]:
+                    pieces[key].append(words)
+        return {k: frozenset(v) for k, v in keys.items()}, longest
+
+    model_pieces: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+    model_keys, model_max = collect(model_rows, MODEL_SKIP, model_pieces)
+    gpu_keys, gpu_max = collect(gpu_rows, GPU_SKIP, defaultdict(list))
+    family_words: set[str] = set()
+    by_digits: dict[str, list[str]] = defaultdict(list)
+    for key in model_keys:
+        for words in model_pieces[key]:
+            prefix = _ALPHA_PREFIX.match(words[0])
+            if prefix and len(prefix.group()) >= 3:
+                family_words.add(prefix.group())
+        by_digits[re.sub(r"\D", "", key)].append(key)
+    return CatalogIndex(
+        vocab=vocab,
+        model_keys=model_keys,
+        gpu_keys=gpu_keys,
+        model_max_tokens=model_max + 2,
+        gpu_max_tokens=gpu_max + 2,
+        sorted_model_keys=sorted(model_keys),
+        family_words=frozenset(family_words),
+        model_keys_by_digits=dict(by_digits),
+        model_key_pieces=dict(model_pieces),
+        decomposed_vocab={decompose(w): w for w in vocab},
+    )
+
+
+_INDEXES: weakref.WeakKeyDictionary[Catalog, CatalogIndex] = weakref.WeakKeyDictionary()
+
+
+def index_for(catalog: Catalog) -> CatalogIndex:
+    """The index of ``catalog``, built once per catalog object."""
+    found = _INDEXES.get(catalog)
+    if found is None:
+        found = build_index(catalog)
+        _INDEXES[catalog] = found
+    return found

@@ -1,0 +1,590 @@
+"""Finding model and GPU names among a message's tokens.
+
+Exact keys first (the longest span of tokens whose key is a catalog name or alias wins), then, for models only and
+only when no exact name was found, looser readings in this order; each is reported, never silently applied:
+
+1. *family + size* ("qwen 7b", "deepseek qwen 14b"): the catalog names that start with the family word and end with
+   that size. One model: accepted and recorded as ``model_fuzzy``. Several: an error listing them.
+2. *prefix* ("llama 3", "gemma 2", "exaone"): the catalog names that start with the text. Several: an error listing
+   them (or, for "what fits" questions, candidates to filter the list). One, with a version or second word: accepted
+   as ``model_fuzzy``.
+3. *spelling* (rapidfuzz over NFD-decomposed Hangul, so 딥씨크 and 딥시크 score close): Hangul words close to a known
+   word are retried as that word; Latin spans are compared with catalog keys of the *same digits* only (a typo in
+   letters is forgiven, "8b" for "80b" never is). A clearly unique match above 88 is accepted as ``model_fuzzy``;
+   weaker or tied matches raise an error with suggestions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from bot.parser.index import CatalogIndex, Token, word_form
+from bot.parser.lexicon import (
+    GPU_BRANDS,
+    GPU_COUNTERS,
+    GPU_GAP_WORDS,
+    GPU_SKIP,
+    MODEL_SKIP,
+    NOT_VRAM_AFTER,
+    OTHER_MODEL_FAMILIES,
+    POPULAR_MODELS,
+    decompose,
+    strip_particle,
+)
+from calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
+from calc.gpu import GIB, Gpu, Vendor, generic_gpu
+from calc.presets import Catalog
+from calc.request import MAX_GPU_COUNT, GpuChoice
+
+FUZZY_ACCEPT = 88.0
+FUZZY_SUGGEST = 75.0
+FUZZY_MARGIN = 5.0
+FUZZY_MAX_TOKENS = 48  # only the start of a long message is searched for misspelt names
+MAX_SUGGESTIONS = 5
+
+_MEMORY_TOKEN = re.compile(r"^(\d+(?:\.\d+)?)gb$")
+_SIZE_TOKEN = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?[bm]$")
+_DIGITS = re.compile(r"\D")
+_RAM_WORDS = frozenset({"ram", "램", "system", "시스템", "ddr4", "ddr5"})
+# Family words that are also ordinary English words: alone they name no model.
+_WEAK_FAMILY_WORDS = frozenset({"command", "solar", "nemo", "small", "mini", "open", "gpt", "phi", "grok"})
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int  # token index
+    end: int  # token index, exclusive
+    ids: frozenset[str]
+    words: int  # tokens that made up the key (filler excluded)
+
+
+class Tokens:
+    """Tokens of the message and which of them are already used."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.items = tokens
+        self.used: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def free(self, i: int) -> bool:
+        return 0 <= i < len(self.items) and i not in self.used
+
+    def use(self, start: int, end: int) -> None:
+        self.used.update(range(start, end))
+
+    def form(self, i: int) -> str:
+        return self.items[i].form if 0 <= i < len(self.items) else ""
+
+
+def find_spans(
+    tokens: Tokens,
+    lookup: Callable[[str], frozenset[str] | None],
+    skip: frozenset[str],
+    max_tokens: int,
+    forms: list[str] | None = None,
+) -> list[Span]:
+    """Every span of free tokens whose key is known to ``lookup``."""
+    spans: list[Span] = []
+    words = forms if forms is not None else [t.form for t in tokens.items]
+    n = len(words)
+    for i in range(n):
+        if not tokens.free(i) or (words[i] in skip and i + 1 < n and words[i + 1] in skip):
+            continue
+        key = ""
+        count = 0
+        for j in range(i, min(n, i + max_tokens)):
+            if not tokens.free(j):
+                break
+            if words[j] not in skip:
+                key += words[j]
+                count += 1
+            if not key:
+                continue
+            ids = lookup(key)
+            if ids:
+                spans.append(Span(i, j + 1, ids, count))
+    return spans
+
+
+def select(spans: Iterable[Span]) -> list[Span]:
+    """Non-overlapping spans, the longest first, returned in text order."""
+    chosen: list[Span] = []
+    taken: set[int] = set()
+    for span in sorted(spans, key=lambda s: (-s.words, -(s.end - s.start), s.start)):
+        if taken.isdisjoint(range(span.start, span.end)):
+            chosen.append(span)
+            taken.update(range(span.start, span.end))
+    return sorted(chosen, key=lambda s: s.start)
+
+
+# --- models ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ModelMatch:
+    ids: list[str]  # the models named, in text order (duplicates removed)
+    fuzzy: bool = False  # a looser reading than an exact name was used
+    candidates: tuple[str, ...] = ()  # a family named without a size, for "what fits" questions
+
+
+def _ambiguous(text: str, ids: Iterable[str], kind: str = "model") -> UnknownModelError:
+    suggestions = sorted(set(ids), key=lambda i: (len(i), i))[:MAX_SUGGESTIONS]
+    return UnknownModelError(f"which {kind} did you mean by {text!r}?", suggestions=suggestions, query=text)
+
+
+def _span_text(tokens: Tokens, span: Span) -> str:
+    return " ".join(tokens.items[i].text for i in range(span.start, span.end))
+
+
+def exact_models(tokens: Tokens, idx: CatalogIndex, forms: list[str] | None = None) -> list[Span]:
+    spans = find_spans(tokens, idx.model_keys.get, MODEL_SKIP, idx.model_max_tokens, forms)
+    return select(spans)
+
+
+def _ids_by_order(ids: Iterable[str]) -> list[str]:
+    return sorted(set(ids), key=lambda i: (len(i), i))
+
+
+def _keys_with_prefix(idx: CatalogIndex, prefix: str) -> list[str]:
+    keys = idx.sorted_model_keys
+    lo = bisect.bisect_left(keys, prefix)
+    hi = bisect.bisect_left(keys, prefix + "\U0010ffff")
+    return keys[lo:hi]
+
+
+def _is_subsequence(needles: list[str], haystack: list[str]) -> bool:
+    it = iter(haystack)
+    return all(any(n == h for h in it) for n in needles)
+
+
+def _family_size_candidates(idx: CatalogIndex, pieces: list[str]) -> set[str]:
+    """Models named by a family word and a size, with any words between found in order ("deepseek qwen 14b").
+
+    Compared word by word, so "llama 8b" finds "llama 3 8b" and "llama 3.1 8b" but never "llama 3 80b"."""
+    first, middle, size = pieces[0], pieces[1:-1], pieces[-1]
+    out: set[str] = set()
+    for key in _keys_with_prefix(idx, first):
+        for words in idx.model_key_pieces.get(key, ()):
+            if len(words) < 2 or words[-1] != size or not words[0].startswith(first):
+                continue
+            rest = words[0][len(first) :]
+            if _is_subsequence(middle, ([rest] if rest else []) + list(words[1:-1])):
+                out.update(idx.model_keys[key])
+                break
+    return out
+
+
+def _family_of(form: str, idx: CatalogIndex) -> str | None:
+    m = re.match(r"^[a-z]+", form)
+    return m.group() if m and m.group() in idx.family_words else None
+
+
+def loose_models(
+    tokens: Tokens, idx: CatalogIndex, forms: list[str], allow_candidates: bool, second: bool = False
+) -> ModelMatch | None:
+    """Family + size, then prefix readings (see the module docstring). ``second``: looking for the other model of
+    a comparison, where a family word alone ("llama 3.1 8b, is llama good?") is not a second model."""
+    best: tuple[int, Span, set[str], str] | None = None  # (kind, span, ids, text): kind 0 family+size, 1 prefix
+    n = len(forms)
+    for i in range(n):
+        if not tokens.free(i) or _family_of(forms[i], idx) is None:
+            continue
+        pieces: list[str] = []
+        for j in range(i, min(n, i + idx.model_max_tokens)):
+            if not tokens.free(j):
+                break
+            if forms[j] in MODEL_SKIP:
+                continue
+            pieces.append(forms[j])
+            span = Span(i, j + 1, frozenset(), len(pieces))
+            key = "".join(pieces)
+            ids: set[str] = set()
+            kind = 1
+            if len(pieces) >= 2 and _SIZE_TOKEN.match(pieces[-1]):
+                ids = _family_size_candidates(idx, pieces)
+                kind = 0
+            if not ids:
+                kind = 1
+                for k in _keys_with_prefix(idx, key):
+                    if k != key:
+                        ids.update(idx.model_keys[k])
+                if len(pieces) == 1 and (second or key in _WEAK_FAMILY_WORDS or len(key) < 3):
+                    ids = set()
+            if ids and (best is None or (span.words, -kind) > (best[1].words, -best[0])):
+                best = (kind, span, ids, _span_text(tokens, span))
+    if best is None:
+        return None
+    kind, span, ids, text = best
+    ordered = _ids_by_order(ids)
+    if len(ordered) == 1 and (kind == 0 or span.words >= 2 or any(ch.isdigit() for ch in text)):
+        tokens.use(span.start, span.end)
+        return ModelMatch([ordered[0]], fuzzy=True)
+    if allow_candidates:
+        tokens.use(span.start, span.end)
+        return ModelMatch([], candidates=tuple(ordered))
+    raise _ambiguous(text, ordered)
+
+
+def _hangul_alternatives(tokens: Tokens, idx: CatalogIndex) -> list[str] | None:
+    """Forms with misspelt Hangul words replaced by the closest known word (NFD, rapidfuzz), or None if none."""
+    forms = [t.form for t in tokens.items]
+    changed = False
+    for i, tok in enumerate(tokens.items[:FUZZY_MAX_TOKENS]):
+        if not tok.hangul or len(tok.text) < 3 or not tokens.free(i) or tok.text in idx.vocab:
+            continue  # two-syllable words collide too easily (파일 "file" is one jamo from 파이 "phi")
+        if strip_particle(tok.text, idx.vocab) is not None:
+            continue
+        for word in (tok.text, *(tok.text[:k] for k in range(len(tok.text) - 1, 2, -1))):
+            hit = process.extractOne(decompose(word), list(idx.decomposed_vocab), scorer=fuzz.ratio, score_cutoff=80.0)
+            if hit is not None:
+                forms[i] = word_form(idx.decomposed_vocab[hit[0]], idx.vocab)
+                changed = True
+                break
+    return forms if changed else None
+
+
+def spelling_models(tokens: Tokens, idx: CatalogIndex) -> ModelMatch | None:
+    forms = _hangul_alternatives(tokens, idx)
+    if forms is not None:
+        spans = exact_models(tokens, idx, forms)
+        if spans:
+            ids = [next(iter(s.ids)) for s in spans if len(s.ids) == 1]
+            if ids:
+                tokens.use(spans[0].start, spans[0].end)
+                return ModelMatch([ids[0]], fuzzy=True)
+    forms = forms or [t.form for t in tokens.items]
+    scored: dict[str, float] = {}
+    best_span: tuple[float, Span, str] | None = None
+    n = min(len(forms), FUZZY_MAX_TOKENS)
+    for i in range(n):
+        if not tokens.free(i) or forms[i] in MODEL_SKIP or not re.search(r"[a-z\uac00-\ud7a3]", forms[i]):
+            continue
+        pieces: list[str] = []
+        for j in range(i, min(n, i + 5)):
+            if not tokens.free(j):
+                break
+            if forms[j] in MODEL_SKIP:
+                continue
+            pieces.append(forms[j])
+            key = "".join(pieces)
+            digits = _DIGITS.sub("", key)
+            if len(key) < 4 or (not digits and len(pieces) < 2):
+                continue
+            choices = idx.model_keys_by_digits.get(digits)
+            if not choices:
+                continue
+            for choice, score, _ in process.extract(
+                decompose(key), [decompose(c) for c in choices], scorer=fuzz.ratio, score_cutoff=FUZZY_SUGGEST, limit=5
+            ):
+                model_key = choices[[decompose(c) for c in choices].index(choice)]
+                for model_id in idx.model_keys[model_key]:
+                    if score > scored.get(model_id, 0.0):
+                        scored[model_id] = score
+                if best_span is None or score > best_span[0]:
+                    best_span = (score, Span(i, j + 1, frozenset(), len(pieces)), key)
+    if not scored or best_span is None:
+        return None
+    ranking = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+    top_id, top = ranking[0]
+    runner_up = ranking[1][1] if len(ranking) > 1 else 0.0
+    if top >= FUZZY_ACCEPT and runner_up < top - FUZZY_MARGIN:
+        tokens.use(best_span[1].start, best_span[1].end)
+        return ModelMatch([top_id], fuzzy=True)
+    text = _span_text(tokens, best_span[1])
+    raise UnknownModelError(
+        f"unknown model: {text!r}", suggestions=[m for m, _ in ranking[:MAX_SUGGESTIONS]], query=text
+    )
+
+
+def _sized_reading(tokens: Tokens, idx: CatalogIndex, span: Span) -> tuple[Span, set[str]] | None:
+    """A name without a size followed by a size ("deepseek-r1:14b", ollama's tag for the 14B distill): the models
+    named by both, if any; the exact name alone would be a different model."""
+    nxt = span.end
+    if not tokens.free(nxt) or not _SIZE_TOKEN.match(tokens.form(nxt)):
+        return None
+    pieces = [tokens.form(i) for i in range(span.start, span.end) if tokens.form(i) not in MODEL_SKIP]
+    if pieces and _SIZE_TOKEN.match(pieces[-1]):
+        return None
+    found = _family_size_candidates(idx, [*pieces, tokens.form(nxt)])
+    return (Span(span.start, nxt + 1, frozenset(found), span.words + 1), found) if found else None
+
+
+def match_models(tokens: Tokens, idx: CatalogIndex, *, compare: bool, allow_candidates: bool) -> ModelMatch:
+    spans = exact_models(tokens, idx)
+    ids: list[str] = []
+    fuzzy = False
+    for span in spans:
+        if len(span.ids) > 1:
+            raise _ambiguous(_span_text(tokens, span), span.ids)
+        sized = _sized_reading(tokens, idx, span)
+        if sized is not None:
+            span, sized_ids = sized
+            if len(sized_ids) > 1:
+                raise _ambiguous(_span_text(tokens, span), sized_ids)
+            fuzzy = True
+        tokens.use(span.start, span.end)
+        model_id = next(iter(span.ids))
+        if model_id not in ids:
+            ids.append(model_id)
+    forms = [t.form for t in tokens.items]
+    if ids:
+        if len(ids) == 1 and compare:
+            extra = loose_models(tokens, idx, forms, allow_candidates=False, second=True)
+            if extra is not None and extra.ids and extra.ids[0] not in ids:
+                return ModelMatch(ids + extra.ids, fuzzy=True)
+        return ModelMatch(ids, fuzzy=fuzzy)
+    loose = loose_models(tokens, idx, forms, allow_candidates) or spelling_models(tokens, idx)
+    if loose is not None:
+        return loose
+    for i, tok in enumerate(tokens.items):
+        if tokens.free(i) and tok.form in OTHER_MODEL_FAMILIES and tok.form not in idx.family_words:
+            suggestions = [m for m in POPULAR_MODELS if any(m in ids for ids in idx.model_keys.values())]
+            raise UnknownModelError(f"unknown model: {tok.text}", suggestions=suggestions, query=tok.text)
+    return ModelMatch([])
+
+
+# --- GPUs ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class GpuMatch:
+    choices: list[GpuChoice]
+    variant_assumed: bool = False
+    generic: bool = False
+
+
+def _gpu_lookup(idx: CatalogIndex) -> Callable[[str], frozenset[str] | None]:
+    def lookup(key: str) -> frozenset[str] | None:
+        found = idx.gpu_keys.get(key)
+        if found is None and len(key) > 2 and key.endswith("s") and key[-2].isdigit():
+            found = idx.gpu_keys.get(key[:-1])  # "3090s"
+        return found
+
+    return lookup
+
+
+def _memory_of(form: str) -> float | None:
+    m = _MEMORY_TOKEN.match(form)
+    if m is None:
+        return None
+    if len(m.group(1)) > 8:
+        raise BadNumberError(f"memory size too large: {form}", number=form)
+    return float(m.group(1))
+
+
+def _check_memory(value: float) -> float:
+    if not 0 < value <= 4096:
+        raise BadNumberError(f"GPU memory must be between 1 and 4096 GB, not {value:g}", number=value)
+    return value
+
+
+def _count_value(text: str) -> int:
+    if len(text) > 6:
+        raise BadNumberError(f"GPU count too large: {text}", number=text)
+    count = int(text)
+    if not 1 <= count <= MAX_GPU_COUNT:
+        raise BadNumberError(
+            f"GPU count must be between 1 and {MAX_GPU_COUNT}, not {count}", number=count, limit=MAX_GPU_COUNT
+        )
+    return count
+
+
+def _is_counter(form: str) -> bool:
+    return form in GPU_COUNTERS or strip_particle(form, GPU_COUNTERS) is not None
+
+
+def _count_after(tokens: Tokens, i: int) -> tuple[int, int] | None:
+    """A count right after token ``i - 1``: "x2", "x 2", "2장", "2 cards". Returns (count, next free index)."""
+    f0, f1 = tokens.form(i), tokens.form(i + 1)
+    if tokens.free(i) and re.fullmatch(r"x\d{1,6}", f0):
+        return _count_value(f0[1:]), i + 1
+    if tokens.free(i) and tokens.free(i + 1) and f0 == "x" and f1.isdigit():
+        return _count_value(f1), i + 2
+    if tokens.free(i) and tokens.free(i + 1) and f0.isdigit() and _is_counter(tokens.items[i + 1].text):
+        return _count_value(f0), i + 2
+    return None
+
+
+def _count_before(tokens: Tokens, i: int) -> tuple[int, int] | None:
+    """A count right before token ``i``: "2x", "2 x", "2" ("2 3090s"). Returns (count, first index used)."""
+    f1, f2 = tokens.form(i - 1), tokens.form(i - 2)
+    if tokens.free(i - 1) and re.fullmatch(r"\d{1,6}x", f1):
+        return _count_value(f1[:-1]), i - 1
+    if tokens.free(i - 1) and tokens.free(i - 2) and f1 == "x" and f2.isdigit():
+        return _count_value(f2), i - 2
+    if tokens.free(i - 1) and f1.isdigit() and 1 <= len(f1) <= 2 and 2 <= int(f1) <= 16:
+        return int(f1), i - 1
+    return None
+
+
+def _memory_after(tokens: Tokens, i: int, allow_gap: bool) -> tuple[float, int] | None:
+    j = i
+    while allow_gap and tokens.free(j) and tokens.form(j) in GPU_GAP_WORDS and j < i + 3:
+        j += 1
+    if not tokens.free(j):
+        return None
+    mem = _memory_of(tokens.form(j))
+    if mem is None:
+        return None
+    if not allow_gap and tokens.form(j + 1) in NOT_VRAM_AFTER:
+        return None
+    return mem, j
+
+
+def _close(gpu: Gpu, mem: float) -> bool:
+    return abs(gpu.memory_bytes / GIB - mem) <= max(0.5, 0.03 * mem)
+
+
+def _apple_with_memory(base: Gpu, family: str, mem: float) -> Gpu:
+    size = f"{mem:g}"
+    name = re.sub(r"\s*\d+(?:\.\d+)?\s*GB$", "", base.name)
+    return base.model_copy(
+        update={
+            "id": f"{family}-{size}gb",
+            "name": f"{name} {size}GB",
+            "memory_bytes": int(mem * GIB),
+            "default": False,
+        }
+    )
+
+
+def _resolve_gpu(
+    catalog: Catalog, idx: CatalogIndex, ids: frozenset[str], mem: float | None, text: str
+) -> tuple[Gpu, bool]:
+    """The GPU a span names, given a memory size next to it; (gpu, whether the variant was assumed)."""
+    gpus = [catalog.gpus[i] for i in sorted(ids)]
+    families = sorted({idx.gpu_family(g) for g in gpus})
+    if len(families) > 1:
+        if mem is not None:
+            gpus = [g for g in gpus if _close(g, mem)]
+            families = sorted({idx.gpu_family(g) for g in gpus})
+        if len(families) != 1:
+            raise UnknownGpuError(
+                f"which GPU did you mean by {text!r}?", suggestions=sorted(ids)[:MAX_SUGGESTIONS], query=text
+            )
+    family = families[0]
+    variants = catalog.gpu_variants(family) or gpus
+    if mem is not None:
+        mem = _check_memory(mem)
+        fitting = [g for g in variants if _close(g, mem)]
+        if fitting:
+            return min(fitting, key=lambda g: abs(g.memory_bytes / GIB - mem)), False
+        base = next((g for g in variants if g.default), variants[0])
+        if base.vendor == Vendor.APPLE:
+            return _apple_with_memory(base, family, mem), False
+        raise UnknownGpuError(
+            f"{text} does not come with {mem:g} GB", suggestions=[g.id for g in variants][:MAX_SUGGESTIONS], query=text
+        )
+    if len(gpus) == 1:
+        return gpus[0], False
+    defaults = [g for g in gpus if g.default]
+    if len(defaults) == 1:
+        return defaults[0], True
+    raise UnknownGpuError(f"which {text!r}?", suggestions=[g.id for g in gpus][:MAX_SUGGESTIONS], query=text)
+
+
+def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:
+    spans = select(find_spans(tokens, _gpu_lookup(idx), GPU_SKIP, idx.gpu_max_tokens))
+    result = GpuMatch([])
+    for span in spans:
+        tokens.use(span.start, span.end)
+    for span in spans:
+        text = _span_text(tokens, span)
+        probe = catalog.gpus[min(span.ids)]
+        apple = probe.vendor == Vendor.APPLE
+        mem: float | None = None
+        after = span.end
+        named_size = any(_MEMORY_TOKEN.match(tokens.form(i)) for i in range(span.start, span.end))
+        found = None if named_size else _memory_after(tokens, span.end, allow_gap=apple)
+        before = None if named_size or not tokens.free(span.start - 1) else _memory_of(tokens.form(span.start - 1))
+        if found is not None:
+            mem, j = found
+            tokens.use(j, j + 1)
+            after = j + 1
+        elif before is not None and tokens.form(span.start - 2) not in _RAM_WORDS:
+            mem = before
+            tokens.use(span.start - 1, span.start)
+        gpu, assumed = _resolve_gpu(catalog, idx, span.ids, mem, text)
+        count = 1
+        counted = _count_after(tokens, after)
+        if counted is not None:
+            count, nxt = counted
+            tokens.use(after, nxt)
+        else:
+            first = span.start - 1 if mem is not None and not tokens.free(span.start - 1) else span.start
+            counted = _count_before(tokens, first)
+            if counted is not None:
+                count, used_from = counted
+                tokens.use(used_from, first)
+        result.choices.append(GpuChoice(gpu=gpu, count=count))
+        result.variant_assumed = result.variant_assumed or assumed
+    return result
+
+
+def generic_gpus(tokens: Tokens) -> GpuMatch:
+    """Memory sizes that are not next to a GPU name: "24gb card", "12기가 그래픽카드", "is 8gb enough"."""
+    result = GpuMatch([], generic=True)
+    seen: set[float] = set()
+    for i, tok in enumerate(tokens.items):
+        if not tokens.free(i):
+            continue
+        mem = _memory_of(tok.form)
+        if mem is None:
+            continue
+        nxt = tokens.form(i + 1)
+        # "ram 32gb" is system RAM; in "32gb ram 8gb vram" the "ram" belongs to the size before it.
+        ram_before = tokens.form(i - 1) in _RAM_WORDS and _memory_of(tokens.form(i - 2)) is None
+        ram_after = nxt in NOT_VRAM_AFTER or (nxt == "of" and tokens.form(i + 2) in NOT_VRAM_AFTER)
+        if nxt not in ("vram", "video") and (ram_before or ram_after):
+            continue
+        _check_memory(mem)
+        tokens.use(i, i + 1)
+        count = 1
+        j = i + 1
+        while tokens.free(j) and tokens.form(j) in ("card", "gpu", "gpus", "cards", "vram", "짜리") and j < i + 3:
+            j += 1
+        counted = _count_after(tokens, j)
+        if counted is not None:
+            count, nxt_i = counted
+            tokens.use(j, nxt_i)
+        else:
+            counted = _count_before(tokens, i)
+            if counted is not None:
+                count, used_from = counted
+                tokens.use(used_from, i)
+        if mem in seen:
+            continue
+        seen.add(mem)
+        result.choices.append(GpuChoice(gpu=generic_gpu(mem), count=count))
+    return result
+
+
+def check_unknown_gpus(tokens: Tokens, idx: CatalogIndex, apple_hint: bool) -> None:
+    """Raise UnknownGpuError for GPU-looking names the catalog lacks ("rtx 4050", "gtx 970", "m5 max")."""
+    for i, tok in enumerate(tokens.items):
+        if not tokens.free(i):
+            continue
+        nxt = tokens.form(i + 1)
+        text = ""
+        if tok.form in GPU_BRANDS and tokens.free(i + 1) and re.search(r"\d", nxt) and not _MEMORY_TOKEN.match(nxt):
+            text = f"{tok.text} {tokens.items[i + 1].text}"
+        elif re.fullmatch(r"m[1-9]", tok.form) and (apple_hint or nxt in ("pro", "max", "ultra")):
+            text = f"{tok.text} {nxt}".strip() if nxt in ("pro", "max", "ultra") else tok.text
+        elif re.fullmatch(r"\d{3,4}", tok.form) and nxt in ("ti", "super", "xt", "xtx", "gre"):
+            text = f"{tok.text} {tokens.items[i + 1].text}"
+        if text:
+            key = "".join(word_form(w, idx.vocab) for w in text.split() if word_form(w, idx.vocab) not in GPU_SKIP)
+            hits = process.extract(key, list(idx.gpu_keys), scorer=fuzz.ratio, limit=20)
+            suggestions: list[str] = []
+            for hit_key, _, _ in hits:
+                for gpu_id in sorted(idx.gpu_keys[hit_key]):
+                    if gpu_id not in suggestions:
+                        suggestions.append(gpu_id)
+            raise UnknownGpuError(f"unknown GPU: {text}", suggestions=suggestions[:MAX_SUGGESTIONS], query=text)

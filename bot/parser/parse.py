@@ -1,0 +1,209 @@
+"""``parse(text)``: a Korean or English question → :class:`ParsedQuery` → :class:`calc.request.Request`.
+
+The order of reading matters and is fixed: the message is cleaned (mentions, links, markdown, numbers as digits,
+memory sizes as "<n>gb"), then the engine, flash attention, KV cache type and Apple product words are read and
+blanked, then model names and GPU names (with their memory size and count) are found among the tokens, then the
+weight format, the number of users and the context size are read from what is left. Whatever the text does not say
+is left as None and listed in ``assumed``; :meth:`ParsedQuery.to_request` fills it from the JSON contract's defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+
+from bot.parser import match, slots
+from bot.parser.index import index_for, tokenize
+from bot.parser.lexicon import POPULAR_MODELS, has_hangul
+from bot.parser.text import clean
+from calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
+from calc.presets import Catalog, load_catalog
+from calc.request import Engine, GpuChoice, KvType, ModelRef, Request
+
+Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant"]
+Lang = Literal["ko", "en"]
+
+# Stable keys of what was filled in rather than read, in this order.
+ASSUMED_KEYS: tuple[str, ...] = (
+    "quant",  # no weight format named: Q4_K_M
+    "context",  # no context named: 8192
+    "users",  # no number of users: 1
+    "kv_cache",  # no KV cache type: f16
+    "engine",  # no engine: llama.cpp
+    "gpu_variant",  # a GPU with several memory sizes named without one: its default ("3060" = 12 GB)
+    "gpu_generic",  # only a memory size named: a generic GPU of that size ("24gb card")
+    "model_fuzzy",  # the model was read loosely (misspelt, or a family plus a size); the answer should say so
+)
+
+DEFAULT_QUANT = "Q4_K_M"
+DEFAULT_CONTEXT = 8192
+DEFAULT_USERS = 1
+DEFAULT_KV = KvType.F16
+DEFAULT_ENGINE = Engine.LLAMA_CPP
+
+EXAMPLES: dict[str, str] = {
+    "en": "llama 3.1 8b q4 32k on a 3060",
+    "ko": "라마3.1 8b 32k 컨텍스트로 3060에서 돌아가?",
+}
+
+
+class ParsedQuery(BaseModel):
+    """What a question asks, as read from its text (None: the text did not say; see ``assumed``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    lang: Lang = "en"
+    intent: Intent = "fit"
+    model: str | None = None  # preset id
+    compare_model: str | None = None  # second preset id ("X vs Y"); intent is then "compare"
+    model_candidates: tuple[str, ...] = ()  # preset ids of a family named without a size ("what qwen fits")
+    quant: str | None = None  # calc.quant.FileType value: "Q4_K_M", "Q8_0", "F16", "INT4", ...
+    context: int | None = None  # tokens per user
+    users: int | None = None
+    kv_cache: KvType | None = None
+    engine: Engine | None = None
+    compare_engines: bool = False  # both llama.cpp and vLLM were named
+    flash_attn: bool | None = None
+    gpus: tuple[GpuChoice, ...] = ()  # one machine's GPUs, unless compare_gpus
+    compare_gpus: bool = False  # several GPUs named as alternatives ("3060 or 4060"): answer for each separately
+    assumed: tuple[str, ...] = ()
+
+    _catalog: Catalog | None = PrivateAttr(default=None)
+
+    def _resolve_catalog(self, catalog: Catalog | None) -> Catalog:
+        return catalog or self._catalog or load_catalog()
+
+    def to_request(self, *, catalog: Catalog | None = None, **overrides: Any) -> Request:
+        """The calc request, defaults filled from the JSON contract; keyword overrides (CLI flags) win.
+
+        Overrides are Request fields; a value of None means "not given". ``model`` may be a preset id or a ModelRef,
+        ``quant`` any spelling (``"q4_k_m"``). Raises UnknownModelError (with suggestions and an example in
+        ``details["example"]``) when no model was named, BadNumberError when a value is out of range.
+        """
+        return self._request(self.model, self._resolve_catalog(catalog), overrides)
+
+    def compare_request(self, *, catalog: Catalog | None = None, **overrides: Any) -> Request:
+        """The request for ``compare_model`` (the second model of "X vs Y"), otherwise like :meth:`to_request`."""
+        return self._request(self.compare_model, self._resolve_catalog(catalog), overrides)
+
+    def _request(self, model_id: str | None, catalog: Catalog, overrides: dict[str, Any]) -> Request:
+        given = {k: v for k, v in overrides.items() if v is not None}
+        unknown = set(given) - set(Request.model_fields)
+        if unknown:
+            raise TypeError(f"not Request fields: {sorted(unknown)}")
+        model = given.pop("model", None)
+        if isinstance(model, str):
+            model = catalog.model(model).ref()
+        if model is None:
+            if model_id is None:
+                raise no_model_error(self.lang, catalog)
+            model = catalog.model(model_id).ref()
+        if not isinstance(model, ModelRef):
+            raise TypeError("model must be a preset id or a ModelRef")
+        engine = Engine(given.pop("engine", None) or self.engine or DEFAULT_ENGINE)
+        quant = given.pop("quant", None)
+        quant = slots.canonical_quant(str(quant), engine) if quant is not None else self.quant or DEFAULT_QUANT
+        fields: dict[str, Any] = {
+            "model": model,
+            "quant": quant,
+            "context": self.context or DEFAULT_CONTEXT,
+            "users": self.users or DEFAULT_USERS,
+            "kv_cache": self.kv_cache or DEFAULT_KV,
+            "engine": engine,
+            "flash_attn": self.flash_attn,
+            "gpus": self.gpus,
+        }
+        fields.update(given)
+        try:
+            return Request(**fields)
+        except ValidationError as exc:
+            raise BadNumberError(f"invalid request: {exc.errors()[0].get('msg', exc)}") from exc
+
+
+def no_model_error(lang: str, catalog: Catalog | None = None) -> UnknownModelError:
+    """The error for a question that names no model: suggestions and an example question."""
+    cat = catalog or load_catalog()
+    suggestions = [m for m in POPULAR_MODELS if m in cat.models] or list(cat.models)[:5]
+    example = EXAMPLES.get(lang, EXAMPLES["en"])
+    return UnknownModelError("no model named", suggestions=suggestions, example=example, reason="no_model")
+
+
+def parse_gpu_spec(spec: str, catalog: Catalog | None = None) -> GpuChoice:
+    """One GPU as a flag value names it: "rtx-3060-12gb", "3060 8gb", "2x 3090", "4090 두 장", "m2 max 64gb",
+    "24gb" (a generic card). Raises UnknownGpuError with suggestions, BadNumberError for a count out of range."""
+    cat = catalog or load_catalog()
+    idx = index_for(cat)
+    scratch = slots.Scratch(clean(spec))
+    apple_hint = slots.remove_apple_words(scratch)
+    tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
+    gpus = match.match_gpus(tokens, idx, cat)
+    if not gpus.choices:
+        match.check_unknown_gpus(tokens, idx, apple_hint)
+        gpus = match.generic_gpus(tokens)
+    if not gpus.choices:
+        raise UnknownGpuError(f"unknown GPU: {spec}", suggestions=cat.suggest_gpus(spec), query=spec)
+    return gpus.choices[0]
+
+
+def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
+    """Read a question. Raises a :class:`calc.errors.VramfitError` subclass (UnknownModelError, UnknownGpuError,
+    UnknownQuantError, BadNumberError) for a name it cannot place or a number out of range; never anything else."""
+    cat = catalog or load_catalog()
+    idx = index_for(cat)
+    lang: Lang = "ko" if has_hangul(text) else "en"
+    scratch = slots.Scratch(clean(text))
+    intent_text = scratch.text
+
+    engine, compare_engines = slots.extract_engine(scratch)
+    flash_attn = slots.extract_flash_attn(scratch)
+    kv_cache = slots.extract_kv_cache(scratch, engine)
+    apple_hint = slots.remove_apple_words(scratch)
+
+    tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
+    wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
+    models = match.match_models(tokens, idx, compare=slots.mentions_compare(intent_text), allow_candidates=wants_list)
+    gpus = match.match_gpus(tokens, idx, cat)
+    if not gpus.choices:
+        gpus = match.generic_gpus(tokens)
+    match.check_unknown_gpus(tokens, idx, apple_hint)
+    for i in tokens.used:
+        tok = tokens.items[i]
+        scratch.blank(tok.start, tok.end)
+
+    quant = slots.extract_quant(scratch, engine)
+    users = slots.extract_users(scratch)
+    context = slots.extract_context(scratch)
+    intent = slots.detect_intent(intent_text, len(models.ids))
+    if intent == "fit" and models.candidates and not models.ids:
+        intent = "what_fits"
+
+    filled = {
+        "quant": quant is None,
+        "context": context is None,
+        "users": users is None,
+        "kv_cache": kv_cache is None,
+        "engine": engine is None,
+        "gpu_variant": gpus.variant_assumed,
+        "gpu_generic": gpus.generic and bool(gpus.choices),
+        "model_fuzzy": models.fuzzy,
+    }
+    parsed = ParsedQuery(
+        lang=lang,
+        intent=intent,
+        model=models.ids[0] if models.ids else None,
+        compare_model=models.ids[1] if len(models.ids) > 1 else None,
+        model_candidates=models.candidates,
+        quant=quant,
+        context=context,
+        users=users,
+        kv_cache=kv_cache,
+        engine=engine,
+        compare_engines=compare_engines,
+        flash_attn=flash_attn,
+        gpus=tuple(gpus.choices),
+        compare_gpus=len(gpus.choices) > 1 and slots.mentions_alternatives(intent_text),
+        assumed=tuple(k for k in ASSUMED_KEYS if filled[k]),
+    )
+    parsed._catalog = cat
+    return parsed

@@ -1,0 +1,390 @@
+"""Slots read with regular expressions: engine, flash attention, KV cache type, weight format, users, context, intent.
+
+Each extractor reads a :class:`Scratch` (the cleaned message) and blanks what it used, so a number read as one slot
+is never read again as another ("q8_0 kv" is the KV cache, not the weights; "4 users" is not a GPU count).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from bot.parser.numbers import count_from_suffix, tokens_from_suffix
+from calc.errors import BadNumberError, UnknownQuantError
+from calc.quant import FileType
+from calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
+
+USED = "\x00"
+
+
+@dataclass
+class Scratch:
+    """The message being read; used characters are replaced by NUL (positions never move, and no pattern bridges
+    a used span the way it would bridge spaces)."""
+
+    text: str
+
+    def blank(self, start: int, end: int) -> None:
+        self.text = self.text[:start] + USED * (end - start) + self.text[end:]
+
+    def take(self, m: re.Match[str]) -> None:
+        self.blank(m.start(), m.end())
+
+
+# --- engine ----------------------------------------------------------------------------------------------------
+
+_VLLM = re.compile(r"(?<![a-z0-9])v-?llm(?![a-z0-9])|브이엘엘엠")
+_LLAMA_CPP = re.compile(
+    r"(?<![a-z0-9])(?:llama[\s._-]?cpp|llama[\s-]?server|ollama|lm[\s-]?studio|koboldcpp|kobold\.cpp|kobold)"
+    r"(?![a-z0-9])|라마\s?\.?\s?cpp|라마\s?씨피피|올라마|코볼드|엘엠\s?스튜디오"
+)
+
+
+def extract_engine(s: Scratch) -> tuple[Engine | None, bool]:
+    """The engine named, and whether both were named ("llama.cpp vs vllm": compare them)."""
+    vllm = list(_VLLM.finditer(s.text))
+    llama = list(_LLAMA_CPP.finditer(s.text))
+    for m in vllm + llama:
+        s.take(m)
+    if vllm and llama:
+        return None, True
+    if vllm:
+        return Engine.VLLM, False
+    if llama:
+        return Engine.LLAMA_CPP, False
+    return None, False
+
+
+# --- flash attention -------------------------------------------------------------------------------------------
+
+_FA = r"(?:flash[\s_-]?attn|flash[\s_-]?attention|flashattention|플래시\s?어텐션|(?<![a-z0-9-])fa)"
+_END = r"(?=\s*(?:$|[,.;:)!?]|and\b|&|으로|로|고|하고|해서))"
+_FA_OFF = re.compile(
+    rf"(?:\bno|without|disabl(?:e|ed|ing)|w/o|turn(?:ed)?\s+off)\s+{_FA}"
+    rf"|{_FA}\s*(?:[:=]\s*)?(?:off|false|disabled?|끄고|끄면|끈|꺼|끄기|없이|비활성화?|안\s?쓰|안\s?켜|미사용)"
+    r"|(?:-fa|--flash-attn)\s*(?:=\s*)?(?:off|0|false)\b"
+)
+_FA_ON = re.compile(
+    rf"(?:with|enable[ds]?|using|use|turn(?:ed)?\s+on)\s+{_FA}"
+    rf"|{_FA}\s*(?:[:=]\s*)?(?:on{_END}|true|enabled?|켜고|켜면|켠|켜서|켜|사용|활성화?)"
+    r"|(?:^|(?<=\s))(?:-fa|--flash-attn)(?:\s*=\s*(?:on|1|true))?(?![a-z0-9-])"
+)
+
+
+def extract_flash_attn(s: Scratch) -> bool | None:
+    off = _FA_OFF.search(s.text)
+    on = _FA_ON.search(s.text)
+    if off is not None and (on is None or off.start() <= on.start()):
+        s.take(off)
+        return False
+    if on is not None:
+        s.take(on)
+        return True
+    return None
+
+
+# --- KV cache type ---------------------------------------------------------------------------------------------
+
+_KVT = (
+    r"(fp8(?:[_-]?e4m3|[_-]?e5m2)?|fp32|f32|fp16|f16|bf16|q8_0|q8|q5_1|q5_0|q4_1|q4_0|q4|iq4_nl|int8|int4"
+    r"|(?:16|8|4)\s?-?\s?(?:bits?|비트))"
+)
+_KVW = (
+    r"(?:k/v|kv)(?:[\s_-]*(?:cache|캐시|캐쉬))?"
+    r"(?:[\s_-]*(?:type|dtype|타입|형식|양자화|quant(?:ization)?|precision|정밀도))?"
+)
+_KV_AFTER = re.compile(rf"(?<![a-z0-9]){_KVW}\s*(?:[:=]|은|는|을|를|도|as|in|to|at|with|=)?\s*{_KVT}(?![a-z0-9_])")
+_KV_BEFORE = re.compile(rf"(?<![a-z0-9_]){_KVT}\s*(?:로|으로|짜리|의|for)?\s*{_KVW}(?![a-z])")
+_KV_FLAG = re.compile(rf"(?:--cache-type-[kv]|-ct[kv]|--kv-cache-dtype)(?:\s*=\s*|\s+){_KVT}(?![a-z0-9_])")
+
+
+def _kv_type(word: str, engine: Engine | None) -> KvType:
+    w = re.sub(r"[\s-]", "", word).replace("비트", "bit").replace("bits", "bit")
+    if w.startswith("fp8"):
+        return KvType.FP8
+    table = {
+        "fp32": KvType.F32,
+        "f32": KvType.F32,
+        "fp16": KvType.F16,
+        "f16": KvType.F16,
+        "16bit": KvType.F16,
+        "bf16": KvType.BF16,
+        "q8_0": KvType.Q8_0,
+        "q8": KvType.Q8_0,
+        "q5_1": KvType.Q5_1,
+        "q5_0": KvType.Q5_0,
+        "q4_1": KvType.Q4_1,
+        "q4_0": KvType.Q4_0,
+        "q4": KvType.Q4_0,
+        "int4": KvType.Q4_0,
+        "4bit": KvType.Q4_0,
+        "iq4_nl": KvType.IQ4_NL,
+    }
+    if w in ("int8", "8bit"):
+        # vLLM's 8-bit KV cache is fp8; llama.cpp's is q8_0.
+        return KvType.FP8 if engine == Engine.VLLM else KvType.Q8_0
+    return table[w]
+
+
+def extract_kv_cache(s: Scratch, engine: Engine | None) -> KvType | None:
+    matches = [m for rx in (_KV_FLAG, _KV_AFTER, _KV_BEFORE) for m in rx.finditer(s.text)]
+    if not matches:
+        return None
+    first = min(matches, key=lambda m: m.start())
+    kv = _kv_type(first.group(1), engine)
+    for m in matches:
+        s.take(m)
+    return kv
+
+
+# --- Apple product words ---------------------------------------------------------------------------------------
+
+_APPLE_WORDS = re.compile(
+    r"(?:mac\s?book(?:\s?(?:air|pro))?|mac\s?(?:mini|studio|pro)|imac|(?<![a-z0-9])macs?(?![a-z0-9])"
+    r"|맥\s?북(?:\s?(?:에어|프로))?|맥\s?(?:미니|스튜디오|프로)|아이맥"
+    r"|(?<![\uac00-\ud7a3])맥(?=$|[^\uac00-\ud7a3]|에서|으로|로|이랑|은|는|이|가|을|를|도|에))"
+    r"(?:\s?(?:1[3-6]|2[47])(?:\"|”|-?inch|인치)?(?![0-9a-z.]))?"
+)
+
+
+def remove_apple_words(s: Scratch) -> bool:
+    """Blank "MacBook Air", "맥북 프로", "Mac Studio" (the chip and memory say what the GPU is); True if any."""
+    found = False
+    for m in _APPLE_WORDS.finditer(s.text):
+        s.take(m)
+        found = True
+    return found
+
+
+# --- weight format ---------------------------------------------------------------------------------------------
+
+KNOWN_QUANTS: frozenset[str] = frozenset(t.value for t in FileType)
+
+_QUANT_ALIASES: dict[str, str] = {
+    "Q2": "Q2_K",
+    "Q3": "Q3_K_M",
+    "Q4": "Q4_K_M",
+    "Q5": "Q5_K_M",
+    "Q6": "Q6_K",
+    "Q8": "Q8_0",
+    "Q3_K": "Q3_K_M",
+    "Q4_K": "Q4_K_M",
+    "Q5_K": "Q5_K_M",
+    "Q6_K_M": "Q6_K",
+    "Q6_K_L": "Q6_K",
+    "Q6_K_S": "Q6_K",
+    "Q8_K": "Q8_0",
+    "Q8_K_M": "Q8_0",
+    "Q2_K_M": "Q2_K",
+    "Q2_K_L": "Q2_K",
+    "IQ1": "IQ1_M",
+    "IQ2": "IQ2_M",
+    "IQ3": "IQ3_M",
+    "IQ4": "IQ4_XS",
+    "FP32": "F32",
+    "FP16": "F16",
+    "FP8": "FP8",
+    "MXFP4": "MXFP4_MOE",
+    "AWQ": "INT4",
+    "GPTQ": "INT4",
+    "W4A16": "INT4",
+    "NF4": "INT4",
+    "W8A8": "INT8",
+}
+_BITS: dict[int, str] = {2: "Q2_K", 3: "Q3_K_M", 4: "Q4_K_M", 5: "Q5_K_M", 6: "Q6_K", 8: "Q8_0", 16: "F16", 32: "F32"}
+
+_GGUF_NAME = re.compile(r"(?<![a-z0-9])(i?q[1-8])(?:[_-]?(k))?(?:[_-]?(xxs|xs|xl|s|m|l|nl|0|1))?(?![a-z0-9])")
+_QUANT_WORD = re.compile(
+    r"(?<![a-z0-9])(fp32|f32|fp16|f16|bf16|fp8|int8|int4|awq|gptq|nf4|mxfp4|w4a16|w8a8)(?![a-z0-9])"
+)
+_QUANT_BITS = re.compile(r"(?<![a-z0-9.])(\d{1,2})\s*-?\s*(?:bits?|비트|bpw)(?![a-z0-9])")
+_FULL_PRECISION = re.compile(
+    r"full[\s-]?precision|unquantized|non[\s-]?quantized|no\s+quant(?:ization)?|양자화\s*(?:없이|안\s*한|안\s*하고)"
+    r"|비양자화|원본\s*(?:모델|가중치|그대로)|풀\s*프리시전"
+)
+
+
+def canonical_quant(name: str, engine: Engine | None = None) -> str:
+    """The calc's name for a weight format ("q4_k_m" → "Q4_K_M", "q4" → "Q4_K_M", "awq" → "INT4").
+
+    Raises UnknownQuantError with up to 5 suggestions.
+    """
+    key = re.sub(r"[\s-]+", "_", name.strip().upper())
+    if engine == Engine.VLLM and key in ("INT4", "INT8"):
+        return key  # vLLM's AWQ/GPTQ and W8A8 checkpoints; GGUF names ("q4", "q8") stay GGUF
+    key = {"INT4": "Q4_K_M", "INT8": "Q8_0"}.get(key, key)
+    key = _QUANT_ALIASES.get(key, key)
+    if key in KNOWN_QUANTS:
+        return key
+    close = difflib.get_close_matches(key, sorted(KNOWN_QUANTS), n=5, cutoff=0.5)
+    raise UnknownQuantError(f"unknown quantization: {name}", suggestions=close, quant=name)
+
+
+def extract_quant(s: Scratch, engine: Engine | None) -> str | None:
+    found: list[tuple[int, str]] = []
+    for m in _GGUF_NAME.finditer(s.text):
+        base, k, suffix = m.group(1), m.group(2), m.group(3)
+        if not k and not suffix and base[-1] not in "234568":
+            continue  # "q1", "q7": not a quant anyone means
+        name = base.upper() + ("_K" if k else "") + (f"_{suffix.upper()}" if suffix else "")
+        found.append((m.start(), canonical_quant(name)))
+        s.take(m)
+    for m in _QUANT_WORD.finditer(s.text):
+        found.append((m.start(), canonical_quant(m.group(1), engine)))
+        s.take(m)
+    for m in _QUANT_BITS.finditer(s.text):
+        bits = int(m.group(1))
+        if bits in _BITS:
+            name = _BITS[bits]
+            if engine == Engine.VLLM and bits in (4, 8):
+                name = "INT4" if bits == 4 else "INT8"
+            found.append((m.start(), name))
+            s.take(m)
+    for m in _FULL_PRECISION.finditer(s.text):
+        found.append((m.start(), "F16"))
+        s.take(m)
+    if not found:
+        return None
+    return min(found)[1]
+
+
+# --- users -----------------------------------------------------------------------------------------------------
+
+_NUM = r"(\d+(?:\.\d+)?)\s?(k?)"
+# After a number: English nouns ("8 users") or Korean counters ("8명"); Korean puts the noun first ("사용자 8명").
+_PEOPLE = (
+    r"(?:users?|people|persons?|clients?|requests?|sessions?|seqs?|sequences?|slots?|connections?|streams?"
+    r"|명|사람|인(?![\uac00-\ud7a3]))"
+)
+_USERS_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"(?<![a-z0-9.]){_NUM}\s*(?:concurrent|parallel|simultaneous|동시|active)?\s*{_PEOPLE}(?![a-z])"),
+    re.compile(
+        r"(?:동시|concurrent|parallel|simultaneous)\s*(?:사용자|접속자?|유저|users?|requests?|connections?|sessions?)?"
+        rf"\s*(?:수)?\s*(?:[:=]|of)?\s*{_NUM}\s*(?:명|users?)?(?![a-z0-9])"
+    ),
+    re.compile(rf"(?:users?|사용자|유저|접속자|인원)\s*(?:수|count|number)?\s*(?:[:=]|of)?\s*{_NUM}(?![a-z0-9])"),
+    re.compile(rf"(?:--parallel|-np|--max-num-seqs|max_num_seqs|n_parallel)(?:\s*=\s*|\s+){_NUM}(?![a-z0-9])"),
+    re.compile(rf"batch(?:\s*size)?\s*(?:of|[:=])?\s*{_NUM}(?![a-z0-9])"),
+)
+
+
+def extract_users(s: Scratch) -> int | None:
+    found: list[tuple[int, int]] = []
+    for i, rx in enumerate(_USERS_PATTERNS):
+        for m in rx.finditer(s.text):
+            value = count_from_suffix(m.group(1), m.group(2))
+            if i == len(_USERS_PATTERNS) - 1 and value > 256:
+                continue  # "batch 2048" is llama.cpp's -b, not people
+            found.append((m.start(), value))
+            s.take(m)
+    if not found:
+        return None
+    users = min(found)[1]
+    if not 1 <= users <= MAX_USERS:
+        raise BadNumberError(f"users must be between 1 and {MAX_USERS}, not {users}", number=users, limit=MAX_USERS)
+    return users
+
+
+# --- context ---------------------------------------------------------------------------------------------------
+
+_CTX_WORD = (
+    r"(?:tokens?|toks?|토큰|ctx|context|컨텍스트|콘텍스트|문맥|n_ctx|ctx[-_]?size|max[-_]model[-_]len"
+    r"|context[\s_-]?(?:length|window|size|len))"
+)
+_CONTEXT_SUFFIXED = re.compile(r"(?<![a-z0-9._])(\d+(?:\.\d+)?)(?:\s?(k)|(m))(?![a-z0-9])")
+_PER_SECOND = r"(?!\s*(?:/|per\b|a\s+sec|each\s+sec|in\s+\d+\s*s))"  # "30 tokens/s" is a speed
+_CONTEXT_BEFORE_WORD = re.compile(
+    rf"(?<!초당)(?<!초당 )(?<![a-z0-9._])(\d+(?:\.\d+)?)()\s*{_CTX_WORD}(?![a-z0-9]){_PER_SECOND}"
+)
+_CONTEXT_AFTER_WORD = re.compile(
+    rf"(?:{_CTX_WORD}|(?<![a-z0-9])-c)\s*(?:길이|length|window|size|of|is|=|:|는|은|를|을|가|이|를|로)?\s*"
+    r"(\d+(?:\.\d+)?)\s?([km]?)(?![a-z0-9])"
+)
+_BARE_NUMBER = re.compile(r"(?<![a-z0-9._$])(\d{3,8})(?![a-z0-9._%])")
+_NOT_CONTEXT_AFTER = re.compile(r"\s*(?:원|won|\$|달러|불|명|장|개|대|w\b|watts?|와트|년|mhz|시간|hours?|초|분)")
+
+
+def _check_context(value: int) -> int:
+    if not 1 <= value <= MAX_CONTEXT:
+        raise BadNumberError(
+            f"context must be between 1 and {MAX_CONTEXT} tokens, not {value}", number=value, limit=MAX_CONTEXT
+        )
+    return value
+
+
+def extract_context(s: Scratch) -> int | None:
+    found: list[tuple[int, int]] = []
+    for rx in (_CONTEXT_AFTER_WORD, _CONTEXT_BEFORE_WORD, _CONTEXT_SUFFIXED):
+        for m in rx.finditer(s.text):
+            number = m.group(1)
+            suffix = (m.group(2) or "") + (m.group(3) or "") if rx is _CONTEXT_SUFFIXED else m.group(2)
+            found.append((m.start(), tokens_from_suffix(number, suffix)))
+            s.take(m)
+    if found:
+        return _check_context(min(found)[1])
+    # A bare number that looks like a context size: a power of two from 256, or whole thousands.
+    for m in _BARE_NUMBER.finditer(s.text):
+        value = int(m.group(1))
+        looks_like_context = (value >= 256 and value & (value - 1) == 0) or (value >= 1000 and value % 1000 == 0)
+        if looks_like_context and not _NOT_CONTEXT_AFTER.match(s.text, m.end()):
+            s.take(m)
+            return _check_context(value)
+    return None
+
+
+# --- intent ----------------------------------------------------------------------------------------------------
+
+_MAX_USERS = re.compile(
+    r"how\s+many\s+(?:concurrent\s+|parallel\s+|simultaneous\s+)?(?:users|people|requests|sessions|clients"
+    r"|connections|slots)|max(?:imum)?\s+(?:number\s+of\s+)?(?:concurrent\s+|parallel\s+)?(?:users|requests|sessions"
+    r"|clients)|몇\s*명|최대\s*(?:동시\s*)?(?:사용자|유저|접속|인원)|동시\s*(?:사용자|접속자?|유저|접속)\s*(?:수\s*)?"
+    r"(?:는\s*)?(?:몇|최대|얼마)"
+)
+_MAX_CONTEXT = re.compile(
+    r"how\s+(?:much|long|big|large)(?:\s+(?:of\s+)?(?:a|the))?\s+(?:context|ctx)|how\s+many\s+tokens"
+    r"|max(?:imum)?\s+(?:context|ctx)|(?:longest|largest|biggest)\s+(?:context|ctx)"
+    r"|(?:컨텍스트|콘텍스트|문맥|토큰)\s*(?:길이\s*)?(?:는\s*)?(?:최대|얼마|몇)|최대\s*(?:컨텍스트|콘텍스트|문맥|토큰|몇\s*k)"
+    r"|몇\s*k\s*까지|몇\s*토큰"
+)
+_BEST_QUANT = re.compile(
+    r"(?:which|what|best|highest|optimal|recommended|largest|biggest)\s+(?:quants?|quantization|quantisation"
+    r"|precision|bits?)\b|어떤\s*양자화|양자화\s*(?:는\s*)?(?:뭐|어떤|추천|몇|어느)|몇\s*비트|최적\s*양자화|어느\s*양자화"
+    r"|무슨\s*양자화"
+)
+_WHAT_FITS = re.compile(
+    r"what\s+(?:(?:models?|llms?|llama|qwen|gemma|mistral|mixtral|phi|deepseek|exaone|solar|gpt-oss|size|quant)"
+    r"(?:\s+[0-9.]+)?\s+)?(?:can|could|should|will|would)\s+(?:i|we|it|this|my|fit|run)\b"
+    r"|what\s+(?:fits|runs|will\s+fit|will\s+run|can\s+fit|can\s+run)|which\s+(?:models?|llms?)"
+    r"|what\s+(?:models?|llms?)|(?:best|biggest|largest)\s+(?:\w+\s+)?(?:model|llm)s?\b"
+    r"|models?\s+(?:that\s+)?(?:fit|run|i\s+can)|뭐\s*(?:를\s*)?(?:돌릴|돌아|굴릴|쓸|돌려)|뭘\s*(?:돌릴|돌려|쓸|굴릴)"
+    r"|어떤\s*(?:모델|llm|거)|무슨\s*(?:모델|llm)|(?:제일|가장)\s*큰\s*(?:모델|llm|거)"
+    r"|(?:돌릴|돌아갈|굴릴|쓸)\s*수\s*있는\s*(?:\S+\s*)?(?:모델|거|것|llm)|모델\s*(?:추천|뭐)|추천\s*(?:모델|해)"
+)
+_COMPARE = re.compile(r"\bvs\b|versus|compare|비교|\bor\b|아니면|랑|하고|and")
+
+
+def detect_intent(text: str, n_models: int) -> str:
+    if n_models >= 2:
+        return "compare"
+    if _MAX_USERS.search(text):
+        return "max_users"
+    if _MAX_CONTEXT.search(text):
+        return "max_context"
+    if _BEST_QUANT.search(text):
+        return "best_quant"
+    if n_models == 0 and _WHAT_FITS.search(text):
+        return "what_fits"
+    return "fit"
+
+
+_ALTERNATIVES = re.compile(r"\bvs\b|versus|\bor\b|\beither\b|compare|아니면|또는|비교|중에|중\s*어느|뭐가\s*나")
+
+
+def mentions_alternatives(text: str) -> bool:
+    """Whether several GPUs are alternatives to compare ("3060 or 4060") rather than one machine ("4090 + 3090")."""
+    return _ALTERNATIVES.search(text) is not None
+
+
+def mentions_compare(text: str) -> bool:
+    return _COMPARE.search(text) is not None

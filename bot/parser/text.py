@@ -1,0 +1,52 @@
+"""Cleaning a chat message before slots are read from it."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from bot.parser.lexicon import HF_ORGS
+from bot.parser.numbers import rewrite_numbers
+
+MAX_CHARS = 4000  # a Discord message is at most 4,000 characters; the rest of a longer text is ignored
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\ufeff\u00ad]")
+_MENTION = re.compile(r"<@[!&]?\d+>|<#\d+>|<a?:\w+:\d+>|<t:\d+(?::\w)?>|@everyone|@here")
+_HF_URL = re.compile(r"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?")
+_URL = re.compile(r"https?://\S+")
+_HF_ORG = re.compile(r"(?<![a-z0-9])(?:" + "|".join(re.escape(o) for o in HF_ORGS) + r")/")
+_COMMAND = re.compile(r"(?:^|(?<=\s))[/!]\s*vram\b")
+_GLUED_BRAND = re.compile(r"(?<![a-z0-9])(rtx|gtx|gt|rx|radeon|geforce|tesla|quadro)(?=\d)")  # "rtx3090"
+_MARKDOWN = re.compile(r"[*`~|>#\\]+|__+")
+# "2x3090", "2 x 3090", "8xh100" → "2x 3090"; "3090x2", "h100 * 8" → "3090 x2".
+_COUNT_BEFORE = re.compile(r"(?<![a-z0-9.])(\d{1,2})\s*[x×*]\s*(?=[a-z]|\d{3,4}(?!\d))")
+_COUNT_AFTER = re.compile(r"(?<=\d)\s*[x×*]\s*(\d{1,2})(?![a-z0-9.])")
+# "16 GB", "16기가", "16g", "16 gigs", "16GiB" → "16gb".
+_MEMORY = re.compile(
+    r"(?<![a-z0-9.])(\d+(?:\.\d+)?)\s*(?:gib|gbs?|gigs?|gigabytes?|기가\s?바이트|기가|지비|g(?=[^a-z0-9]|$))(?![a-z0-9])"
+)
+
+
+def prepare(text: str) -> str:
+    """NFKC, lowercase and memory sizes spelled one way; used for both questions and catalog names."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return _MEMORY.sub(r"\1gb", text)
+
+
+def clean(text: str) -> str:
+    """A message reduced to what the parser reads: no mentions, links, markdown or command prefix; numbers as
+    digits ("두 장" → "2 장", "3만 2천" → "32000"); memory sizes as "<n>gb"."""
+    text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text[:MAX_CHARS]))[:MAX_CHARS].lower()
+    text = _CONTROL.sub(" ", text)
+    text = _MENTION.sub(" ", text)
+    text = _HF_URL.sub(" ", text)
+    text = _URL.sub(" ", text)
+    text = _HF_ORG.sub(" ", text)
+    text = _COMMAND.sub(" ", text)
+    text = _GLUED_BRAND.sub(r"\1 ", text)
+    text = _COUNT_BEFORE.sub(r"\1x ", text)
+    text = _COUNT_AFTER.sub(r" x\1", text)
+    text = _MARKDOWN.sub(" ", text)
+    text = rewrite_numbers(text)
+    return _MEMORY.sub(r"\1gb", text)

@@ -1,0 +1,71 @@
+"""Every row of shared/eval/queries_public.jsonl parses exactly, against the shipped catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.parser import parse
+from calc.gpu import GIB
+from calc.presets import load_catalog
+from calc.tensors import count_params
+
+EVAL_FILE = Path(__file__).resolve().parents[2] / "shared" / "eval" / "queries_public.jsonl"
+
+
+def _rows() -> list[dict[str, Any]]:
+    if not EVAL_FILE.exists():
+        return []
+    with EVAL_FILE.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+ROWS = _rows()
+
+
+@pytest.mark.skipif(not ROWS, reason=f"{EVAL_FILE} not found")
+@pytest.mark.parametrize("row", ROWS, ids=[r["q"] for r in ROWS])
+def test_eval_row(row: dict[str, Any]) -> None:
+    catalog = load_catalog()
+    parsed = parse(row["q"], catalog)
+    request = parsed.to_request()
+
+    assert parsed.lang == row["lang"]
+
+    expected_model = row["model"]
+    assert parsed.model is not None, "no model read"
+    arch = catalog.models[parsed.model].architecture
+    assert arch.n_layers == expected_model["layers"], parsed.model
+    params_b = count_params(arch) / 1e9
+    assert params_b == pytest.approx(expected_model["params_b"], rel=0.02), parsed.model
+
+    if row["quant"] is None:
+        assert parsed.quant is None
+        assert "quant" in parsed.assumed
+    else:
+        assert parsed.quant in row["quant"]
+
+    if row["context"] is None:
+        assert parsed.context is None
+        assert "context" in parsed.assumed
+        assert request.context == 8192
+    else:
+        assert parsed.context in row["context"]
+
+    assert request.users == row["users"]
+    if parsed.users is None:
+        assert "users" in parsed.assumed
+
+    if row["kv"] is None:
+        assert parsed.kv_cache is None
+        assert "kv_cache" in parsed.assumed
+    else:
+        assert parsed.kv_cache is not None and parsed.kv_cache.value in row["kv"]
+
+    assert len(parsed.gpus) == len(row["gpus"])
+    for choice, expected in zip(parsed.gpus, row["gpus"], strict=True):
+        assert choice.gpu.memory_bytes / GIB in expected["mem_gib"], choice.gpu.id
+        assert choice.count == expected["count"]
