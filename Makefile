@@ -29,6 +29,11 @@ lint: setup
 
 typecheck: setup
 	$(BIN)/mypy calc
+	$(BIN)/mypy bot
+
+# After changing a user-visible string: re-extract, merge, then translate the new Korean entries.
+catalogs: setup
+	$(BIN)/python -m bot.catalogs update
 
 unit: setup
 	$(BIN)/python -m pytest

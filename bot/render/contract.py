@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.intents import CompareResult, FitResult, IntentResult, SolveResult
 from calc.errors import VramfitError
 from calc.estimate import Answer
 from calc.kv import naive_heads_and_dim
@@ -71,6 +72,47 @@ def answer_json(answer: Answer, lang: str, assumed: tuple[str, ...] = (), intent
         "request": request_json(answer.request, assumed, intent),
         "estimate": estimate,
         "fits": fits,
+    }
+
+
+def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON answer for any intent: the fit contract, plus one key for the intent's own result."""
+    if isinstance(result, FitResult):
+        data = answer_json(result.answer, lang, assumed, "fit")
+        if result.engines:
+            data["engines"] = [answer_json(a, lang, assumed, "fit") for a in result.engines]
+        return data
+    if isinstance(result, SolveResult):
+        data = answer_json(result.answer, lang, assumed, result.intent)
+        data["solution"] = {"kind": result.intent, "value": result.value, "gpu": result.gpu.gpu.id,
+                            "count": result.gpu.count}
+        return data
+    if isinstance(result, CompareResult):
+        comparison = result.comparison
+        return {
+            "lang": lang,
+            "request": request_json(result.a, assumed, "compare"),
+            "estimate": comparison.a.model_dump(exclude_none=True),
+            "fits": [],
+            "compare": {
+                "request": request_json(result.b, assumed, "compare"),
+                "estimate": comparison.b.model_dump(exclude_none=True),
+                "kv_bytes_per_token": [comparison.kv_per_token_a, comparison.kv_per_token_b],
+                "reasons": [r.model_dump(mode="json") for r in comparison.reasons],
+            },
+        }
+    request = request_json(result.template, assumed, "what_fits")
+    request["model"] = None
+    request["gpus"] = [{"id": result.gpu.gpu.id, "name": result.gpu.gpu.name, "count": result.gpu.count,
+                        "memory_bytes": result.gpu.gpu.memory_bytes}]
+    return {
+        "lang": lang,
+        "request": request,
+        "what_fits": [
+            {"model": m.model, "name": m.name, "family": m.family, "params": m.params, "quant": m.quant,
+             "verdict": m.fit.verdict.value, "total_bytes": m.fit.total_bytes, "headroom_bytes": m.fit.headroom_bytes}
+            for m in result.models
+        ],
     }
 
 

@@ -1,0 +1,260 @@
+"""Load test: N ``/vram`` interactions through the fake Discord into the real bot.
+
+    python benchmarks/bot_load.py                  # 2000 interactions, 32 in flight, the real calculator
+    python benchmarks/bot_load.py -n 5000 -c 64 --unique --backend fake
+
+The fake Discord (REST + gateway) and the load generator run in a child process, so the parent process is only the
+bot: its CPU time per interaction is the "one core" figure (goal ≥ 300 interactions/s), and its RSS is the bot's
+memory (goal < 100 MB). Latency is from the moment the fake sends INTERACTION_CREATE to the moment the bot's
+callback reaches it (p50/p99). ``--unique`` makes every question different (no card cache hits); the default mix
+repeats 24 questions, as a busy channel does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import multiprocessing as mp
+import resource
+import statistics
+import sys
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+QUESTIONS = [
+    ("llama3 8b 32k on a 3060", "en-US"),
+    ("라마3 8B 32k 3060에서 돌아가?", "ko"),
+    ("qwen2.5 14b q8 4090", "en-US"),
+    ("큐웬2.5 7b 128k 4090 되나요", "ko"),
+    ("gemma 3 27b 8k", "en-US"),
+    ("젬마3 12b 3060 12gb", "ko"),
+    ("mistral nemo 12b 16k 4070", "en-US"),
+    ("llama 3.1 70b 2x 3090", "en-US"),
+    ("딥시크 r1 distill 14b 32k 4080", "ko"),
+    ("phi-4 q6_k 4060 ti 16gb", "en-US"),
+    ("qwen3 30b a3b 32k 4090", "en-US"),
+    ("엑사원 3.5 7.8b 3060", "ko"),
+]
+MIX = [*QUESTIONS, *((q + " 4 users", loc) for q, loc in QUESTIONS)]
+FAKE_MIX = [  # what tests/fake_discord/backend.py understands
+    ("llama3 8b 32k 3060", "en-US"),
+    ("라마3 8b 8k 4090", "ko"),
+    ("gemma2 9b 3060", "en-US"),
+    ("젬마2 128k 4090", "ko"),
+    ("llama3-70b 8k 3060", "en-US"),
+    ("llama3 8b 4k", "en-US"),
+]
+
+
+def rss_mb() -> float:
+    """Resident memory of this process now (Linux ``/proc``; else the peak from getrusage)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+# -- child: the fake Discord and the load generator --------------------------------------------------------------------
+
+
+def load_process(conn: Connection, n: int, concurrency: int, unique: bool, warmup: int, backend: str) -> None:
+    asyncio.run(_load(conn, n, concurrency, unique, warmup, FAKE_MIX if backend == "fake" else MIX))
+
+
+async def _load(
+    conn: Connection, n: int, concurrency: int, unique: bool, warmup: int, mix: list[tuple[str, str]]
+) -> None:
+    from tests.fake_discord import payloads as p
+    from tests.fake_discord.server import FakeDiscord, Recorded
+
+    guild_id = 166_893_000_001 << 22
+    channel = p.text_channel(guild_id + 1, guild_id)
+    fake = FakeDiscord(guilds=[p.guild(guild_id, channels=[channel])])
+    fake.record = False
+    await fake.start()
+    conn.send({"api": fake.api_base, "gateway": fake.gateway_url})
+    await fake.wait_ready(timeout=60)
+
+    started: dict[str, float] = {}
+    latencies: list[float] = []
+    failures: list[str] = []
+    slots = asyncio.Semaphore(concurrency)
+    done = asyncio.Event()
+    remaining = {"count": 0}
+
+    def on_request(record: Recorded) -> None:
+        if not record.path.startswith("/interactions/"):
+            return
+        token = record.path.split("/")[3]
+        t0 = started.pop(token, None)
+        if t0 is None:
+            return
+        latencies.append(record.at - t0)
+        if record.json.get("type") != 4 or "embeds" not in record.json.get("data", {}):
+            failures.append(json.dumps(record.json)[:300])
+        slots.release()
+        remaining["count"] -= 1
+        if remaining["count"] == 0:
+            done.set()
+
+    fake.on_request = on_request
+    command_id = p.snowflake()
+
+    async def fire(count: int, offset: int) -> float:
+        remaining["count"] = count
+        done.clear()
+        t_start = time.perf_counter()
+        for i in range(count):
+            await slots.acquire()
+            text, locale = mix[(offset + i) % len(mix)]
+            if unique:
+                text = f"{text} {(offset + i) % 2000 + 1}k"
+            payload = p.slash_command(
+                app_id=fake.app_id,
+                command_id=command_id,
+                name="vram",
+                options=[p.command_option("query", text)],
+                user_data=p.user(500_000_000_000_000_000 + (offset + i) % 997, "user"),
+                locale=locale,
+                guild_id=guild_id,
+                channel=channel,
+            )
+            started[payload["token"]] = time.perf_counter()
+            await fake.interaction(payload)
+        await asyncio.wait_for(done.wait(), timeout=120)
+        return time.perf_counter() - t_start
+
+    await fire(warmup, 0)
+    latencies.clear()
+    conn.send({"phase": "measure"})
+    conn.recv()  # the bot has noted its CPU time
+    wall = await fire(n, warmup)
+    conn.send({"wall": wall, "latencies": latencies, "failures": failures[:5], "failed": len(failures)})
+    conn.recv()
+    await fake.close()
+
+
+# -- parent: the bot ------------------------------------------------------------------------------------------------
+
+
+async def run_bot(conn: Connection, backend_name: str) -> dict[str, Any]:
+    import discord
+    import yarl
+    from discord.gateway import DiscordWebSocket
+
+    from bot.bot import VramBot
+    from bot.settings import Settings
+
+    urls = conn.recv()
+    discord.http.Route.BASE = urls["api"]
+    DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(urls["gateway"])
+    if backend_name == "fake":
+        from tests.fake_discord.backend import FakeBackend
+
+        backend = FakeBackend().backend()
+    else:
+        from bot.backend import CalcBackend
+
+        backend = CalcBackend().backend()
+    settings = Settings(_env_file=None, cooldown_rate=10_000, cooldown_seconds=1.0, log_level="WARNING")
+    vram_bot = VramBot(settings, backend, guild_ready_timeout=0.05)
+    await vram_bot.login("benchmark-token")
+    task = asyncio.create_task(vram_bot.connect())
+    await vram_bot.wait_until_ready()
+    rss_ready = rss_mb()
+    loop = asyncio.get_running_loop()
+    message = await loop.run_in_executor(None, conn.recv)  # warm-up done
+    assert message == {"phase": "measure"}
+    cpu0 = time.process_time()
+    conn.send("go")
+    result: dict[str, Any] = await loop.run_in_executor(None, conn.recv)
+    cpu = time.process_time() - cpu0
+    result.update(
+        cpu=cpu,
+        rss_ready=rss_ready,
+        rss_after=rss_mb(),
+        rss_peak=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    )
+    conn.send("bye")
+    await vram_bot.close()
+    await asyncio.wait_for(task, 10)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=2000, help="interactions to measure (default 2000)")
+    parser.add_argument("-c", "--concurrency", type=int, default=32, help="interactions in flight (default 32)")
+    parser.add_argument("--warmup", type=int, default=200, help="interactions before measuring (default 200)")
+    parser.add_argument("--unique", action="store_true", help="every question different: no card cache hits")
+    parser.add_argument("--backend", choices=["real", "fake"], default="real", help="calculator behind the bot")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(
+        target=load_process,
+        args=(child, args.n, args.concurrency, args.unique, args.warmup, args.backend),
+    )
+    proc.start()
+    try:
+        result = asyncio.run(run_bot(parent, args.backend))
+    finally:
+        proc.join(timeout=30)
+        if proc.is_alive():
+            proc.terminate()
+    lat_ms = [x * 1000 for x in result["latencies"]]
+    summary = {
+        "interactions": args.n,
+        "concurrency": args.concurrency,
+        "backend": args.backend,
+        "unique": args.unique,
+        "interactions_per_s": round(args.n / result["wall"], 1),
+        "bot_cpu_ms_per_interaction": round(result["cpu"] * 1000 / args.n, 3),
+        "interactions_per_bot_cpu_s": round(args.n / result["cpu"], 1) if result["cpu"] else None,
+        "p50_ms": round(statistics.median(lat_ms), 2),
+        "p99_ms": round(percentile(lat_ms, 0.99), 2),
+        "rss_ready_mb": round(result["rss_ready"], 1),
+        "rss_after_mb": round(result["rss_after"], 1),
+        "rss_peak_mb": round(result["rss_peak"], 1),
+        "failed": result["failed"],
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"{args.n} interactions ({args.backend} calculator, {args.concurrency} in flight"
+            f"{', unique questions' if args.unique else ''})\n"
+            f"  throughput   {summary['interactions_per_s']} interactions/s (wall clock)\n"
+            f"  bot CPU      {summary['bot_cpu_ms_per_interaction']} ms/interaction"
+            f" = {summary['interactions_per_bot_cpu_s']} interactions per CPU-second (one core)\n"
+            f"  latency      p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms\n"
+            f"  bot RSS      {summary['rss_ready_mb']} MB ready, {summary['rss_after_mb']} MB after"
+            f" (peak {summary['rss_peak_mb']} MB)\n"
+            f"  failed       {summary['failed']}"
+        )
+        for failure in result["failures"]:
+            print("  !", failure)
+    return 1 if result["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

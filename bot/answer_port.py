@@ -1,0 +1,190 @@
+"""The bot's side of the calculator: what a card needs, and the function type that produces it.
+
+The bot never reaches into ``calc`` or the parser directly. It calls an :data:`Answerer`
+``(text, lang, overrides) -> Card``: ``text`` is the free-text question (may be empty when ``overrides`` names the
+model), ``lang`` the language the caller already knows (``None``: the question's own language), and ``overrides``
+the structured options that win over the text (:class:`Overrides`). :mod:`bot.backend` adapts the real parser +
+``calc.estimate.answer``; tests plug in a deterministic fake. Errors are :class:`AnswerError` with the stable codes
+of the JSON contract (``unknown_model``, ``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, TypedDict
+
+from bot.i18n import Lang
+
+Verdict = Literal["fits", "tight", "partial", "no"]
+TipKind = Literal["context", "kv_cache", "quant", "gpus"]
+
+
+class Overrides(TypedDict, total=False):
+    """Structured options; each one wins over what the text says."""
+
+    model: str
+    gpu: str
+    gpu_count: int
+    gpus: tuple[tuple[str, int], ...]  # fully resolved (id, count) pairs, as buttons carry them
+    quant: str
+    kv_cache: str
+    context: int
+    users: int
+    engine: str
+    flash_attn: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str
+    name: str
+    params: int = 0  # 0: unknown
+    layers: int = 0
+    kv_heads: int = 0
+    head_dim: int = 0
+    sliding_window: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Assumptions:
+    """Every setting the numbers depend on (all echoed in the card's footer)."""
+
+    quant: str
+    context: int
+    users: int
+    kv_cache: str
+    engine: str
+    flash_attn: bool
+    kv_bytes_per_element: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    file_bytes: int
+    weights_bytes: int
+    host_bytes: int
+    kv_cache_bytes: int
+    kv_cache_naive_bytes: int
+    compute_bytes: int
+    runtime_bytes: int
+    total_bytes: int
+
+    @property
+    def overhead_bytes(self) -> int:
+        return self.compute_bytes + self.runtime_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFit:
+    """One GPU (times ``count``) against the estimate."""
+
+    gpu_id: str
+    gpu_name: str
+    count: int
+    memory_bytes: int  # nominal memory of one device
+    verdict: Verdict
+    gpu_layers: int
+    layers: int
+    headroom_bytes: int  # negative when it does not fit
+    segment: str = "consumer"  # consumer / laptop / workstation / datacenter / apple / generic
+    usable_bytes: int = 0  # what the model may use (all of memory_bytes × count, less on Apple); 0: same as nominal
+    max_context: int | None = None  # the largest context that fits here, if computed
+
+    @property
+    def total_memory_bytes(self) -> int:
+        return self.memory_bytes * self.count
+
+    @property
+    def budget_bytes(self) -> int:
+        return self.usable_bytes or self.total_memory_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Tip:
+    """A change that helps when the named GPU is short, with the total it leads to."""
+
+    kind: TipKind
+    value: str  # "16384", "q8_0", "Q3_K_M", "2"
+    total_bytes: int
+    verdict: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """Everything one answer card shows."""
+
+    lang: Lang  # the question's language
+    model: ModelInfo
+    assumptions: Assumptions
+    estimate: Estimate
+    fits: tuple[GpuFit, ...]
+    named_gpus: bool  # True: ``fits`` are the GPUs the user named; False: preset suggestions
+    gpus: tuple[tuple[str, int], ...] = ()  # the named GPUs as (id, count), to recompute
+    tips: tuple[Tip, ...] = ()
+    notes: tuple[str, ...] = ()  # codes the renderer explains, e.g. "sliding_window"
+    stateful: bool = True  # False: the model is not a preset, so buttons cannot recompute the card
+
+    def overrides(self) -> Overrides:
+        """Overrides that reproduce this card without the original text."""
+        a = self.assumptions
+        return Overrides(
+            model=self.model.id,
+            quant=a.quant,
+            context=a.context,
+            users=a.users,
+            kv_cache=a.kv_cache,
+            engine=a.engine,
+            flash_attn=a.flash_attn,
+            gpus=self.gpus,
+        )
+
+
+class AnswerError(Exception):
+    """The question cannot be answered as asked (unknown model, bad number...): the user's to fix."""
+
+    def __init__(self, code: str, message: str = "", *, subject: str = "", suggestions: Sequence[str] = ()) -> None:
+        super().__init__(message or code)
+        self.code = code
+        self.message = message
+        self.subject = subject  # the offending text ("lamma-9b"), when known
+        self.suggestions = tuple(suggestions)
+
+
+Answerer = Callable[[str, Lang | None, Overrides], Card]
+"""``(text, lang, overrides) -> Card``; raises :class:`AnswerError` for questions the user must fix."""
+
+Suggester = Callable[[str], list[tuple[str, str]]]
+"""``current -> [(label, value), ...]`` for autocomplete (at most 25)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """What the bot needs from the calculator: the answerer and the autocomplete sources."""
+
+    answer: Answerer
+    suggest_models: Suggester
+    suggest_gpus: Suggester
+    quants: tuple[str, ...] = (
+        "Q4_K_M",
+        "Q5_K_M",
+        "Q6_K",
+        "Q8_0",
+        "F16",
+        "BF16",
+        "Q4_0",
+        "Q4_K_S",
+        "Q5_0",
+        "Q5_K_S",
+        "Q3_K_M",
+        "Q3_K_L",
+        "Q3_K_S",
+        "Q2_K",
+        "IQ4_XS",
+        "IQ4_NL",
+        "IQ3_XXS",
+        "IQ2_XS",
+        "FP8",
+        "INT4",
+        "F32",
+    )

@@ -1,0 +1,358 @@
+"""The real :class:`bot.answer_port.Backend`: the parser + ``calc.estimate.answer``, adapted to a card.
+
+Imports of the parser and the calculator happen when the backend is built, so the bot's modules (and its tests
+with a fake backend) load without them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from bot.answer_port import (
+    AnswerError,
+    Assumptions,
+    Backend,
+    Card,
+    Estimate,
+    GpuFit,
+    ModelInfo,
+    Overrides,
+    Tip,
+    Verdict,
+)
+from bot.i18n import Lang
+
+if TYPE_CHECKING:
+    from calc.estimate import Answer, Fit
+    from calc.gpu import Gpu
+    from calc.presets import Catalog
+    from calc.request import GpuChoice, Request
+
+log = logging.getLogger(__name__)
+
+AUTOCOMPLETE_LIMIT = 25
+CARD_CACHE_SIZE = 2048
+TIP_GPU_COUNTS = (2, 4, 8)
+_GENERIC_ID = re.compile(r"^generic-(?P<gib>\d+(?:\.\d+)?)gb$")
+
+
+class Missing:
+    """Type of :data:`MISSING` ("not given", where ``None`` is a meaningful value)."""
+
+
+MISSING = Missing()
+
+
+class _LruCache:
+    """A small LRU of finished cards: the same question (or button) is common in a busy channel."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[Any, Card] = OrderedDict()
+
+    def get(self, key: Any) -> Card | None:
+        card = self._data.get(key)
+        if card is not None:
+            self._data.move_to_end(key)
+        return card
+
+    def put(self, key: Any, card: Card) -> None:
+        self._data[key] = card
+        if len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+
+def _subject(exc: Any) -> str:
+    details = getattr(exc, "details", {}) or {}
+    for key in ("subject", "text", "model", "gpu", "quant", "value", "name"):
+        value = details.get(key)
+        if isinstance(value, str | int) and str(value):
+            return str(value)
+    message = str(getattr(exc, "message", "") or "")
+    if ": " in message and getattr(exc, "code", "") in ("unknown_model", "unknown_gpu", "unknown_quant", "bad_number"):
+        return message.split(": ", 1)[1].strip(" '\"")
+    return ""
+
+
+def to_answer_error(exc: Exception) -> AnswerError:
+    """A calculator/parser error (``VramfitError``) as the bot's :class:`AnswerError`."""
+    return AnswerError(
+        str(getattr(exc, "code", "error")),
+        str(getattr(exc, "message", "") or exc),
+        subject=_subject(exc),
+        suggestions=[str(s) for s in getattr(exc, "suggestions", []) or []],
+    )
+
+
+class CalcBackend:
+    """Answers questions with the preset catalog, the parser and the calculator."""
+
+    def __init__(self, catalog: Catalog | None = None, *, cache_size: int = CARD_CACHE_SIZE) -> None:
+        from calc.presets import load_catalog
+
+        self.catalog = catalog or load_catalog()
+        self._gpus: tuple[Gpu, ...] = tuple(self.catalog.gpus.values())
+        self._cache = _LruCache(cache_size)
+        self._model_entries = sorted(
+            ((m.name, m.id, (m.id, m.name, *m.aliases)) for m in self.catalog.models.values()), key=lambda e: e[1]
+        )
+        self._gpu_entries = sorted(((g.name, g.id, (g.id, g.name, *g.aliases)) for g in self._gpus), key=lambda e: e[1])
+
+    # -- the port ----------------------------------------------------------------------------------------------------
+
+    def backend(self) -> Backend:
+        return Backend(answer=self.answer, suggest_models=self.suggest_models, suggest_gpus=self.suggest_gpus)
+
+    def answer(self, text: str, lang: Lang | None, overrides: Overrides) -> Card:
+        key = (text.strip(), lang, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        from calc.errors import VramfitError
+        from calc.estimate import answer
+
+        try:
+            request, question_lang = self.build_request(text, overrides)
+            result = answer(request, self._gpus)
+            card = self.card(result, lang or question_lang)
+        except VramfitError as exc:
+            raise to_answer_error(exc) from exc
+        except ValueError as exc:  # pydantic validation of an out-of-range number
+            raise AnswerError("bad_number", str(exc).splitlines()[0]) from exc
+        self._cache.put(key, card)
+        return card
+
+    def suggest_models(self, current: str) -> list[tuple[str, str]]:
+        return _suggest(current, self._model_entries)
+
+    def suggest_gpus(self, current: str) -> list[tuple[str, str]]:
+        return _suggest(current, self._gpu_entries)
+
+    # -- building the request ----------------------------------------------------------------------------------------
+
+    def gpu(self, gpu_id: str) -> Gpu:
+        """A preset GPU by id or alias, or a generic card for ``generic-<N>gb`` ids."""
+        from calc.gpu import generic_gpu
+
+        found = self.catalog.find_gpu(gpu_id)
+        if found is not None:
+            return found
+        if match := _GENERIC_ID.match(gpu_id):
+            return generic_gpu(float(match["gib"]))
+        return self.catalog.gpu(gpu_id)  # raises UnknownGpuError with suggestions
+
+    def build_request(self, text: str, overrides: Overrides) -> tuple[Request, Lang]:
+        """The request for ``text`` with ``overrides`` applied, and the question's language."""
+        from calc.errors import UnknownModelError
+        from calc.quant import parse_file_type
+        from calc.request import Engine, GpuChoice, KvType, Request
+
+        fields: dict[str, Any] = {}
+        if "model" in overrides:
+            fields["model"] = self.catalog.model(overrides["model"]).ref()
+        if "quant" in overrides:
+            fields["quant"] = parse_file_type(overrides["quant"]).value
+        for key in ("context", "users"):
+            if key in overrides:
+                fields[key] = int(overrides[key])  # type: ignore[literal-required,unused-ignore]
+        if "kv_cache" in overrides:
+            fields["kv_cache"] = _enum(KvType, overrides["kv_cache"], "kv_cache")
+        if "engine" in overrides:
+            fields["engine"] = _enum(Engine, overrides["engine"], "engine")
+        if "flash_attn" in overrides:
+            fields["flash_attn"] = bool(overrides["flash_attn"])
+        if "gpus" in overrides:
+            fields["gpus"] = tuple(GpuChoice(gpu=self.gpu(g), count=c) for g, c in overrides["gpus"])
+        elif "gpu" in overrides:
+            fields["gpus"] = (self._gpu_spec(overrides["gpu"], overrides.get("gpu_count")),)
+
+        lang: Lang = "en"
+        text = text.strip()
+        if text:
+            from bot.parser import parse
+
+            parsed = parse(text)
+            request = parsed.to_request(**fields)
+            lang = "ko" if parsed.lang == "ko" else "en"
+        elif "model" in fields:
+            request = Request(**fields)
+        else:
+            raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
+        count = overrides.get("gpu_count")
+        if count and "gpu" not in overrides and "gpus" not in overrides and request.gpus:
+            first = request.gpus[0].model_copy(update={"count": int(count)})
+            request = request.model_copy(update={"gpus": (first, *request.gpus[1:])})
+        return request, lang
+
+    def _gpu_spec(self, spec: str, count: int | None) -> GpuChoice:
+        import bot.parser
+        from calc.request import GpuChoice
+
+        parse_gpu_spec = getattr(bot.parser, "parse_gpu_spec", None)  # "2x 3090", "3060 8gb", when the parser has it
+        choice = parse_gpu_spec(spec, self.catalog) if parse_gpu_spec is not None else GpuChoice(gpu=self.gpu(spec))
+        return choice.model_copy(update={"count": int(count)}) if count else choice
+
+    # -- the card ----------------------------------------------------------------------------------------------------
+
+    def card(self, result: Answer, lang: Lang) -> Card:
+        """The card data for one calculator answer (adds tips when the named GPU falls short)."""
+        from calc.kv import kv_value_bytes, naive_heads_and_dim
+
+        request, est = result.request, result.estimate
+        arch = request.model.architecture
+        heads, dim = naive_heads_and_dim(arch)
+        swa = bool(arch.sliding_window and any(arch.swa_layers))
+        model = ModelInfo(
+            id=request.model.id,
+            name=request.model.name,
+            params=est.params,
+            layers=arch.n_layers,
+            kv_heads=heads,
+            head_dim=dim,
+            sliding_window=arch.sliding_window if swa else 0,
+        )
+        assumptions = Assumptions(
+            quant=request.quant,
+            context=request.context,
+            users=request.users,
+            kv_cache=request.kv_cache.value,
+            engine=request.engine.value,
+            flash_attn=request.flash_attn_effective,
+            kv_bytes_per_element=kv_value_bytes(request.kv_cache),
+        )
+        estimate = Estimate(
+            file_bytes=est.file_bytes,
+            weights_bytes=est.weights_bytes,
+            host_bytes=est.host_bytes,
+            kv_cache_bytes=est.kv_cache_bytes,
+            kv_cache_naive_bytes=est.kv_cache_naive_bytes,
+            compute_bytes=est.compute_bytes,
+            runtime_bytes=est.runtime_bytes,
+            total_bytes=est.total_bytes,
+        )
+        fits = tuple(self._gpu_fit(f) for f in result.fits)
+        tips: tuple[Tip, ...] = ()
+        if request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
+            first = result.fits[0]
+            tips = tuple(self.tips(request, request.gpus[0], str(first.verdict), max_context=first.max_context))
+        stateful = self.catalog.find_model(request.model.id) is not None
+        return Card(
+            lang=lang,
+            model=model,
+            assumptions=assumptions,
+            estimate=estimate,
+            fits=fits,
+            named_gpus=bool(request.gpus),
+            gpus=tuple((c.gpu.id, c.count) for c in request.gpus),
+            tips=tips,
+            notes=("sliding_window",) if swa else (),
+            stateful=stateful,
+        )
+
+    def _gpu_fit(self, fit: Fit) -> GpuFit:
+        gpu = self.catalog.gpus.get(fit.gpu)
+        return GpuFit(
+            gpu_id=fit.gpu,
+            gpu_name=fit.name,
+            count=fit.count,
+            memory_bytes=fit.memory_bytes,
+            verdict=_verdict(fit.verdict),
+            gpu_layers=fit.gpu_layers,
+            layers=fit.layers,
+            headroom_bytes=fit.headroom_bytes,
+            segment=str(gpu.segment) if gpu is not None else "generic",
+            usable_bytes=fit.usable_bytes,
+            max_context=fit.max_context,
+        )
+
+    def tips(
+        self, request: Request, choice: GpuChoice, verdict: str, *, max_context: int | Missing | None = MISSING
+    ) -> Iterable[Tip]:
+        """What would make the request fit ``choice``: less context, a quantized KV cache, a smaller quant, more
+        GPUs; each with the total it leads to. ``max_context``: the answer's figure for ``choice``, if known."""
+        from calc import solve
+        from calc.estimate import fit_gpu
+        from calc.request import Engine, GpuChoice, KvType
+
+        def tip(kind: Any, value: str, changed: Request, changed_choice: GpuChoice = choice) -> Tip:
+            fit = fit_gpu(changed, changed_choice, with_max_context=False)
+            return Tip(kind=kind, value=value, total_bytes=fit.total_bytes, verdict=_verdict(fit.verdict))
+
+        out: list[Tip] = []
+        ctx = solve.max_context(request, choice, limit=request.context) if max_context is MISSING else max_context
+        if isinstance(ctx, int) and ctx < request.context:
+            out.append(tip("context", str(ctx), request.model_copy(update={"context": ctx})))
+        if request.kv_cache in (KvType.F16, KvType.BF16, KvType.F32):
+            smaller = KvType.FP8 if request.engine == Engine.VLLM else KvType.Q8_0
+            out.append(tip("kv_cache", smaller.value, request.model_copy(update={"kv_cache": smaller})))
+        if verdict != "tight":
+            ladder = solve.VLLM_QUANT_LADDER if request.engine == Engine.VLLM else solve.QUANT_LADDER
+            if request.quant in ladder:  # only formats smaller than the one that does not fit
+                ladder = ladder[ladder.index(request.quant) + 1 :]
+            quant = solve.best_quant(request, choice, ladder) if ladder else None
+            if quant is not None and quant != request.quant:
+                out.append(tip("quant", quant, request.model_copy(update={"quant": quant})))
+            for count in TIP_GPU_COUNTS:
+                if count <= choice.count:
+                    continue
+                more = GpuChoice(gpu=choice.gpu, count=count)
+                candidate = tip("gpus", str(count), request.model_copy(update={"gpus": (more,)}), more)
+                if candidate.verdict in ("fits", "tight"):
+                    out.append(candidate)
+                    break
+        return out
+
+
+def _verdict(value: Any) -> Verdict:
+    text = str(getattr(value, "value", value))
+    if text not in ("fits", "tight", "partial", "no"):
+        raise ValueError(f"unknown verdict {text!r}")
+    return text  # type: ignore[return-value]
+
+
+def _enum(kind: Callable[[str], Any], value: str, what: str) -> Any:
+    from calc.errors import BadNumberError
+
+    try:
+        return kind(value.lower())
+    except ValueError as exc:
+        raise BadNumberError(f"unknown {what}: {value}", value=value) from exc
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\-_.]+", "", text.lower())
+
+
+def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> list[tuple[str, str]]:
+    """Autocomplete: prefix matches, then substring matches, then fuzzy ones (at most 25 ``(label, id)``)."""
+    key = _norm(current)
+    if not key:
+        return [(label, value) for label, value, _ in entries[:AUTOCOMPLETE_LIMIT]]
+    prefix: list[tuple[str, str]] = []
+    inner: list[tuple[str, str]] = []
+    for label, value, keys in entries:
+        norms = [_norm(k) for k in keys]
+        if any(n.startswith(key) for n in norms):
+            prefix.append((label, value))
+        elif any(key in n for n in norms):
+            inner.append((label, value))
+    found = prefix + inner
+    if len(found) < AUTOCOMPLETE_LIMIT:
+        from rapidfuzz import fuzz, process
+
+        names = {value: label for label, value, _ in entries}
+        seen = {value for _, value in found}
+        choices = {value: " ".join(_norm(k) for k in keys) for _, value, keys in entries if value not in seen}
+        for _, score, value in process.extract(key, choices, scorer=fuzz.partial_ratio, limit=AUTOCOMPLETE_LIMIT):
+            if score >= 60:
+                found.append((names[value], value))
+    return found[:AUTOCOMPLETE_LIMIT]
+
+
+def default_backend() -> Backend:
+    """The production backend (raises ``ImportError`` while the calculator or parser is missing)."""
+    return CalcBackend().backend()

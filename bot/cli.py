@@ -1,0 +1,232 @@
+"""``vram``: the calculator in a terminal, as a readable table or as the JSON contract.
+
+    vram "llama3-8b 32k on a 3060"
+    vram --json --model llama-3-8b --quant Q4_K_M --context 32768 --gpu rtx-3060-12gb
+    vram --json --config path/to/config.json --context 8k
+
+Exit 0 with an answer, 2 with an error (a JSON object with --json), never a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from calc.errors import BadFileError, BadNumberError, UnknownGpuError, UnknownModelError, VramfitError
+from calc.estimate import answer
+from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
+
+if TYPE_CHECKING:
+    from bot.i18n import Lang
+    from bot.intents import IntentResult
+
+EXIT_ERROR = 2
+
+
+class _ArgumentError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would exit; we answer like any other bad input
+        raise _ArgumentError(message)
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="vram", description="Will this LLM run on my GPU? Memory by component, engine-accurate.")
+    p.add_argument("query", nargs="*", help='the question in words, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k"')
+    p.add_argument("--json", action="store_true", help="print the JSON contract (shared/spec/cli-json.md)")
+    p.add_argument("--model", help="preset model id or alias (see --list-models)")
+    p.add_argument("--config", help="a Hugging Face config.json for any model")
+    p.add_argument("--gguf", help="a GGUF file: exact tensor sizes from its header")
+    p.add_argument("--quant", help="weight format: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")
+    p.add_argument("--context", help="tokens per user: 8192 (default), 32k, 128k")
+    p.add_argument("--users", help="sequences held at once (default 1)")
+    p.add_argument("--kv-cache", help="KV cache type: f16 (default), q8_0, q4_0, fp8, bf16, f32")
+    p.add_argument("--gpu", action="append", help="preset GPU id or alias; repeat or use N×GPU ('2x rtx-3090')")
+    p.add_argument("--gpu-count", type=str, help="how many of the (first) GPU")
+    p.add_argument("--flash-attn", choices=["on", "off"], help="flash attention (default: on, as llama.cpp -fa auto)")
+    p.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
+    p.add_argument("--lang", choices=["ko", "en"], help="language of the answer (default: the question's)")
+    p.add_argument("--list-models", action="store_true", help="list preset models")
+    p.add_argument("--list-gpus", action="store_true", help="list preset GPUs")
+    p.add_argument("--interactive", action="store_true", help="ask questions at a prompt, one per line")
+    return p
+
+
+def _number(text: str, what: str, low: int, high: int) -> int:
+    from bot.parser.numbers import parse_quantity
+
+    value = parse_quantity(text)
+    if value is None:
+        raise BadNumberError(f"{what}: not a number: {text}", field=what, value=text)
+    if not low <= value <= high:
+        raise BadNumberError(f"{what} must be between {low} and {high}: {text}", field=what, value=text)
+    return value
+
+
+def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
+    from calc.architecture import from_hf_config
+    from calc.gguf import architecture_from_gguf, read_gguf
+
+    if args.gguf:
+        header = read_gguf(args.gguf)
+        name = str(header.metadata.get("general.name") or Path(args.gguf).stem)
+        return ModelRef(id=Path(args.gguf).stem, name=name, architecture=architecture_from_gguf(header),
+                        gguf=header, source=str(args.gguf))
+    if args.config:
+        path = Path(args.config)
+        try:
+            config = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BadFileError(f"cannot read {path}: {exc}", path=str(path)) from exc
+        name = str(config.get("_name_or_path") or path.parent.name or path.stem) if isinstance(config, dict) else ""
+        return ModelRef(id=name.split("/")[-1].lower() or "config", name=name or path.name,
+                        architecture=from_hf_config(config), source=str(path))
+    return None
+
+
+def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
+    from bot.parser import parse_gpu_spec
+    from calc.presets import load_catalog
+
+    if not args.gpu:
+        return None
+    catalog = load_catalog()
+    choices = [parse_gpu_spec(spec, catalog) for spec in args.gpu]
+    if args.gpu_count:
+        count = _number(args.gpu_count, "gpu_count", 1, MAX_GPU_COUNT)
+        choices[0] = choices[0].model_copy(update={"count": count})
+    return tuple(choices)
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """Request fields given as flags: they override what the text says."""
+    from calc.presets import load_catalog
+
+    overrides: dict[str, Any] = {}
+    model = _model_from_file(args)
+    if model is None and args.model:
+        model = load_catalog().model(args.model).ref()
+    if model is not None:
+        overrides["model"] = model
+    if args.quant:
+        from calc.quant import parse_file_type
+
+        overrides["quant"] = parse_file_type(args.quant).value
+    if args.context:
+        overrides["context"] = _number(args.context, "context", 1, MAX_CONTEXT)
+    if args.users:
+        overrides["users"] = _number(args.users, "users", 1, MAX_USERS)
+    if args.kv_cache:
+        try:
+            overrides["kv_cache"] = KvType(args.kv_cache.lower())
+        except ValueError as exc:
+            raise BadNumberError(
+                f"unknown KV cache type: {args.kv_cache}", suggestions=[k.value for k in KvType]
+            ) from exc
+    if args.flash_attn:
+        overrides["flash_attn"] = args.flash_attn == "on"
+    if args.engine:
+        overrides["engine"] = Engine(args.engine)
+    gpus = _gpu_choices(args)
+    if gpus is not None:
+        overrides["gpus"] = gpus
+    return overrides
+
+
+def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...]]:
+    """The answer for the command line, its language and what was assumed."""
+    from bot.intents import FitResult, resolve, still_assumed
+    from bot.parser import parse
+    from calc.presets import load_catalog
+
+    text = " ".join(args.query).strip()
+    overrides = _overrides(args)
+    if text:
+        parsed = parse(text)
+        lang: Lang = args.lang or parsed.lang
+        result = resolve(parsed, **overrides)
+        assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in overrides))
+        return result, lang, assumed
+    if "model" not in overrides:
+        raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
+    assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)
+    fit = answer(Request(**overrides), tuple(load_catalog().gpus.values()))
+    return FitResult(answer=fit), args.lang or "en", assumed
+
+
+def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
+    """Run the command; returns the exit status. Output goes to ``out``."""
+    from bot.render.contract import result_json
+    from bot.render.text import list_gpus_text, list_models_text, render_result
+    from calc.presets import load_catalog
+
+    parser = build_arg_parser()
+    want_json = "--json" in argv
+    lang: Lang = "ko" if any("\uac00" <= ch <= "\ud7a3" for ch in " ".join(argv)) else "en"
+    try:
+        args = parser.parse_args(list(argv))
+        lang = args.lang or lang
+        if args.interactive:
+            return interactive(out)
+        if args.list_models:
+            out.write(list_models_text(load_catalog(), lang))
+            return 0
+        if args.list_gpus:
+            out.write(list_gpus_text(load_catalog(), lang))
+            return 0
+        result, lang, assumed = resolve_args(args)
+    except _ArgumentError as exc:
+        return _fail(BadNumberError(str(exc)), lang, want_json, out)
+    except VramfitError as exc:
+        return _fail(exc, lang, want_json, out)
+    if want_json:
+        out.write(json.dumps(result_json(result, lang, assumed), ensure_ascii=False) + "\n")
+    else:
+        out.write(render_result(result, lang, assumed))
+    return 0
+
+
+def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
+    from bot.render.contract import error_json
+    from bot.render.text import error_message, error_text
+
+    if want_json:
+        out.write(json.dumps(error_json(error, error_message(error, lang)), ensure_ascii=False) + "\n")
+    else:
+        out.write(error_text(error, lang))
+    return EXIT_ERROR
+
+
+def interactive(out: Any, stdin: Any = None) -> int:
+    """A prompt for questions; an empty line or end of input quits."""
+    from bot.i18n import Tr, _
+
+    stdin = stdin or sys.stdin
+    tr = Tr("ko" if (os.environ.get("LANG") or "").startswith("ko") else "en")
+    out.write(tr(_('Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
+                   "An empty line quits.")) + "\n")
+    while True:
+        out.write("> ")
+        out.flush()
+        line = stdin.readline()
+        if not line.strip():
+            return 0
+        run([line.strip()], out)
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["UnknownGpuError", "build_arg_parser", "main", "run"]

@@ -1,0 +1,116 @@
+"""From a parsed question to the calculator's answer for its intent (pure: no Discord, no printing).
+
+fit → the estimate and the fit on each GPU; what_fits → the catalog models that fit the named GPU; compare → two
+models side by side; max_context / max_users / best_quant → the solver's number and the answer at that number.
+"llama.cpp vs vllm" in a question answers with both engines.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.parser import ParsedQuery
+from calc.advice import Comparison, ModelFit, compare, models_that_fit
+from calc.errors import UnknownGpuError
+from calc.estimate import Answer, answer
+from calc.presets import Catalog, load_catalog
+from calc.request import Engine, GpuChoice, Request
+from calc.solve import best_quant, max_context, max_users
+
+SolveKind = Literal["max_context", "max_users", "best_quant"]
+EXAMPLE_MODEL = "llama-3.1-8b"  # stands in for "any model" in a what-fits template; replaced per model
+
+
+class FitResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    intent: Literal["fit"] = "fit"
+    answer: Answer
+    engines: tuple[Answer, ...] = ()  # llama.cpp and vLLM side by side, when both were asked for
+
+
+class WhatFitsResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    intent: Literal["what_fits"] = "what_fits"
+    gpu: GpuChoice
+    template: Request
+    models: tuple[ModelFit, ...]
+
+
+class CompareResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    intent: Literal["compare"] = "compare"
+    a: Request
+    b: Request
+    comparison: Comparison
+
+
+class SolveResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    intent: SolveKind
+    gpu: GpuChoice
+    value: int | str | None  # None: not even the smallest setting fits
+    answer: Answer  # the card at that number (or at the asked settings when nothing fits)
+
+
+IntentResult = FitResult | WhatFitsResult | CompareResult | SolveResult
+
+# The request field each solver fills in: no longer an assumption once solved.
+SOLVED_FIELD: dict[str, str] = {"max_context": "context", "max_users": "users", "best_quant": "quant"}
+
+
+def still_assumed(result: IntentResult, assumed: tuple[str, ...]) -> tuple[str, ...]:
+    """The parser's assumptions minus the field the intent's solver answered."""
+    solved = SOLVED_FIELD.get(result.intent)
+    return tuple(a for a in assumed if a != solved)
+
+
+def _first_gpu(parsed: ParsedQuery, request: Request | None, lang: str) -> GpuChoice:
+    if request is not None and request.gpus:
+        return request.gpus[0]
+    if parsed.gpus:
+        return parsed.gpus[0]
+    raise UnknownGpuError("this question needs a GPU", suggestions=["rtx-3060-12gb", "rtx-4090", "apple-m2-16gb"],
+                          reason="gpu_needed", lang=lang)
+
+
+def resolve(parsed: ParsedQuery, catalog: Catalog | None = None, **overrides: Any) -> IntentResult:
+    """Answer ``parsed`` for its intent; ``overrides`` are Request fields given as flags or slash options."""
+    catalog = catalog or load_catalog()
+    gpus = tuple(catalog.gpus.values())
+    if parsed.intent == "what_fits" and not (overrides.get("model") or parsed.model):
+        template = parsed.to_request(catalog=catalog, model=EXAMPLE_MODEL, **overrides)
+        choice = _first_gpu(parsed, template, parsed.lang)
+        pool = [catalog.models[i] for i in parsed.model_candidates] or list(catalog.models.values())
+        ranked = models_that_fit(template, pool, choice)
+        return WhatFitsResult(gpu=choice, template=template, models=tuple(ranked))
+    request = parsed.to_request(catalog=catalog, **overrides)
+    if parsed.intent == "compare" and parsed.compare_model:
+        other = parsed.compare_request(catalog=catalog, **overrides)
+        return CompareResult(a=request, b=other, comparison=compare(request, other))
+    if parsed.intent in ("max_context", "max_users", "best_quant"):
+        choice = _first_gpu(parsed, request, parsed.lang)
+        if not request.gpus:
+            request = request.model_copy(update={"gpus": (choice,)})
+        value: int | str | None
+        if parsed.intent == "max_context":
+            value = max_context(request, choice)
+            at = request.model_copy(update={"context": value}) if value else request
+        elif parsed.intent == "max_users":
+            value = max_users(request, choice)
+            at = request.model_copy(update={"users": value}) if value else request
+        else:
+            value = best_quant(request, choice)
+            at = request.model_copy(update={"quant": value}) if value else request
+        return SolveResult(intent=parsed.intent, gpu=choice, value=value, answer=answer(at, gpus))
+    main = answer(request, gpus)
+    if parsed.compare_engines and "engine" not in overrides:
+        other_engine = Engine.VLLM if request.engine == Engine.LLAMA_CPP else Engine.LLAMA_CPP
+        second = answer(request.model_copy(update={"engine": other_engine}), gpus)
+        return FitResult(answer=main, engines=(main, second))
+    return FitResult(answer=main)

@@ -1,0 +1,245 @@
+"""The answer as terminal text, in Korean or English: components, per-GPU verdicts and every assumption."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from bot.i18n import Lang, Tr, _, format_number
+from bot.intents import CompareResult, IntentResult, SolveResult, WhatFitsResult
+from calc.errors import VramfitError
+from calc.estimate import Answer, Fit
+from calc.presets import Catalog
+from calc.request import Engine, GpuChoice, Request
+
+VERDICT_LABELS: dict[str, str] = {
+    "fits": _("fits"),
+    "tight": _("tight"),
+    "partial": _("partly on the GPU"),
+    "no": _("does not fit"),
+}
+
+# Keys the parser reports in "assumed", with the sentence that explains each.
+ASSUMPTION_LABELS: dict[str, str] = {
+    "quant": _("weight format {quant} (default)"),
+    "context": _("context {context} tokens (default)"),
+    "users": _("{users} user (default)"),
+    "kv_cache": _("KV cache {kv} (default)"),
+    "engine": _("engine {engine} (default)"),
+    "gpu_variant": _("the most common memory size of the named GPU"),
+    "gpu_generic": _("a GPU known only by its memory size"),
+    "model_fuzzy": _("the closest model name to what you typed"),
+}
+
+ERROR_LABELS: dict[str, str] = {
+    "unknown_model": _("I don't know that model."),
+    "unknown_gpu": _("I don't know that GPU."),
+    "unknown_quant": _("I don't know that weight format."),
+    "bad_number": _("A number is out of range or unreadable."),
+    "bad_file": _("That file could not be read."),
+}
+
+
+def width(text: str) -> int:
+    """Terminal columns: Hangul and other wide characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def ljust(text: str, columns: int) -> str:
+    return text + " " * max(columns - width(text), 0)
+
+
+def rjust(text: str, columns: int) -> str:
+    return " " * max(columns - width(text), 0) + text
+
+
+def _settings_line(request: Request, tr: Tr) -> str:
+    flash = tr(_("flash attention on")) if request.flash_attn_effective else tr(_("flash attention off"))
+    return tr(
+        _("{model} · {quant} · {context} tokens × {users} · KV {kv} · {engine} ({flash})"),
+        model=request.model.name,
+        quant=request.quant,
+        context=format_number(request.context, tr.lang),
+        users=tr.ngettext("{n} user", "{n} users", request.users),
+        kv=request.kv_cache.value,
+        engine=request.engine.value,
+        flash=flash,
+    )
+
+
+def _fit_row(fit: Fit, tr: Tr) -> str:
+    name = fit.name if fit.count == 1 else f"{fit.count}× {fit.name}"
+    verdict = tr(VERDICT_LABELS[fit.verdict.value])
+    if fit.verdict.value == "partial":
+        verdict = tr(_("{on} of {all} layers on the GPU"), on=fit.gpu_layers, all=fit.layers)
+    sign = "+" if fit.headroom_bytes >= 0 else "−"
+    headroom = sign + tr.gib(abs(fit.headroom_bytes))
+    max_ctx = format_number(fit.max_context, tr.lang) if fit.max_context else "—"
+    speed = tr(_("≤ {n} tok/s"), n=format_number(fit.tokens_per_second, tr.lang)) if fit.tokens_per_second else "—"
+    return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
+
+
+def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
+    tr = Tr(lang)
+    est, request = answer.estimate, answer.request
+    lines = [_settings_line(request, tr), ""]
+    host = tr(_("(+ {size} token embeddings in system RAM)"), size=tr.gib(est.host_bytes)) if est.host_bytes else ""
+    naive = ""
+    if est.kv_cache_naive_bytes != est.kv_cache_bytes:
+        naive = tr(_("(the naive formula says {size})"), size=tr.gib(est.kv_cache_naive_bytes))
+    runtime_note = tr(_("(vLLM profile: non-torch memory)")) if request.engine == Engine.VLLM else tr(
+        _("(CUDA context and driver)"))
+    rows = [
+        (tr(_("Weights")), est.weights_bytes, host),
+        (tr(_("KV cache")), est.kv_cache_bytes, naive),
+        (tr(_("Compute buffers")), est.compute_bytes, ""),
+        (tr(_("Runtime")), est.runtime_bytes, runtime_note),
+        (tr(_("Total")), est.total_bytes, tr(
+            _("(file {file}, {params}B parameters, {bpw} bits per weight)"),
+            file=tr.gib(est.file_bytes),
+            params=format_number(est.params / 1e9, lang, digits=2),
+            bpw=format_number(est.bits_per_weight, lang, digits=2),
+        )),
+    ]
+    for label, size, note in rows:
+        lines.append(f"  {ljust(label, 16)} {rjust(tr.gib(size), 11)}  {note}".rstrip())
+    lines.append("")
+    if answer.fits:
+        title = tr(_("GPU")) if request.gpus else tr(_("Smallest GPUs that fit"))
+        lines.append(f"  {ljust(title, 34)} {ljust(tr(_('Verdict')), 28)} {rjust(tr(_('Headroom')), 11)}  "
+                     f"{rjust(tr(_('Max context')), 11)}  {tr(_('Speed'))}")
+        lines.extend(_fit_row(fit, tr) for fit in answer.fits)
+    else:
+        lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
+    if assumed:
+        lines.append("")
+        filled = {
+            "quant": request.quant,
+            "context": format_number(request.context, lang),
+            "users": request.users,
+            "kv": request.kv_cache.value,
+            "engine": request.engine.value,
+        }
+        notes = [tr(ASSUMPTION_LABELS[key], **filled) for key in assumed if key in ASSUMPTION_LABELS]
+        lines.append(tr(_("Assumed: {items}"), items="; ".join(notes)))
+    return "\n".join(lines) + "\n"
+
+
+def error_message(error: VramfitError, lang: Lang) -> str:
+    """One localized sentence for an error, with the technical detail in parentheses."""
+    text = Tr(lang)(ERROR_LABELS.get(error.code, _("Something in the question could not be used.")))
+    return f"{text} ({error.message})"
+
+
+def error_text(error: VramfitError, lang: Lang) -> str:
+    tr = Tr(lang)
+    lines = [error_message(error, lang)]
+    if error.suggestions:
+        lines.append(tr(_("Did you mean: {items}?"), items=", ".join(error.suggestions[:5])))
+    if error.code == "unknown_model":
+        lines.append(tr(_('Example: vram "llama3-8b 32k 3060"')))
+    return "\n".join(lines) + "\n"
+
+
+def list_models_text(catalog: Catalog, lang: Lang) -> str:
+    tr = Tr(lang)
+    lines = [tr(_("{n} preset models:"), n=len(catalog.models))]
+    lines += [f"  {m.id:<34} {m.name}" for m in catalog.models.values()]
+    return "\n".join(lines) + "\n"
+
+
+def list_gpus_text(catalog: Catalog, lang: Lang) -> str:
+    tr = Tr(lang)
+    lines = [tr(_("{n} preset GPUs:"), n=len(catalog.gpus))]
+    lines += [f"  {g.id:<28} {g.name:<36} {tr.gib(g.memory_bytes):>10}" for g in catalog.gpus.values()]
+    return "\n".join(lines) + "\n"
+
+
+SOLVE_HEADLINES: dict[str, str] = {
+    "max_context": _("Largest context with every layer on {gpu}: {value} tokens"),
+    "max_users": _("Most users at this context on {gpu}: {value}"),
+    "best_quant": _("Most faithful weight format that fits {gpu}: {value}"),
+}
+SOLVE_NOTHING: dict[str, str] = {
+    "max_context": _("Not even 256 tokens fit entirely on {gpu}."),
+    "max_users": _("Not even one user fits entirely on {gpu}."),
+    "best_quant": _("No weight format fits entirely on {gpu}."),
+}
+KV_REASONS: dict[str, str] = {
+    "head_dim": _("head size {a} vs {b}"),
+    "layers": _("{a} vs {b} layers with a KV cache"),
+    "kv_heads": _("{a} vs {b} KV heads"),
+    "sliding_window": _("sliding window {a} vs {b} tokens"),
+    "mla": _("latent attention (MLA) in one model only"),
+}
+
+
+def _gpu_label(choice: GpuChoice) -> str:
+    return choice.gpu.name if choice.count == 1 else f"{choice.count}× {choice.gpu.name}"
+
+
+def render_solve(result: SolveResult, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
+    tr = Tr(lang)
+    gpu = _gpu_label(result.gpu)
+    if result.value is None:
+        headline = tr(SOLVE_NOTHING[result.intent], gpu=gpu)
+    else:
+        value = format_number(result.value, lang) if isinstance(result.value, int) else result.value
+        headline = tr(SOLVE_HEADLINES[result.intent], gpu=gpu, value=value)
+    return headline + "\n\n" + render_answer(result.answer, lang, assumed)
+
+
+def render_compare(result: CompareResult, lang: Lang) -> str:
+    tr = Tr(lang)
+    cmp = result.comparison
+    name_a, name_b = result.a.model.name, result.b.model.name
+    lines = [tr(_("{a} vs {b} · {quant} · {context} tokens"), a=name_a, b=name_b, quant=result.a.quant,
+                context=format_number(result.a.context, lang)), ""]
+    lines.append(f"  {ljust('', 16)} {rjust(name_a[:16], 16)} {rjust(name_b[:16], 16)}")
+    rows = [
+        (_("Weights"), cmp.a.weights_bytes, cmp.b.weights_bytes),
+        (_("KV cache"), cmp.a.kv_cache_bytes, cmp.b.kv_cache_bytes),
+        (_("Compute buffers"), cmp.a.compute_bytes, cmp.b.compute_bytes),
+        (_("Runtime"), cmp.a.runtime_bytes, cmp.b.runtime_bytes),
+        (_("Total"), cmp.a.total_bytes, cmp.b.total_bytes),
+    ]
+    for label, a, b in rows:
+        lines.append(f"  {ljust(tr(label), 16)} {rjust(tr.gib(a), 16)} {rjust(tr.gib(b), 16)}")
+    lines.append("")
+    per_token = tr(_("KV cache per token: {a} vs {b} KiB"), a=format_number(cmp.kv_per_token_a / 1024, lang),
+                   b=format_number(cmp.kv_per_token_b / 1024, lang))
+    lines.append(per_token)
+    if cmp.reasons:
+        reasons = "; ".join(tr(KV_REASONS[r.factor.value], a=r.a, b=r.b) for r in cmp.reasons)
+        lines.append(tr(_("Why: {reasons}"), reasons=reasons))
+    return "\n".join(lines) + "\n"
+
+
+def render_what_fits(result: WhatFitsResult, lang: Lang) -> str:
+    tr = Tr(lang)
+    gpu = _gpu_label(result.gpu)
+    lines = [tr(_("Models that fit {gpu} at {context} tokens, largest first:"), gpu=gpu,
+                context=format_number(result.template.context, lang)), ""]
+    if not result.models:
+        lines.append("  " + tr(_("No preset model fits entirely at this context.")))
+    for item in result.models:
+        headroom = "+" + tr.gib(item.fit.headroom_bytes)
+        lines.append(f"  {ljust(item.name, 34)} {ljust(item.quant, 8)} {rjust(tr.gib(item.fit.total_bytes), 10)}"
+                     f"  {rjust(headroom, 10)}")
+    return "\n".join(lines) + "\n"
+
+
+def render_result(result: IntentResult, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
+    """Terminal text for any intent."""
+    if isinstance(result, SolveResult):
+        return render_solve(result, lang, assumed)
+    if isinstance(result, CompareResult):
+        return render_compare(result, lang)
+    if isinstance(result, WhatFitsResult):
+        return render_what_fits(result, lang)
+    if not result.engines:
+        return render_answer(result.answer, lang, assumed)
+    tr = Tr(lang)
+    parts = [render_answer(a, lang, assumed) for a in result.engines]
+    note = tr(_("vLLM reserves 90% of the card up front and fills what the weights and activations leave with KV "
+                "cache; llama.cpp allocates only what this context needs."))
+    return "\n".join(parts) + note + "\n"

@@ -1,0 +1,1 @@
+"""Discord UI components: the card's persistent buttons and their packed state."""

@@ -1,0 +1,226 @@
+"""The card's buttons: context presets, language toggle, "show the math", and Pin.
+
+Each is a :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the card's settings (:mod:`bot.ui.state`),
+so a button on a card posted before a restart still works: the bot registers the classes in ``setup_hook`` and
+recomputes the card from the id. No view is kept in memory per message.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord import ui
+
+from bot.answer_port import AnswerError, Card
+from bot.i18n import Lang, Tr, _, format_tokens_short
+from bot.render.embed import render_card, render_error, render_math
+from bot.tree import interaction_context, retry_text, send_ephemeral
+from bot.ui.state import STATE_PATTERN, CardState, custom_id
+
+if TYPE_CHECKING:
+    from bot.bot import VramBot
+
+log = logging.getLogger(__name__)
+
+CONTEXT_PRESETS = (4096, 8192, 32768, 131072)
+NO_MENTIONS = discord.AllowedMentions.none()
+
+
+class _CardButton:
+    """Shared plumbing of the buttons (a mixin before ``DynamicItem``): cooldown, errors, access to the bot."""
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: VramBot = interaction.client
+        lang = self.reply_lang(interaction)
+        retry = bot.button_cooldown.hit(interaction.user.id)
+        if retry is not None:
+            await send_ephemeral(interaction, retry_text(Tr(lang), retry))
+            return
+        try:
+            await self.press(interaction, bot)
+        except AnswerError as error:
+            await send_ephemeral(interaction, render_error(error, lang))
+        except discord.HTTPException:
+            log.warning("Discord refused a button reply: %s", interaction_context(interaction), exc_info=True)
+        except Exception:
+            log.exception("Button failed: %s", interaction_context(interaction))
+            await send_ephemeral(
+                interaction, Tr(lang)(_("Something went wrong on my side. It has been logged; please try again."))
+            )
+
+    def reply_lang(self, interaction: discord.Interaction[Any]) -> Lang:
+        from bot.i18n import lang_for_locale
+
+        return lang_for_locale(interaction.locale)
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        raise NotImplementedError
+
+
+class _StatefulButton(_CardButton):
+    state: CardState
+
+    def reply_lang(self, interaction: discord.Interaction[Any]) -> Lang:
+        return self.state.lang
+
+    async def rerender(self, interaction: discord.Interaction[Any], bot: VramBot, state: CardState) -> None:
+        card = bot.answer_card("", state.lang, state.overrides())
+        embed = render_card(card, state.lang)
+        view = card_view(card, state.lang, pin=interaction.guild_id is not None)
+        await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+
+
+class ContextButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf:ctx:(?P<arg>\d+):{STATE_PATTERN}"):
+    """Re-render the card in place at another context length."""
+
+    def __init__(self, state: CardState, context: int) -> None:
+        self.state = state
+        self.context = context
+        cid = custom_id("ctx", str(context), state)
+        assert cid is not None
+        current = context == state.context
+        super().__init__(
+            ui.Button(
+                label=format_tokens_short(context),
+                style=discord.ButtonStyle.primary if current else discord.ButtonStyle.secondary,
+                disabled=current,
+                custom_id=cid,
+                row=0,
+            )
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> ContextButton:
+        return cls(CardState.decode(match["state"]), int(match["arg"]))
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        await self.rerender(interaction, bot, self.state.with_context(self.context))
+
+
+class LanguageButton(
+    _StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf:lang:(?P<arg>ko|en):{STATE_PATTERN}"
+):
+    """Switch the card between Korean and English."""
+
+    def __init__(self, state: CardState, target: Lang) -> None:
+        self.state = state
+        self.target: Lang = target
+        cid = custom_id("lang", target, state)
+        assert cid is not None
+        super().__init__(
+            ui.Button(
+                label="한국어" if target == "ko" else "English",
+                emoji="🌐",
+                style=discord.ButtonStyle.secondary,
+                custom_id=cid,
+                row=1,
+            )
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> LanguageButton:
+        return cls(CardState.decode(match["state"]), "ko" if match["arg"] == "ko" else "en")
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        await self.rerender(interaction, bot, self.state.with_lang(self.target))
+
+
+class MathButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf:math:(?P<arg>-):{STATE_PATTERN}"):
+    """Send the formulas with this card's numbers, visible only to the presser."""
+
+    def __init__(self, state: CardState) -> None:
+        self.state = state
+        cid = custom_id("math", "-", state)
+        assert cid is not None
+        super().__init__(
+            ui.Button(
+                label=Tr(state.lang)(_("Show the math")),
+                emoji="🧮",
+                style=discord.ButtonStyle.secondary,
+                custom_id=cid,
+                row=1,
+            )
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> MathButton:
+        return cls(CardState.decode(match["state"]))
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        card = bot.answer_card("", self.state.lang, self.state.overrides())
+        await interaction.response.send_message(
+            embed=render_math(card, self.state.lang), ephemeral=True, allowed_mentions=NO_MENTIONS
+        )
+
+
+class PinButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=r"vf:pin:(?P<lang>ko|en)"):
+    """Pin the card, for members who may pin (or manage) messages, when the bot may pin.
+
+    Since 2026-02-23 Discord requires ``PIN_MESSAGES`` of the bot (``MANAGE_MESSAGES`` no longer suffices);
+    for the member, either permission shows they may decide what is pinned.
+    """
+
+    def __init__(self, lang: Lang) -> None:
+        self.lang: Lang = lang
+        super().__init__(
+            ui.Button(
+                label=Tr(lang)(_("Pin")),
+                emoji="📌",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"vf:pin:{lang}",
+                row=1,
+            )
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> PinButton:
+        return cls("ko" if match["lang"] == "ko" else "en")
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        tr = Tr(self.reply_lang(interaction))
+        message = interaction.message
+        if interaction.guild_id is None or message is None:
+            await send_ephemeral(interaction, tr(_("Pinning works in servers only.")))
+            return
+        member = interaction.permissions
+        if not (member.pin_messages or member.manage_messages):
+            await send_ephemeral(
+                interaction, tr(_("Sorry, only members who can pin messages in this channel can pin the card."))
+            )
+            return
+        if not interaction.app_permissions.pin_messages:
+            await send_ephemeral(interaction, tr(_("I need the Pin Messages permission in this channel to do that.")))
+            return
+        if message.pinned:
+            await send_ephemeral(interaction, tr(_("This card is already pinned.")))
+            return
+        await message.pin(reason=f"vramfit card pinned by {interaction.user} ({interaction.user.id})")
+        await send_ephemeral(interaction, tr(_("Pinned.")))
+
+
+DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (ContextButton, LanguageButton, MathButton, PinButton)
+
+
+def card_view(card: Card, lang: Lang, *, pin: bool = True) -> ui.View:
+    """The buttons under a card in ``lang``; stateful ones only when the card's settings fit in a ``custom_id``."""
+    view = ui.View(timeout=None)
+    state = CardState.from_card(card, lang)
+    if card.stateful and custom_id("ctx", str(max(CONTEXT_PRESETS)), state) is not None:
+        for context in CONTEXT_PRESETS:
+            view.add_item(ContextButton(state, context))
+        view.add_item(LanguageButton(state, "en" if lang == "ko" else "ko"))
+        view.add_item(MathButton(state))
+    if pin:
+        view.add_item(PinButton(lang))
+    return view

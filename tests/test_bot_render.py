@@ -1,0 +1,197 @@
+"""The card renderer against Discord's limits, the packed button state, and the real calculator behind the bot."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from bot.answer_port import AnswerError, Card, GpuFit, ModelInfo, Tip
+from bot.i18n import Lang
+from bot.render import limits
+from bot.render.embed import embed_as_text, render_card, render_error, render_math
+from bot.ui.buttons import CONTEXT_PRESETS, card_view
+from bot.ui.state import MAX_CUSTOM_ID, CardState
+from tests.fake_discord.backend import FakeBackend
+
+GIB = 1 << 30
+LANGS: tuple[Lang, ...] = ("ko", "en")
+
+
+def card_with(**changes: object) -> Card:
+    card = FakeBackend().answer("llama3 8b 128k 3060", "en", {})
+    return dataclasses.replace(card, **changes)  # type: ignore[arg-type]
+
+
+def test_limits_builder_drops_low_priority_fields_first() -> None:
+    builder = limits.EmbedBuilder(title="t" * 300, description="d" * 1000, footer="f" * 500)
+    for i in range(30):
+        builder.add_field(f"name {i}" * 40, "v" * 2000, priority=i % 7)
+    embed = builder.build()
+    assert limits.within_limits(embed) == []
+    assert len(embed.title or "") == limits.TITLE and (embed.title or "").endswith("…")
+    assert [(f.name or "")[:7] for f in embed.fields] == ["name 6n", "name 13", "name 20"]  # highest priority, in order
+    absurd = limits.EmbedBuilder(title="t" * 300, description="d" * 5000, footer="f" * 3000)
+    absurd.add_field("n", "v")
+    assert limits.within_limits(absurd.build()) == []
+
+
+def test_clamp_lines_cuts_whole_lines() -> None:
+    text = limits.clamp_lines([f"line {i}" for i in range(500)], 100)
+    assert len(text) <= 100 and text.endswith("\n…")
+    assert all(line.startswith("line") or line == "…" for line in text.split("\n"))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_adversarial_card_stays_within_limits(lang: Lang) -> None:
+    long_name = "@everyone **" + "Ü" * 500
+    fits = tuple(
+        GpuFit(f"gpu-{i}", long_name, 64, 80 * GIB, "no", 1, 200, -(10**15), segment=s, max_context=10**7)
+        for i, s in enumerate(["consumer", "workstation", "datacenter", "apple", "laptop", "generic"] * 10)
+    )
+    card = card_with(
+        model=ModelInfo("x" * 200, long_name, 10**15, 999, 128, 512, 4096),
+        fits=fits,
+        tips=tuple(Tip("quant", long_name, 10**15, "partial") for _ in range(50)),
+        notes=("sliding_window",),
+    )
+    for named in (True, False):
+        rendered = render_card(
+            dataclasses.replace(
+                card,
+                named_gpus=named,
+                fits=tuple(dataclasses.replace(f, verdict="fits") for f in fits) if not named else fits,
+            ),
+            lang,
+        )
+        assert limits.within_limits(rendered) == [], embed_as_text(rendered)[:500]
+        assert "@everyone" not in embed_as_text(rendered)  # escaped: "@\u200beveryone"
+    assert limits.within_limits(render_math(card, lang)) == []
+    error = AnswerError("unknown_model", subject=long_name * 10, suggestions=[long_name] * 20)
+    assert len(render_error(error, lang)) <= 2000
+
+
+def test_card_state_round_trip() -> None:
+    card = card_with(gpus=(("rtx-3060-12gb", 2), ("rtx-4090", 1)))
+    state = CardState.from_card(card, "ko")
+    packed = state.encode()
+    assert packed == "llama-3-8b:Q4_K_M:131072:1:f16:l:1:rtx-3060-12gb*2,rtx-4090*1:ko"
+    assert CardState.decode(packed) == state
+    assert CardState.decode(state.with_context(4096).encode() or "").context == 4096
+    with pytest.raises(ValueError):
+        CardState.decode("a:b:c")
+    odd = dataclasses.replace(state, model="has:colon")
+    assert odd.encode() is None
+
+
+def test_view_has_buttons_only_when_state_fits() -> None:
+    card = card_with()
+    ids = [item.custom_id for item in card_view(card, "en").children]  # type: ignore[attr-defined]
+    assert len(ids) == len(CONTEXT_PRESETS) + 3
+    assert all(len(cid) <= MAX_CUSTOM_ID for cid in ids)
+    too_long = card_with(gpus=tuple((f"some-very-long-gpu-id-{i}", 1) for i in range(4)))
+    assert [i.custom_id for i in card_view(too_long, "en").children] == ["vf:pin:en"]  # type: ignore[attr-defined]
+    assert card_view(card_with(stateful=False), "ko", pin=False).children == []
+
+
+def test_no_gpu_named_lists_smallest_fits_by_segment() -> None:
+    card = FakeBackend().answer("llama3 8b 8k", None, {})
+    embed = render_card(card, "en")
+    names = [f.name for f in embed.fields]
+    assert names[-4:] == [
+        "Smallest that fit: Consumer",
+        "Smallest that fit: Workstation",
+        "Smallest that fit: Datacenter",
+        "Smallest that fit: Apple Silicon",
+    ]
+    assert embed.description == "Needs about **6.5 GiB** of GPU memory."
+
+
+# -- with the real calculator -----------------------------------------------------------------------------------------
+
+calc_estimate = pytest.importorskip("calc.estimate")
+
+
+@pytest.fixture(scope="module")
+def real() -> object:
+    from bot.backend import CalcBackend
+
+    return CalcBackend()
+
+
+GPU_SETS: list[tuple[tuple[str, int], ...]] = [(), (("rtx-3060-12gb", 1),), (("rtx-4090", 2),), (("h100-80gb", 8),)]
+
+
+def test_every_preset_model_renders_within_limits(real: object) -> None:
+    from bot.backend import CalcBackend
+
+    assert isinstance(real, CalcBackend)
+    models = sorted(real.catalog.models)
+    if os.environ.get("VRAMFIT_QUICK"):
+        models = models[:5]
+    gpu_sets = [g for g in GPU_SETS if all(real.catalog.find_gpu(i) for i, _ in g)]
+    for model in models:
+        for gpus in gpu_sets:
+            card = real.answer("", None, {"model": model, "context": 32768, "gpus": gpus})
+            for lang in LANGS:
+                for embed in (render_card(card, lang), render_math(card, lang)):
+                    assert limits.within_limits(embed) == [], (model, gpus, lang)
+                state = CardState.from_card(card, lang)
+                assert state.encode() is not None, (model, gpus)
+                assert len(card_view(card, lang).children) == len(CONTEXT_PRESETS) + 3
+
+
+def test_real_numbers_reach_the_card(real: object) -> None:
+    from bot.backend import CalcBackend
+    from calc.estimate import answer
+    from calc.request import GpuChoice, Request
+
+    assert isinstance(real, CalcBackend)
+    catalog = real.catalog
+    request = Request(
+        model=catalog.model("llama-3.1-8b").ref(), context=32768, gpus=(GpuChoice(gpu=catalog.gpu("rtx-3060-12gb")),)
+    )
+    expected = answer(request, tuple(catalog.gpus.values()))
+    card = real.answer("", None, {"model": "llama-3.1-8b", "context": 32768, "gpus": (("rtx-3060-12gb", 1),)})
+    assert card.estimate.total_bytes == expected.estimate.total_bytes
+    assert card.fits[0].headroom_bytes == expected.fits[0].headroom_bytes
+    embed = render_card(card, "en")
+    total = f"{expected.estimate.total_bytes / GIB:,.1f} GiB"
+    assert {f.name: f.value for f in embed.fields}["Total"] == f"**{total}**"
+    with pytest.raises(AnswerError) as err:
+        real.answer("", None, {"model": "no-such-model-anywhere"})
+    assert err.value.code == "unknown_model"
+    with pytest.raises(AnswerError) as err:
+        real.answer("", None, {"model": "llama-3.1-8b", "quant": "Q9_Z"})
+    assert err.value.code == "unknown_quant"
+
+
+def test_real_tips_when_the_gpu_is_short(real: object) -> None:
+    from bot.backend import CalcBackend
+
+    assert isinstance(real, CalcBackend)
+    card = real.answer("", None, {"model": "gemma-3-27b", "context": 131072, "gpus": (("rtx-4090", 1),)})
+    assert card.fits[0].verdict in ("partial", "no")
+    kinds = [t.kind for t in card.tips]
+    assert "context" in kinds and "kv_cache" in kinds
+    for tip in card.tips:
+        assert tip.total_bytes < card.estimate.total_bytes or tip.kind == "gpus"
+
+
+def test_real_autocomplete(real: object) -> None:
+    from bot.backend import CalcBackend
+
+    assert isinstance(real, CalcBackend)
+    models = real.suggest_models("llama3.1")
+    assert models and all("llama" in v for _, v in models[:3])
+    assert len(real.suggest_models("")) == 25
+    assert ("GeForce RTX 3060 12GB", "rtx-3060-12gb") in real.suggest_gpus("3060")
+
+
+def test_real_assumptions_footer_in_both_languages(real: object) -> None:
+    card = real.answer("", None, {"model": "qwen2.5-7b", "users": 4, "kv_cache": "q8_0"})  # type: ignore[attr-defined]
+    en = render_card(card, "en").footer.text or ""
+    ko = render_card(card, "ko").footer.text or ""
+    assert "4 users" in en and "KV cache q8_0" in en and "flash attention on" in en
+    assert "사용자 4명" in ko and "KV 캐시 q8_0" in ko and "플래시 어텐션 켬" in ko
