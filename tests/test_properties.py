@@ -85,3 +85,24 @@ def test_any_request_in_range_answers(
         return  # documented errors only (e.g. a weight format the engine cannot load)
     assert result.estimate.total_bytes > 0
     assert result.fits[0].verdict.value in ("fits", "tight", "partial", "no")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    field=st.sampled_from(["--context", "--users", "--gpu-count"]),
+    value=st.one_of(
+        st.integers(max_value=0),
+        st.integers(min_value=MAX_CONTEXT + 1, max_value=10**30),
+        st.text(alphabet="abcxyz!?%", min_size=1, max_size=8),
+    ),
+)
+def test_out_of_range_numbers_are_bad_number(field: str, value: object) -> None:
+    import io
+    import json
+
+    from bot.cli import run
+
+    out = io.StringIO()
+    status = run(["--json", "--model", "llama-3.1-8b", "--gpu", "rtx-3060-12gb", field, str(value)], out)
+    assert status == 2
+    assert json.loads(out.getvalue())["error"]["code"] == "bad_number"

@@ -18,6 +18,8 @@ VERDICT_LABELS: dict[str, str] = {
     "no": _("does not fit"),
 }
 
+TABLE_HEADINGS = (_("Verdict"), _("Headroom"), _("Max context"), _("Speed"))
+
 # Keys the parser reports in "assumed", with the sentence that explains each.
 ASSUMPTION_LABELS: dict[str, str] = {
     "quant": _("weight format {quant} (default)"),
@@ -105,8 +107,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     lines.append("")
     if answer.fits:
         title = tr(_("GPU")) if request.gpus else tr(_("Smallest GPUs that fit"))
-        lines.append(f"  {ljust(title, 34)} {ljust(tr(_('Verdict')), 28)} {rjust(tr(_('Headroom')), 11)}  "
-                     f"{rjust(tr(_('Max context')), 11)}  {tr(_('Speed'))}")
+        verdict, headroom, max_ctx, speed = (tr(label) for label in TABLE_HEADINGS)
+        lines.append(f"  {ljust(title, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}")
         lines.extend(_fit_row(fit, tr) for fit in answer.fits)
     else:
         lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
