@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 Q ?=
 
-.PHONY: setup run test lint typecheck unit bench catalogs clean
+.PHONY: setup postgres run test lint typecheck unit bench catalogs clean
 
 setup: $(VENV)/.installed
 
@@ -13,6 +13,11 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[bot,gguf,dev]"
 	touch $@
+
+# PostgreSQL server binaries for the storage tests (installed with apt-get when missing and run as root); the tests
+# start and stop their own server on 127.0.0.1 from them, or use DATABASE_URL when it is set.
+postgres:
+	@bash .ci/ensure-postgres
 
 # With DISCORD_TOKEN set (environment or .env) this starts the bot; otherwise the vram command answers
 # in the terminal: `make run Q="llama3-8b 32k 3060"`, or `make run` for a prompt.
@@ -35,7 +40,7 @@ typecheck: setup
 catalogs: setup
 	$(BIN)/python -m bot.catalogs update
 
-unit: setup
+unit: setup postgres
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit

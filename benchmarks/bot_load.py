@@ -2,12 +2,18 @@
 
     python benchmarks/bot_load.py                  # 2000 interactions, 32 in flight, the real calculator
     python benchmarks/bot_load.py -n 5000 -c 64 --unique --backend fake
+    python benchmarks/bot_load.py --processes 2    # two bot processes, one shard each, one shared settings database
 
 The fake Discord (REST + gateway) and the load generator run in a child process, so the parent process is only the
 bot: its CPU time per interaction is the "one core" figure (goal ≥ 300 interactions/s), and its RSS is the bot's
 memory (goal < 100 MB). Latency is from the moment the fake sends INTERACTION_CREATE to the moment the bot's
 callback reaches it (p50/p99). ``--unique`` makes every question different (no card cache hits); the default mix
 repeats 24 questions, as a busy channel does.
+
+``--processes N`` runs N bot processes instead (``--shard-count N``, each with its own ``--shard-ids``), the load
+spread over N guilds (one per shard); they share one settings database (``DATABASE_URL`` when set, else a temporary
+SQLite file). It prints the combined interactions/s and each process's CPU time and memory. On a 2-core machine the
+load generator competes with the bots for the cores: the combined figure is a floor.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ import asyncio
 import json
 import logging
 import multiprocessing as mp
+import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -73,19 +81,30 @@ def percentile(values: list[float], q: float) -> float:
 # -- child: the fake Discord and the load generator --------------------------------------------------------------------
 
 
-def load_process(conn: Connection, n: int, concurrency: int, unique: bool, warmup: int, backend: str) -> None:
-    asyncio.run(_load(conn, n, concurrency, unique, warmup, FAKE_MIX if backend == "fake" else MIX))
+def load_process(
+    conn: Connection, n: int, concurrency: int, unique: bool, warmup: int, backend: str, shards: int = 1
+) -> None:
+    asyncio.run(_load(conn, n, concurrency, unique, warmup, FAKE_MIX if backend == "fake" else MIX, shards))
 
 
 async def _load(
-    conn: Connection, n: int, concurrency: int, unique: bool, warmup: int, mix: list[tuple[str, str]]
+    conn: Connection,
+    n: int,
+    concurrency: int,
+    unique: bool,
+    warmup: int,
+    mix: list[tuple[str, str]],
+    shards: int = 1,
 ) -> None:
     from tests.fake_discord import payloads as p
     from tests.fake_discord.server import FakeDiscord, Recorded
 
-    guild_id = 166_893_000_001 << 22
-    channel = p.text_channel(guild_id + 1, guild_id)
-    fake = FakeDiscord(guilds=[p.guild(guild_id, channels=[channel])])
+    guild_ids = [(166_893_000_000 + shard) << 22 for shard in range(shards)]  # guild i lives on shard i (of shards)
+    assert all((g >> 22) % shards == i for i, g in enumerate(guild_ids))
+    channels = [p.text_channel(g + 1, g) for g in guild_ids]
+    fake = FakeDiscord(
+        shard_count=shards, guilds=[p.guild(g, channels=[c]) for g, c in zip(guild_ids, channels, strict=True)]
+    )
     fake.record = False
     await fake.start()
     conn.send({"api": fake.api_base, "gateway": fake.gateway_url})
@@ -123,6 +142,7 @@ async def _load(
         for i in range(count):
             await slots.acquire()
             text, locale = mix[(offset + i) % len(mix)]
+            guild_id, channel = guild_ids[i % shards], channels[i % shards]
             if unique:
                 text = f"{text} {(offset + i) % 2000 + 1}k"
             payload = p.slash_command(
@@ -153,7 +173,14 @@ async def _load(
 # -- parent: the bot ------------------------------------------------------------------------------------------------
 
 
-async def run_bot(conn: Connection, backend_name: str) -> dict[str, Any]:
+async def run_bot(
+    conn: Connection,
+    backend_name: str,
+    *,
+    shard_count: int | None = None,
+    shard_ids: tuple[int, ...] | None = None,
+    database_path: str = ":memory:",
+) -> dict[str, Any]:
     import discord
     import yarl
     from discord.gateway import DiscordWebSocket
@@ -172,7 +199,15 @@ async def run_bot(conn: Connection, backend_name: str) -> dict[str, Any]:
         from bot.backend import CalcBackend
 
         backend = CalcBackend().backend()
-    settings = Settings(_env_file=None, cooldown_rate=10_000, cooldown_seconds=1.0, log_level="WARNING")
+    settings = Settings(
+        _env_file=None,
+        cooldown_rate=10_000,
+        cooldown_seconds=1.0,
+        log_level="WARNING",
+        shard_count=shard_count,
+        shard_ids=shard_ids,
+        database_path=database_path,  # DATABASE_URL, when set, wins: every process shares that PostgreSQL
+    )
     vram_bot = VramBot(settings, backend, guild_ready_timeout=0.05)
     await vram_bot.login("benchmark-token")
     task = asyncio.create_task(vram_bot.connect())
@@ -197,6 +232,96 @@ async def run_bot(conn: Connection, backend_name: str) -> dict[str, Any]:
     return result
 
 
+def bot_process(conn: Connection, backend: str, shards: int, shard_id: int, database_path: str) -> None:
+    """One of ``--processes N``: a bot running shard ``shard_id`` of ``shards``; reports its figures at the end."""
+    logging.basicConfig(level=logging.WARNING)
+    result = asyncio.run(run_bot(conn, backend, shard_count=shards, shard_ids=(shard_id,), database_path=database_path))
+    conn.send({k: result[k] for k in ("cpu", "rss_ready", "rss_after", "rss_peak")})
+
+
+def run_processes(args: argparse.Namespace) -> int:
+    """``--processes N``: the parent only relays between the load process and the bot processes."""
+    ctx = mp.get_context("spawn")
+    load_conn, child = ctx.Pipe()
+    load = ctx.Process(
+        target=load_process,
+        args=(child, args.n, args.concurrency, args.unique, args.warmup, args.backend, args.processes),
+    )
+    load.start()
+    tmp = tempfile.TemporaryDirectory(prefix="vramfit-load-")
+    database_path = str(Path(tmp.name) / "settings.db")
+    bots: list[tuple[Any, Connection]] = []
+    try:
+        urls = load_conn.recv()
+        for shard_id in range(args.processes):
+            conn, bot_child = ctx.Pipe()
+            proc = ctx.Process(
+                target=bot_process, args=(bot_child, args.backend, args.processes, shard_id, database_path)
+            )
+            proc.start()
+            conn.send(urls)
+            bots.append((proc, conn))
+        assert load_conn.recv() == {"phase": "measure"}  # warm-up done
+        for _, conn in bots:
+            conn.send({"phase": "measure"})
+        for _, conn in bots:
+            assert conn.recv() == "go"  # each bot has noted its CPU time
+        load_conn.send("go")
+        result: dict[str, Any] = load_conn.recv()
+        for _, conn in bots:
+            conn.send(result)
+        per_bot = []
+        for _, conn in bots:
+            assert conn.recv() == "bye"
+            per_bot.append(conn.recv())
+        load_conn.send("bye")
+    finally:
+        for proc, _ in bots:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.terminate()
+        load.join(timeout=30)
+        if load.is_alive():
+            load.terminate()
+        tmp.cleanup()
+    lat_ms = [x * 1000 for x in result["latencies"]]
+    cpu = sum(b["cpu"] for b in per_bot)
+    summary = {
+        "interactions": args.n,
+        "processes": args.processes,
+        "concurrency": args.concurrency,
+        "backend": args.backend,
+        "unique": args.unique,
+        "database": "postgresql (DATABASE_URL)" if os.environ.get("DATABASE_URL") else "sqlite (shared file)",
+        "interactions_per_s": round(args.n / result["wall"], 1),
+        "bot_cpu_ms_per_interaction": round(cpu * 1000 / args.n, 3),
+        "p50_ms": round(statistics.median(lat_ms), 2),
+        "p99_ms": round(percentile(lat_ms, 0.99), 2),
+        "per_process": [
+            {"shard": i, "cpu_s": round(b["cpu"], 2), "rss_after_mb": round(b["rss_after"], 1)}
+            for i, b in enumerate(per_bot)
+        ],
+        "failed": result["failed"],
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"{args.n} interactions over {args.processes} bot processes (shard i of {args.processes} each; "
+            f"{args.backend} calculator, {args.concurrency} in flight{', unique questions' if args.unique else ''}; "
+            f"settings in {summary['database']})\n"
+            f"  combined     {summary['interactions_per_s']} interactions/s (wall clock)\n"
+            f"  bot CPU      {summary['bot_cpu_ms_per_interaction']} ms/interaction, all processes together\n"
+            f"  latency      p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms"
+        )
+        for row in summary["per_process"]:
+            print(f"  process {row['shard']}    CPU {row['cpu_s']} s, RSS {row['rss_after_mb']} MB")
+        print(f"  failed       {summary['failed']}")
+        for failure in result["failures"]:
+            print("  !", failure)
+    return 1 if result["failed"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=2000, help="interactions to measure (default 2000)")
@@ -205,8 +330,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--unique", action="store_true", help="every question different: no card cache hits")
     parser.add_argument("--backend", choices=["real", "fake"], default="real", help="calculator behind the bot")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="bot processes, one shard each, sharing one settings database"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
+    if args.processes > 1:
+        return run_processes(args)
 
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()

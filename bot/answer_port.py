@@ -1,10 +1,12 @@
 """The bot's side of the calculator: what a card needs, and the function type that produces it.
 
 The bot never reaches into ``calc`` or the parser directly. It calls an :data:`Answerer`
-``(text, lang, overrides) -> Card``: ``text`` is the free-text question (may be empty when ``overrides`` names the
+``(text, lang, overrides) -> AnyCard``: ``text`` is the free-text question (may be empty when ``overrides`` names the
 model), ``lang`` the language the caller already knows (``None``: the question's own language), and ``overrides``
-the structured options that win over the text (:class:`Overrides`). :mod:`bot.backend` adapts the real parser +
-``calc.estimate.answer``; tests plug in a deterministic fake. Errors are :class:`AnswerError` with the stable codes
+the structured options that win over the text (:class:`Overrides`). The answer is the card for the question's
+intent: a :class:`Card` (does it fit; with a solver's number in ``solution``, or both engines in ``engines``), a
+:class:`WhatFitsCard` or a :class:`CompareCard`. :mod:`bot.backend` adapts the real parser + :mod:`bot.intents`;
+tests plug in a deterministic fake. Errors are :class:`AnswerError` with the stable codes
 of the JSON contract (``unknown_model``, ``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...).
 """
 
@@ -18,6 +20,9 @@ from bot.i18n import Lang
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]
+Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant"]
+SolveKind = Literal["max_context", "max_users", "best_quant"]
+INTENTS: tuple[Intent, ...] = ("fit", "what_fits", "compare", "max_context", "max_users", "best_quant")
 
 
 class Overrides(TypedDict, total=False):
@@ -33,6 +38,10 @@ class Overrides(TypedDict, total=False):
     users: int
     engine: str
     flash_attn: bool
+    intent: Intent  # answer this question instead of the text's own ("what_fits" for /vram-fit, ...)
+    compare_model: str  # the second model of a comparison (intent "compare")
+    model_prefix: str  # what fits: only preset models whose id starts with this ("qwen")
+    engines: bool  # llama.cpp and vLLM side by side
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +78,7 @@ class Estimate:
     compute_bytes: int
     runtime_bytes: int
     total_bytes: int
+    kv_pool_tokens: int = 0  # vLLM: tokens the KV pool holds on the named GPU (0: not vLLM, or no GPU named)
 
     @property
     def overhead_bytes(self) -> int:
@@ -111,6 +121,16 @@ class Tip:
 
 
 @dataclass(frozen=True, slots=True)
+class Solution:
+    """A solver's answer: the largest context, the most users or the best quant on one GPU."""
+
+    kind: SolveKind
+    value: str | None  # "57344", "10", "Q5_K_M"; None: not even the smallest setting fits
+    gpu_name: str
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class Card:
     """Everything one answer card shows."""
 
@@ -124,11 +144,17 @@ class Card:
     tips: tuple[Tip, ...] = ()
     notes: tuple[str, ...] = ()  # codes the renderer explains, e.g. "sliding_window"
     stateful: bool = True  # False: the model is not a preset, so buttons cannot recompute the card
+    solution: Solution | None = None  # a solver's number; the card shows the answer at that number
+    engines: tuple[Card, ...] = ()  # the same question on each engine (llama.cpp, vLLM); this card is the first
+
+    @property
+    def intent(self) -> Intent:
+        return self.solution.kind if self.solution is not None else "fit"
 
     def overrides(self) -> Overrides:
         """Overrides that reproduce this card without the original text."""
         a = self.assumptions
-        return Overrides(
+        out = Overrides(
             model=self.model.id,
             quant=a.quant,
             context=a.context,
@@ -138,6 +164,102 @@ class Card:
             flash_attn=a.flash_attn,
             gpus=self.gpus,
         )
+        if self.solution is not None:
+            out["intent"] = self.solution.kind
+        if self.engines:
+            out["engines"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """One model on a what-fits card: the most faithful quant that fits, its total and what is left."""
+
+    model_id: str
+    name: str
+    family: str
+    params: int
+    quant: str
+    total_bytes: int
+    headroom_bytes: int
+    verdict: Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class WhatFitsCard:
+    """The preset models that fit one GPU at a context, largest first, a few per family."""
+
+    lang: Lang
+    gpu_id: str
+    gpu_name: str
+    count: int
+    memory_bytes: int  # nominal memory of one device
+    usable_bytes: int  # what the models may use, all devices together
+    assumptions: Assumptions  # context, users, KV cache and engine of every row (quant: the ladder's top)
+    models: tuple[ModelChoice, ...]
+    model_prefix: str = ""  # only preset models whose id starts with this ("": all)
+    stateful: bool = True  # False: the settings cannot be recomputed from a button
+
+    @property
+    def intent(self) -> Intent:
+        return "what_fits"
+
+    @property
+    def gpus(self) -> tuple[tuple[str, int], ...]:
+        return ((self.gpu_id, self.count),)
+
+    def overrides(self) -> Overrides:
+        a = self.assumptions
+        out = Overrides(
+            intent="what_fits",
+            context=a.context,
+            users=a.users,
+            kv_cache=a.kv_cache,
+            engine=a.engine,
+            flash_attn=a.flash_attn,
+            gpus=self.gpus,
+        )
+        if self.model_prefix:
+            out["model_prefix"] = self.model_prefix
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class KvDifference:
+    """One architectural reason two models' KV caches differ (values of model a and model b)."""
+
+    factor: str  # "head_dim", "layers", "kv_heads", "sliding_window", "mla"
+    a: int
+    b: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompareCard:
+    """Two models side by side under the same settings, and why their KV caches differ."""
+
+    lang: Lang
+    a: Card
+    b: Card
+    kv_per_token: tuple[int, int]  # bytes per token of context, full-attention layers, a and b
+    reasons: tuple[KvDifference, ...]  # largest ratio first
+
+    @property
+    def intent(self) -> Intent:
+        return "compare"
+
+    @property
+    def stateful(self) -> bool:
+        return self.a.stateful and self.b.stateful
+
+    def overrides(self) -> Overrides:
+        out = self.a.overrides()
+        out["intent"] = "compare"
+        out["compare_model"] = self.b.model.id
+        return out
+
+
+AnyCard = Card | WhatFitsCard | CompareCard
+"""What an answer can be: the fit card (with a solver's number or both engines), what fits a GPU, or a comparison."""
 
 
 class AnswerError(Exception):
@@ -151,8 +273,8 @@ class AnswerError(Exception):
         self.suggestions = tuple(suggestions)
 
 
-Answerer = Callable[[str, Lang | None, Overrides], Card]
-"""``(text, lang, overrides) -> Card``; raises :class:`AnswerError` for questions the user must fix."""
+Answerer = Callable[[str, Lang | None, Overrides], AnyCard]
+"""``(text, lang, overrides) -> AnyCard``; raises :class:`AnswerError` for questions the user must fix."""
 
 Suggester = Callable[[str], list[tuple[str, str]]]
 """``current -> [(label, value), ...]`` for autocomplete (at most 25)."""

@@ -1,4 +1,9 @@
-"""The real :class:`bot.answer_port.Backend`: the parser + ``calc.estimate.answer``, adapted to a card.
+"""The real :class:`bot.answer_port.Backend`: the parser + :func:`bot.intents.resolve`, adapted to a card.
+
+Every intent is answered by :mod:`bot.intents` (no calculation here): does it fit (also on both engines), what
+fits a GPU, two models compared, and the solvers (largest context, most users, best quant). Structured overrides
+(slash options, a button's packed state) may set the intent themselves, so ``/vram-fit`` and a button on a
+what-fits card need no text.
 
 Imports of the parser and the calculator happen when the backend is built, so the bot's modules (and its tests
 with a fake backend) load without them.
@@ -6,6 +11,7 @@ with a fake backend) load without them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections import OrderedDict
@@ -14,19 +20,27 @@ from typing import TYPE_CHECKING, Any
 
 from bot.answer_port import (
     AnswerError,
+    AnyCard,
     Assumptions,
     Backend,
     Card,
+    CompareCard,
     Estimate,
     GpuFit,
+    KvDifference,
+    ModelChoice,
     ModelInfo,
     Overrides,
+    Solution,
     Tip,
     Verdict,
+    WhatFitsCard,
 )
 from bot.i18n import Lang
 
 if TYPE_CHECKING:
+    from bot.intents import CompareResult, IntentResult, WhatFitsResult
+    from bot.parser import ParsedQuery
     from calc.estimate import Answer, Fit
     from calc.gpu import Gpu
     from calc.presets import Catalog
@@ -52,15 +66,15 @@ class _LruCache:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._data: OrderedDict[Any, Card] = OrderedDict()
+        self._data: OrderedDict[Any, AnyCard] = OrderedDict()
 
-    def get(self, key: Any) -> Card | None:
+    def get(self, key: Any) -> AnyCard | None:
         card = self._data.get(key)
         if card is not None:
             self._data.move_to_end(key)
         return card
 
-    def put(self, key: Any, card: Card) -> None:
+    def put(self, key: Any, card: AnyCard) -> None:
         self._data[key] = card
         if len(self._data) > self.size:
             self._data.popitem(last=False)
@@ -107,18 +121,18 @@ class CalcBackend:
     def backend(self) -> Backend:
         return Backend(answer=self.answer, suggest_models=self.suggest_models, suggest_gpus=self.suggest_gpus)
 
-    def answer(self, text: str, lang: Lang | None, overrides: Overrides) -> Card:
+    def answer(self, text: str, lang: Lang | None, overrides: Overrides) -> AnyCard:
         key = (text.strip(), lang, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         cached = self._cache.get(key)
         if cached is not None:
             return cached
+        from bot.intents import resolve
         from calc.errors import VramfitError
-        from calc.estimate import answer
 
         try:
-            request, question_lang = self.build_request(text, overrides)
-            result = answer(request, self._gpus)
-            card = self.card(result, lang or question_lang)
+            parsed, fields, question_lang = self.build_query(text, overrides)
+            result = resolve(parsed, self.catalog, **fields)
+            card = self.intent_card(result, lang or question_lang, parsed)
         except VramfitError as exc:
             raise to_answer_error(exc) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number
@@ -145,15 +159,16 @@ class CalcBackend:
             return generic_gpu(float(match["gib"]))
         return self.catalog.gpu(gpu_id)  # raises UnknownGpuError with suggestions
 
-    def build_request(self, text: str, overrides: Overrides) -> tuple[Request, Lang]:
-        """The request for ``text`` with ``overrides`` applied, and the question's language."""
+    def build_query(self, text: str, overrides: Overrides) -> tuple[ParsedQuery, dict[str, Any], Lang]:
+        """The question read from ``text`` (or made from ``overrides`` alone), with the structured overrides on it:
+        the intent, the models and the engines go into the parsed question, the settings into ``fields`` (Request
+        fields for :func:`bot.intents.resolve`). Also the question's language."""
+        from bot.parser import ParsedQuery, parse
         from calc.errors import UnknownModelError
         from calc.quant import parse_file_type
-        from calc.request import Engine, GpuChoice, KvType, Request
+        from calc.request import Engine, GpuChoice, KvType
 
         fields: dict[str, Any] = {}
-        if "model" in overrides:
-            fields["model"] = self.catalog.model(overrides["model"]).ref()
         if "quant" in overrides:
             fields["quant"] = parse_file_type(overrides["quant"]).value
         for key in ("context", "users"):
@@ -170,23 +185,30 @@ class CalcBackend:
         elif "gpu" in overrides:
             fields["gpus"] = (self._gpu_spec(overrides["gpu"], overrides.get("gpu_count")),)
 
-        lang: Lang = "en"
         text = text.strip()
-        if text:
-            from bot.parser import parse
-
-            parsed = parse(text)
-            request = parsed.to_request(**fields)
-            lang = "ko" if parsed.lang == "ko" else "en"
-        elif "model" in fields:
-            request = Request(**fields)
-        else:
-            raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
+        parsed = parse(text, self.catalog) if text else ParsedQuery()
+        lang: Lang = "ko" if parsed.lang == "ko" else "en"
+        update: dict[str, Any] = {}
+        intent = overrides.get("intent") or parsed.intent
+        if "model" in overrides:
+            update["model"] = self.catalog.model(overrides["model"]).id
+        if "compare_model" in overrides:
+            update["compare_model"] = self.catalog.model(overrides["compare_model"]).id
+        if "model_prefix" in overrides:
+            prefix = overrides["model_prefix"]
+            update["model_candidates"] = tuple(m for m in self.catalog.models if m.startswith(prefix))
+        if overrides.get("engines"):
+            update["compare_engines"] = True
+            fields.pop("engine", None)  # both engines: the card's own engine setting does not pick one
         count = overrides.get("gpu_count")
-        if count and "gpu" not in overrides and "gpus" not in overrides and request.gpus:
-            first = request.gpus[0].model_copy(update={"count": int(count)})
-            request = request.model_copy(update={"gpus": (first, *request.gpus[1:])})
-        return request, lang
+        if count and "gpu" not in overrides and "gpus" not in overrides and parsed.gpus:
+            update["gpus"] = (parsed.gpus[0].model_copy(update={"count": int(count)}), *parsed.gpus[1:])
+        if intent == "compare" and not (update.get("compare_model") or parsed.compare_model):
+            intent = "fit"  # "compare" with one model: answer for that model
+        update["intent"] = intent
+        if not text and not update.get("model") and intent != "what_fits":
+            raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
+        return parsed.model_copy(update=update), fields, lang
 
     def _gpu_spec(self, spec: str, count: int | None) -> GpuChoice:
         import bot.parser
@@ -198,7 +220,7 @@ class CalcBackend:
 
     # -- the card ----------------------------------------------------------------------------------------------------
 
-    def card(self, result: Answer, lang: Lang) -> Card:
+    def card(self, result: Answer, lang: Lang, *, with_tips: bool = True) -> Card:
         """The card data for one calculator answer (adds tips when the named GPU falls short)."""
         from calc.kv import kv_value_bytes, naive_heads_and_dim
 
@@ -233,10 +255,11 @@ class CalcBackend:
             compute_bytes=est.compute_bytes,
             runtime_bytes=est.runtime_bytes,
             total_bytes=est.total_bytes,
+            kv_pool_tokens=est.vllm_kv_pool_tokens or 0,
         )
         fits = tuple(self._gpu_fit(f) for f in result.fits)
         tips: tuple[Tip, ...] = ()
-        if request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
+        if with_tips and request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
             first = result.fits[0]
             tips = tuple(self.tips(request, request.gpus[0], str(first.verdict), max_context=first.max_context))
         stateful = self.catalog.find_model(request.model.id) is not None
@@ -251,6 +274,78 @@ class CalcBackend:
             tips=tips,
             notes=("sliding_window",) if swa else (),
             stateful=stateful,
+        )
+
+    def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:
+        """The card for any intent's result."""
+        from bot.intents import CompareResult, SolveResult, WhatFitsResult
+
+        if isinstance(result, WhatFitsResult):
+            return self.what_fits_card(result, lang, parsed.model_candidates)
+        if isinstance(result, CompareResult):
+            return self.compare_card(result, lang)
+        if isinstance(result, SolveResult):
+            value = None if result.value is None else str(result.value)
+            # At the solver's number the card is at its limit by construction; tips only when nothing fits.
+            card = self.card(result.answer, lang, with_tips=value is None)
+            solution = Solution(kind=result.intent, value=value, gpu_name=result.gpu.gpu.name, count=result.gpu.count)
+            return dataclasses.replace(card, solution=solution)
+        if result.engines:
+            cards = tuple(self.card(a, lang, with_tips=False) for a in result.engines)
+            return dataclasses.replace(cards[0], engines=cards)
+        return self.card(result.answer, lang)
+
+    def what_fits_card(self, result: WhatFitsResult, lang: Lang, candidates: tuple[str, ...] = ()) -> WhatFitsCard:
+        template, choice = result.template, result.gpu
+        prefix = _common_prefix(candidates)
+        # Buttons carry the pool as an id prefix: only when that prefix names exactly the candidates.
+        stateful = not candidates or set(candidates) == {m for m in self.catalog.models if m.startswith(prefix)}
+        assumptions = Assumptions(
+            quant=template.quant,
+            context=template.context,
+            users=template.users,
+            kv_cache=template.kv_cache.value,
+            engine=template.engine.value,
+            flash_attn=template.flash_attn_effective,
+        )
+        models = tuple(
+            ModelChoice(
+                model_id=m.model,
+                name=m.name,
+                family=m.family,
+                params=m.params,
+                quant=m.quant,
+                total_bytes=m.fit.total_bytes,
+                headroom_bytes=m.fit.headroom_bytes,
+                verdict=_verdict(m.fit.verdict),
+            )
+            for m in result.models
+        )
+        return WhatFitsCard(
+            lang=lang,
+            gpu_id=choice.gpu.id,
+            gpu_name=choice.gpu.name,
+            count=choice.count,
+            memory_bytes=choice.gpu.memory_bytes,
+            usable_bytes=choice.gpu.usable_bytes * choice.count,
+            assumptions=assumptions,
+            models=models,
+            model_prefix=prefix if candidates else "",
+            stateful=stateful,
+        )
+
+    def compare_card(self, result: CompareResult, lang: Lang) -> CompareCard:
+        from calc.estimate import Answer
+
+        cmp = result.comparison
+        a = Answer(request=result.a, estimate=cmp.a, fits=(cmp.fit_a,) if cmp.fit_a is not None else ())
+        b = Answer(request=result.b, estimate=cmp.b, fits=(cmp.fit_b,) if cmp.fit_b is not None else ())
+        return CompareCard(
+            lang=lang,
+            a=self.card(a, lang, with_tips=False),
+            b=self.card(b, lang, with_tips=False),
+            kv_per_token=(cmp.kv_per_token_a, cmp.kv_per_token_b),
+            reasons=tuple(KvDifference(factor=r.factor.value, a=r.a, b=r.b) for r in cmp.reasons),
         )
 
     def _gpu_fit(self, fit: Fit) -> GpuFit:
@@ -321,6 +416,18 @@ def _enum(kind: Callable[[str], Any], value: str, what: str) -> Any:
         return kind(value.lower())
     except ValueError as exc:
         raise BadNumberError(f"unknown {what}: {value}", value=value) from exc
+
+
+def _common_prefix(ids: Iterable[str]) -> str:
+    """The longest common prefix of preset ids ("qwen2.5-7b", "qwen3-8b" → "qwen")."""
+    items = list(ids)
+    if not items:
+        return ""
+    first, last = min(items), max(items)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
 
 
 def _norm(text: str) -> str:

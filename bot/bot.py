@@ -1,8 +1,9 @@
 """``VramBot``: an ``AutoShardedBot`` that answers "will this LLM run on my GPU?" with a card.
 
-Start-up (``setup_hook``, before the gateway connects): set the Korean translator, register the persistent
-buttons, load every extension in ``bot/exts`` (one failing is logged, the rest load), and sync the commands only when
-asked (``--sync`` or the owner's ``@vramfit sync``), never on every start.
+Start-up (``setup_hook``, before the gateway connects): open the settings store (SQLite, or PostgreSQL with
+``DATABASE_URL``; migrated), set the Korean translator, register the persistent buttons, load every extension in
+``bot/exts`` (one failing is logged, the rest load), and sync the commands only when asked (``--sync`` or the owner's
+``@vramfit sync``), never on every start. ``shard_ids`` in the settings make this process run only those shards.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import discord
 from discord.ext import commands
 
 import bot.exts
-from bot.answer_port import Backend, Card, Overrides
+from bot.answer_port import AnyCard, Backend, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang
 from bot.settings import Settings
+from bot.storage import Store, open_store
 from bot.translator import VramTranslator
 from bot.tree import VramTree
 from bot.ui.buttons import DYNAMIC_ITEMS
@@ -35,12 +37,14 @@ def extensions() -> list[str]:
     )
 
 
-def intents() -> discord.Intents:
-    """Guilds (for channels and threads) and messages (to see mentions); no privileged intent."""
+def intents(*, message_content: bool = False) -> discord.Intents:
+    """Guilds (for channels and threads) and messages (to see mentions); the privileged message-content intent only
+    when asked for (``VRAMFIT_MESSAGE_CONTENT=true``: servers use auto-answer channels)."""
     value = discord.Intents.none()
     value.guilds = True
     value.guild_messages = True
     value.dm_messages = True
+    value.message_content = message_content
     return value
 
 
@@ -59,9 +63,11 @@ class VramBot(commands.AutoShardedBot):
         **options: Any,
     ) -> None:
         options.setdefault("shard_count", settings.shard_count)
+        if settings.shard_ids is not None:
+            options.setdefault("shard_ids", list(settings.shard_ids))
         super().__init__(
             command_prefix=commands.when_mentioned,
-            intents=intents(),
+            intents=intents(message_content=settings.message_content),
             allowed_mentions=discord.AllowedMentions.none(),
             tree_cls=VramTree,
             help_command=None,
@@ -77,8 +83,11 @@ class VramBot(commands.AutoShardedBot):
         self.mention_cooldown = UserCooldown(settings.cooldown_rate, settings.cooldown_seconds)
         self.button_cooldown = UserCooldown(settings.button_cooldown_rate, settings.button_cooldown_seconds)
         self.loaded_extensions: list[str] = []
+        self.store: Store | None = None  # opened in setup_hook
 
     async def setup_hook(self) -> None:
+        if self.store is None:
+            self.store = await open_store(self.settings)
         await self.tree.set_translator(VramTranslator())
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for name in extensions():
@@ -91,6 +100,12 @@ class VramBot(commands.AutoShardedBot):
         log.info("Loaded extensions: %s", ", ".join(self.loaded_extensions))
         if self.sync_to is not None:
             await self.sync_commands(self.sync_to or None)
+
+    async def close(self) -> None:
+        await super().close()
+        store, self.store = self.store, None
+        if store is not None:
+            await store.close()
 
     async def sync_commands(self, guild_id: int | None = None) -> list[discord.app_commands.AppCommand]:
         """Push the commands (with their Korean localizations) to Discord: globally, or to one guild now."""
@@ -110,7 +125,7 @@ class VramBot(commands.AutoShardedBot):
             return None
         return discord.app_commands.Cooldown(self.settings.cooldown_rate, self.settings.cooldown_seconds)
 
-    def answer_card(self, text: str, lang: Lang | None, overrides: Overrides) -> Card:
+    def answer_card(self, text: str, lang: Lang | None, overrides: Overrides) -> AnyCard:
         """Run the backend (raises :class:`bot.answer_port.AnswerError` for questions the user must fix)."""
         return self.backend.answer(text, lang, overrides)
 

@@ -152,7 +152,10 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
         parsed = parse(text)
         lang: Lang = args.lang or parsed.lang
         result = resolve(parsed, **overrides)
-        assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in overrides))
+        given = set(overrides) | ({"gpu_variant", "gpu_generic"} if "gpus" in overrides else set())
+        if "model" in overrides:
+            given.add("model_fuzzy")
+        assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
         return result, lang, assumed
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])

@@ -10,13 +10,18 @@ where the client logs in. The other settings take a ``VRAMFIT_`` prefix::
     VRAMFIT_COOLDOWN_RATE=5              # answers per user ...
     VRAMFIT_COOLDOWN_SECONDS=30          # ... per this many seconds, for /vram and for mentions each
     VRAMFIT_SHARD_COUNT=                 # empty: ask Discord (AutoShardedBot)
+    VRAMFIT_SHARD_IDS=0,1                # only these shards (needs VRAMFIT_SHARD_COUNT); other processes run the rest
+    DATABASE_URL=postgresql://...        # per-server settings in PostgreSQL (shared by every process); never logged
+    VRAMFIT_DATABASE_PATH=vramfit.db     # ... else in this SQLite file (WAL mode)
+    VRAMFIT_SETTINGS_CACHE_SECONDS=30    # how long a process keeps a server's settings before reading them again
+    VRAMFIT_MESSAGE_CONTENT=false        # true: ask for the privileged message-content intent (auto-answer channels)
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
@@ -40,6 +45,13 @@ class Settings(BaseSettings):
     button_cooldown_rate: int = Field(default=10, ge=1)
     button_cooldown_seconds: float = Field(default=30.0, gt=0)
     shard_count: int | None = Field(default=None, ge=1)
+    shard_ids: Annotated[tuple[int, ...] | None, NoDecode] = None
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "VRAMFIT_DATABASE_URL")
+    )
+    database_path: str = "vramfit.db"
+    settings_cache_seconds: float = Field(default=30.0, ge=0)
+    message_content: bool = False
 
     @field_validator("owner_ids", mode="before")
     @classmethod
@@ -49,6 +61,25 @@ class Settings(BaseSettings):
             return frozenset(int(part) for part in value.replace("[", "").replace("]", "").split(",") if part.strip())
         return value
 
+    @field_validator("shard_ids", mode="before")
+    @classmethod
+    def _split_shards(cls, value: Any) -> Any:
+        """Accept ``0,1`` (and ``[0, 1]``) from the environment; empty means every shard."""
+        if isinstance(value, str):
+            parts = [part for part in value.replace("[", "").replace("]", "").split(",") if part.strip()]
+            return tuple(int(part) for part in parts) or None
+        return value
+
+    @model_validator(mode="after")
+    def _check_shards(self) -> Settings:
+        if self.shard_ids is not None:
+            if self.shard_count is None:
+                raise ValueError("shard_ids needs shard_count (VRAMFIT_SHARD_COUNT or --shard-count)")
+            bad = [i for i in self.shard_ids if not 0 <= i < self.shard_count]
+            if bad or len(set(self.shard_ids)) != len(self.shard_ids):
+                raise ValueError(f"shard_ids must be distinct and in 0..{self.shard_count - 1}; got {self.shard_ids}")
+        return self
+
     @field_validator("log_level")
     @classmethod
     def _upper(cls, value: str) -> str:
@@ -56,6 +87,10 @@ class Settings(BaseSettings):
 
     def safe_summary(self) -> dict[str, Any]:
         """The settings without the token, for the startup log."""
-        data = self.model_dump(exclude={"discord_token"})
+        data = self.model_dump(exclude={"discord_token", "database_url"})
         data["discord_token"] = "set" if self.discord_token else "missing"
+        if self.database_url is not None:
+            from bot.storage.db import describe_url
+
+            data["database_url"] = describe_url(self.database_url.get_secret_value())  # without the password
         return data

@@ -18,11 +18,12 @@ from calc.estimate import Estimate, Fit, estimate, fit_gpu
 from calc.fit import Verdict
 from calc.kv import kv_bytes_per_token
 from calc.presets import ModelPreset
-from calc.request import GpuChoice, Request
-from calc.solve import fits_with_margin
+from calc.request import Engine, GpuChoice, Request
+from calc.solve import VLLM_QUANT_LADDER, fits_with_margin
 
 # The K-quant line, most faithful first; sizes fall monotonically along it (see tests/test_properties.py), so the
-# best format that fits is found by bisection. Below Q3_K_M quality drops too far to recommend.
+# best format that fits is found by bisection. Below Q3_K_M quality drops too far to recommend. vLLM: its own
+# checkpoints (BF16, FP8, INT4).
 WHAT_FITS_LADDER = ("F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M")
 
 
@@ -47,9 +48,10 @@ def models_that_fit(
 ) -> list[ModelFit]:
     """Catalog models that fit ``choice`` whole at the template's context, users and KV type, largest first."""
     ranked: list[ModelFit] = []
+    ladder = VLLM_QUANT_LADDER if template.engine == Engine.VLLM else WHAT_FITS_LADDER
     for preset in models:
         request = template.model_copy(update={"model": preset.ref()})
-        quant = best_on_ladder(request, choice, WHAT_FITS_LADDER)
+        quant = best_on_ladder(request, choice, ladder)
         if quant is None:
             continue
         candidate = request.model_copy(update={"quant": quant})
@@ -64,7 +66,7 @@ def models_that_fit(
                 fit=fit,
             )
         )
-    ranked.sort(key=lambda m: (-m.params, WHAT_FITS_LADDER.index(m.quant), m.model))
+    ranked.sort(key=lambda m: (-m.params, ladder.index(m.quant), m.model))
     chosen: list[ModelFit] = []
     families: dict[str, int] = {}
     for item in ranked:

@@ -18,7 +18,7 @@ from calc.gguf import weights_from_gguf
 from calc.gpu import Gpu
 from calc.kv import KvCache, kv_cache, naive_kv_bytes
 from calc.quant import FileType, WeightBytes, parse_file_type, weight_bytes
-from calc.request import Engine, GpuChoice, ModelRef, Request
+from calc.request import Engine, GpuChoice, KvType, ModelRef, Request
 from calc.runtime import runtime_bytes
 from calc.speed import decode_tokens_per_second
 
@@ -93,15 +93,24 @@ def model_weights(model: ModelRef, quant: str, engine: Engine = Engine.LLAMA_CPP
 
 
 def request_kv(request: Request) -> KvCache:
-    return kv_cache(
+    return _kv_cached(
         request.model.architecture,
         request.context,
         request.users,
         request.kv_cache,
-        flash_attn=request.flash_attn_effective,
-        n_ubatch=request.n_ubatch,
-        unified=request.kv_unified,
+        request.flash_attn_effective,
+        request.n_ubatch,
+        request.kv_unified,
     )
+
+
+@lru_cache(maxsize=4096)
+def _kv_cached(
+    arch: Architecture, context: int, users: int, kv: KvType, flash_attn: bool, n_ubatch: int, unified: bool
+) -> KvCache:
+    """The KV cache does not depend on the weight format: "what fits" and "best quant" try several formats of one
+    request, and share this."""
+    return kv_cache(arch, context, users, kv, flash_attn=flash_attn, n_ubatch=n_ubatch, unified=unified)
 
 
 class _Parts:

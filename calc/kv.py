@@ -14,6 +14,8 @@ llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.c
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import BaseModel, ConfigDict
 
 from calc.architecture import Architecture
@@ -40,6 +42,7 @@ def pad(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
+@lru_cache(maxsize=1024)
 def kv_row_bytes(kv_type: KvType, n_values: int) -> int:
     """Bytes for ``n_values`` cached values of one token in one layer."""
     if kv_type == KvType.FP8:

@@ -7,7 +7,20 @@ import os
 
 import pytest
 
-from bot.answer_port import AnswerError, Card, GpuFit, ModelInfo, Tip
+from bot.answer_port import (
+    AnswerError,
+    AnyCard,
+    Card,
+    CompareCard,
+    GpuFit,
+    KvDifference,
+    ModelChoice,
+    ModelInfo,
+    Overrides,
+    Solution,
+    Tip,
+    WhatFitsCard,
+)
 from bot.i18n import Lang
 from bot.render import limits
 from bot.render.embed import embed_as_text, render_card, render_error, render_math
@@ -72,6 +85,26 @@ def test_adversarial_card_stays_within_limits(lang: Lang) -> None:
     assert len(render_error(error, lang)) <= 2000
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_adversarial_intent_cards_stay_within_limits(lang: Lang) -> None:
+    long_name = "@everyone **" + "Ü" * 500
+    base = card_with(model=ModelInfo("x" * 200, long_name, 10**15, 999, 128, 512, 4096))
+    assumptions = dataclasses.replace(base.assumptions, users=4096, context=10**7)
+    rows = tuple(
+        ModelChoice(f"m{i}", long_name, long_name, 10**15, "Q3_K_M", 10**15, -(10**15), "fits") for i in range(500)
+    )
+    what_fits = WhatFitsCard(lang, "gpu", long_name, 64, 80 * GIB, 80 * GIB * 64, assumptions, rows, "x" * 300)
+    reasons = tuple(KvDifference(f, 10**9, 1) for f in ("head_dim", "kv_heads", "layers", "sliding_window", "mla"))
+    compare = CompareCard(lang, base, base, (10**12, 1), reasons * 20)
+    solved = dataclasses.replace(base, solution=Solution("max_context", str(10**7), long_name, 64))
+    vllm = dataclasses.replace(base, assumptions=dataclasses.replace(base.assumptions, engine="vllm"))
+    engines = dataclasses.replace(base, engines=(base, vllm))
+    for card in (what_fits, compare, solved, engines, dataclasses.replace(what_fits, models=())):
+        rendered = render_card(card, lang)
+        assert limits.within_limits(rendered) == [], embed_as_text(rendered)[:500]
+        assert "@everyone" not in embed_as_text(rendered)
+
+
 def test_card_state_round_trip() -> None:
     card = card_with(gpus=(("rtx-3060-12gb", 2), ("rtx-4090", 1)))
     state = CardState.from_card(card, "ko")
@@ -83,6 +116,29 @@ def test_card_state_round_trip() -> None:
         CardState.decode("a:b:c")
     odd = dataclasses.replace(state, model="has:colon")
     assert odd.encode() is None
+    # Other intents add a tenth field; fit cards (and ids posted before intents existed) have none.
+    for intent, other, tail in (
+        ("what_fits", "qwen", ":w+qwen"),
+        ("what_fits", "", ":w"),
+        ("compare", "gemma-2-9b", ":c+gemma-2-9b"),
+        ("max_context", "", ":mc"),
+        ("max_users", "", ":mu"),
+        ("best_quant", "", ":bq"),
+        ("engines", "", ":e"),
+    ):
+        other_state = dataclasses.replace(state, intent=intent, other=other)
+        encoded = other_state.encode()
+        assert encoded is not None and encoded.endswith(tail)
+        assert CardState.decode(encoded) == other_state
+    assert CardState.decode(packed).intent == "fit"
+    with pytest.raises(ValueError):
+        CardState.decode(packed + ":zz")
+    mc = dataclasses.replace(state, intent="max_context")
+    assert mc.with_context(8192).intent == "fit"  # another context is no longer the largest
+    assert dataclasses.replace(state, intent="max_users").with_context(8192).intent == "max_users"
+    assert dataclasses.replace(state, intent="compare", other="gemma-2-9b").overrides()["compare_model"] == (
+        "gemma-2-9b"
+    )
 
 
 def test_view_has_buttons_only_when_state_fits() -> None:
@@ -140,6 +196,63 @@ def test_every_preset_model_renders_within_limits(real: object) -> None:
                 state = CardState.from_card(card, lang)
                 assert state.encode() is not None, (model, gpus)
                 assert len(card_view(card, lang).children) == len(CONTEXT_PRESETS) + 3
+
+
+def test_every_intent_card_renders_within_limits(real: object) -> None:
+    """Solvers, engines side by side and comparisons for every preset model; what fits for every GPU set."""
+    from bot.backend import CalcBackend
+
+    assert isinstance(real, CalcBackend)
+    models = sorted(real.catalog.models)
+    if os.environ.get("VRAMFIT_QUICK"):
+        models = models[:5]
+    gpu_sets = [g for g in GPU_SETS[1:] if all(real.catalog.find_gpu(i) for i, _ in g)]
+    cards: list[tuple[object, AnyCard]] = []
+    for i, model in enumerate(models):
+        other = models[(i + 1) % len(models)]
+        cards.append((model, real.answer("", None, {"model": model, "intent": "compare", "compare_model": other})))
+        cards.append((model, real.answer("", None, {"model": model, "engines": True, "gpus": gpu_sets[0]})))
+        for intent in ("max_context", "max_users", "best_quant"):
+            for gpus in gpu_sets:
+                request: Overrides = {"model": model, "intent": intent, "gpus": gpus}  # type: ignore[typeddict-item]
+                cards.append(((model, intent, gpus), real.answer("", None, request)))
+    for gpus in gpu_sets:
+        for context in CONTEXT_PRESETS:
+            cards.append((gpus, real.answer("", None, {"intent": "what_fits", "gpus": gpus, "context": context})))
+    for key, card in cards:
+        for lang in LANGS:
+            assert limits.within_limits(render_card(card, lang)) == [], (key, lang)
+            if isinstance(card, Card):
+                assert limits.within_limits(render_math(card, lang)) == [], (key, lang)
+            state = CardState.from_card(card, lang)
+            packed = state.encode()
+            if packed is not None:
+                assert CardState.decode(packed) == state
+                assert all(len(item.custom_id) <= MAX_CUSTOM_ID for item in card_view(card, lang).children)  # type: ignore[attr-defined]
+            else:
+                assert isinstance(card, CompareCard), key  # only two long model ids overflow a custom_id
+
+
+def test_intent_cards_recompute_from_their_state(real: object) -> None:
+    """A button's packed state answers with the same card (what a press after a restart relies on)."""
+    from bot.backend import CalcBackend
+
+    assert isinstance(real, CalcBackend)
+    for question in (
+        "what can I run on a 3060 at 32k",
+        "which qwen models fit on a 4090",
+        "llama3 8b vs gemma2 9b at 8k on a 3060",
+        "how much context can llama 3.1 8b take on a 3060?",
+        "3090에서 qwen2.5 14b 동시 사용자 몇 명까지?",
+        "which quant for gemma 2 27b on a 4090 at 16k?",
+        "llama 3.1 8b on a 4090, llama.cpp vs vllm",
+    ):
+        card = real.answer(question, None, {})
+        state = CardState.from_card(card, card.lang)
+        packed = state.encode()
+        assert packed is not None, question
+        again = real.answer("", card.lang, CardState.decode(packed).overrides())
+        assert again == card, question
 
 
 def test_real_numbers_reach_the_card(real: object) -> None:

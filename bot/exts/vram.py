@@ -21,6 +21,7 @@ from bot.answer_port import AnswerError, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang, Tr, lang_for_locale, lang_of_text
 from bot.render.embed import help_text, render_card, render_error
+from bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
 from bot.tree import retry_text, send_ephemeral
 from bot.ui.buttons import card_view
 from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
@@ -126,7 +127,8 @@ class Vram(commands.Cog):
         gpu_count: app_commands.Range[int, 1, MAX_GPU_COUNT] | None = None,
         engine: str | None = None,
     ) -> None:
-        lang = lang_for_locale(interaction.locale)
+        defaults = await guild_defaults(self.bot, interaction.guild_id)  # the server's /vram-settings
+        lang = defaults.lang or lang_for_locale(interaction.locale)
         overrides = Overrides()
         for key, value in (
             ("model", model),
@@ -140,6 +142,7 @@ class Vram(commands.Cog):
         ):
             if value is not None:
                 overrides[key] = value  # type: ignore[literal-required]
+        overrides = defaults.apply(query, overrides)
         try:
             card = self.bot.answer_card(query, lang, overrides)
         except AnswerError as error:
@@ -179,32 +182,36 @@ class Vram(commands.Cog):
             return  # in a server only explicit mentions; in DMs every message is for the bot
         if await self._is_owner_command(message):
             return
+        defaults = await guild_defaults(self.bot, message.guild.id if message.guild else None)
+        if defaults.autoanswers(message) or not await claim_message(self.bot, message):
+            return  # an auto-answer channel answers it, or it was answered already (duplicate event, other process)
         text = strip_mentions(message, self.bot.user.id)
-        lang: Lang = lang_of_text(text)
+        lang: Lang = defaults.lang or lang_of_text(text)
         retry = self.bot.mention_cooldown.hit(message.author.id)
         if retry is not None:
             if self.warned.hit(message.author.id) is None:  # say it once per window, not to every message
-                await self._reply(message, content=retry_text(Tr(lang), retry))
+                await self._reply(message, defaults, lang, content=retry_text(Tr(lang), retry))
             return
         if not text:
-            await self._reply(message, content=help_text(lang))
+            await self._reply(message, defaults, lang, content=help_text(lang))
             return
         try:
-            card = self.bot.answer_card(text[:MAX_QUERY], None, Overrides())
+            card = self.bot.answer_card(text[:MAX_QUERY], defaults.lang, defaults.apply(text, Overrides()))
         except AnswerError as error:
-            await self._reply(message, content=render_error(error, lang))
+            await self._reply(message, defaults, lang, content=render_error(error, lang))
             return
+        pin = message.guild is not None and not defaults.private_mentions
         await self._reply(
-            message, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=message.guild is not None)
+            message, defaults, card.lang, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=pin)
         )
 
     async def _is_owner_command(self, message: discord.Message) -> bool:
         ctx = await self.bot.get_context(message)
         return ctx.valid and await self.bot.is_owner(message.author)
 
-    async def _reply(self, message: discord.Message, **kwargs: Any) -> None:
+    async def _reply(self, message: discord.Message, defaults: GuildDefaults, lang: Lang, **kwargs: Any) -> None:
         try:
-            await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
+            await reply_to_mention(message, defaults, lang, **kwargs)  # public, or by DM (/vram-settings mentions)
         except discord.HTTPException:
             log.warning("Could not reply to message %s in channel %s", message.id, message.channel.id, exc_info=True)
 

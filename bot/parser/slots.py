@@ -356,6 +356,8 @@ _WHAT_FITS = re.compile(
     r"what\s+(?:(?:models?|llms?|llama|qwen|gemma|mistral|mixtral|phi|deepseek|exaone|solar|gpt-oss|size|quant)"
     r"(?:\s+[0-9.]+)?\s+)?(?:can|could|should|will|would)\s+(?:i|we|it|this|my|fit|run)\b"
     r"|what\s+(?:fits|runs|will\s+fit|will\s+run|can\s+fit|can\s+run)|which\s+(?:models?|llms?)"
+    r"|what\s+(?:llama|qwen|gemma|mistral|mixtral|phi|deepseek|exaone|solar|gpt-oss)(?:\s*[0-9.]+)?(?:\s+models?)?"
+    r"\s+(?:fits?|runs?|will\s+(?:fit|run))\b|(?:맞는|들어가는)\s*(?:모델|거|것|llm)"
     r"|what\s+(?:models?|llms?)|(?:best|biggest|largest)\s+(?:\w+\s+)?(?:model|llm)s?\b"
     r"|models?\s+(?:that\s+)?(?:fit|run|i\s+can)|뭐\s*(?:를\s*)?(?:돌릴|돌아|굴릴|쓸|돌려)|뭘\s*(?:돌릴|돌려|쓸|굴릴)"
     r"|어떤\s*(?:모델|llm|거)|무슨\s*(?:모델|llm)|(?:제일|가장)\s*큰\s*(?:모델|llm|거)"

@@ -6,7 +6,7 @@ from typing import Any
 
 from bot.intents import CompareResult, FitResult, IntentResult, SolveResult
 from calc.errors import VramfitError
-from calc.estimate import Answer
+from calc.estimate import Answer, Fit
 from calc.kv import naive_heads_and_dim
 from calc.request import Request
 
@@ -47,31 +47,31 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
     }
 
 
+def fit_json(f: Fit) -> dict[str, Any]:
+    return {
+        "gpu": f.gpu,
+        "name": f.name,
+        "count": f.count,
+        "memory_bytes": f.memory_bytes,
+        "usable_bytes": f.usable_bytes,
+        "verdict": f.verdict.value,
+        "gpu_layers": f.gpu_layers,
+        "layers": f.layers,
+        "headroom_bytes": f.headroom_bytes,
+        "total_bytes": f.total_bytes,
+        "max_context": f.max_context,
+        "tokens_per_second": f.tokens_per_second,
+    }
+
+
 def answer_json(answer: Answer, lang: str, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:
     est = answer.estimate
     estimate: dict[str, Any] = est.model_dump(exclude_none=True)
-    fits = [
-        {
-            "gpu": f.gpu,
-            "name": f.name,
-            "count": f.count,
-            "memory_bytes": f.memory_bytes,
-            "usable_bytes": f.usable_bytes,
-            "verdict": f.verdict.value,
-            "gpu_layers": f.gpu_layers,
-            "layers": f.layers,
-            "headroom_bytes": f.headroom_bytes,
-            "total_bytes": f.total_bytes,
-            "max_context": f.max_context,
-            "tokens_per_second": f.tokens_per_second,
-        }
-        for f in answer.fits
-    ]
     return {
         "lang": lang,
         "request": request_json(answer.request, assumed, intent),
         "estimate": estimate,
-        "fits": fits,
+        "fits": [fit_json(f) for f in answer.fits],
     }
 
 
@@ -93,10 +93,11 @@ def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) 
             "lang": lang,
             "request": request_json(result.a, assumed, "compare"),
             "estimate": comparison.a.model_dump(exclude_none=True),
-            "fits": [],
+            "fits": [fit_json(comparison.fit_a)] if comparison.fit_a is not None else [],
             "compare": {
                 "request": request_json(result.b, assumed, "compare"),
                 "estimate": comparison.b.model_dump(exclude_none=True),
+                "fits": [fit_json(comparison.fit_b)] if comparison.fit_b is not None else [],
                 "kv_bytes_per_token": [comparison.kv_per_token_a, comparison.kv_per_token_b],
                 "reasons": [r.model_dump(mode="json") for r in comparison.reasons],
             },

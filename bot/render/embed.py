@@ -1,4 +1,7 @@
-"""The answer card, "show the math", and error replies, rendered for Discord in Korean or English.
+"""The answer cards, "show the math", and error replies, rendered for Discord in Korean or English.
+
+One card per intent: does it fit (with a solver's number on top, or llama.cpp and vLLM side by side), what fits a
+GPU, and two models compared component by component with the reason their KV caches differ.
 
 Pure functions of a :class:`bot.answer_port.Card` and a language: no I/O, so they are tested directly against
 Discord's limits (:mod:`bot.render.limits`). Korean copy never puts a particle right after a placeholder
@@ -12,13 +15,27 @@ from collections.abc import Sequence
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.answer_port import AnswerError, Card, GpuFit, Tip, Verdict
+from bot.answer_port import (
+    AnswerError,
+    AnyCard,
+    Assumptions,
+    Card,
+    CompareCard,
+    GpuFit,
+    KvDifference,
+    Tip,
+    Verdict,
+    WhatFitsCard,
+)
 from bot.i18n import Lang, Tr, _, format_tokens_short
 from bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from bot.version import vramfit_version
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor
+SAME_KV_RATIO = 1.15  # compared KV caches closer than this are "about the same"
+FAR_KV_RATIO = 2.0  # ... and this far apart, "far more"
+KV_REASONS_IN_LINE = 2  # reasons named in a comparison's one-line explanation
 SUGGESTIONS_PER_GROUP = 3
 
 EMOJI: dict[Verdict, str] = {"fits": "✅", "tight": "⚠️", "partial": "🟧", "no": "❌"}
@@ -74,14 +91,19 @@ def bar(used: int, capacity: int) -> str:
     return "█" * filled + "░" * (BAR_CELLS - filled)
 
 
-def _title(card: Card, tr: Tr) -> str:
-    a = card.assumptions
-    parts = [clean(card.model.name), a.quant, tr(_("{context} context"), context=format_tokens_short(a.context))]
+def _settings(a: Assumptions, tr: Tr, *, quant: bool = True, engine: bool = True) -> list[str]:
+    """The title's settings: quant, context, users (when several), engine (when not llama.cpp)."""
+    parts = [a.quant] if quant else []
+    parts.append(tr(_("{context} context"), context=format_tokens_short(a.context)))
     if a.users > 1:
         parts.append(tr.ngettext("{n} user", "{n} users", a.users))
-    if a.engine != "llama.cpp":
+    if engine and a.engine != "llama.cpp":
         parts.append(engine_name(a.engine))
-    return " · ".join(parts)
+    return parts
+
+
+def _title(card: Card, tr: Tr) -> str:
+    return " · ".join([clean(card.model.name), *_settings(card.assumptions, tr)])
 
 
 def _headline(card: Card, tr: Tr) -> tuple[str, int]:
@@ -140,13 +162,21 @@ def _tip_line(tip: Tip, tr: Tr) -> str:
 
 
 def _footer(card: Card, tr: Tr) -> str:
-    a = card.assumptions
-    parts = [
-        tr(_("Assumes {quant}"), quant=a.quant),
-        tr(_("context {tokens}"), tokens=tr.num(a.context)),
+    return _assumptions_footer(card.assumptions, tr)
+
+
+def _assumptions_footer(a: Assumptions, tr: Tr, *, quant: bool = True, engine: bool = True) -> str:
+    if quant:
+        parts = [tr(_("Assumes {quant}"), quant=a.quant), tr(_("context {tokens}"), tokens=tr.num(a.context))]
+    else:
+        parts = [tr(_("Assumes context {tokens}"), tokens=tr.num(a.context))]
+    parts += [
         tr.ngettext("{n} user", "{n} users", a.users),
         tr(_("KV cache {kv}"), kv=a.kv_cache),
-        engine_name(a.engine),
+    ]
+    if engine:
+        parts.append(engine_name(a.engine))
+    parts += [
         tr(_("flash attention on")) if a.flash_attn else tr(_("flash attention off")),
         tr(_("1 GiB = 2³⁰ bytes")),
         tr(_("estimates, not measurements")),
@@ -155,11 +185,23 @@ def _footer(card: Card, tr: Tr) -> str:
     return " · ".join(parts)
 
 
-def render_card(card: Card, lang: Lang) -> discord.Embed:
-    """The answer card for ``card`` in ``lang``, within every Discord limit."""
+def render_card(card: AnyCard, lang: Lang) -> discord.Embed:
+    """The answer card for ``card`` (any intent) in ``lang``, within every Discord limit."""
+    if isinstance(card, WhatFitsCard):
+        return render_what_fits(card, lang)
+    if isinstance(card, CompareCard):
+        return render_compare(card, lang)
+    if card.engines:
+        return render_engines(card, lang)
+    return _render_fit(card, lang)
+
+
+def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     tr = Tr(lang)
     e = card.estimate
     description, colour = _headline(card, tr)
+    if card.solution is not None:
+        description = _solution_line(card, tr) + "\n" + description
     builder = EmbedBuilder(title=_title(card, tr), description=description, footer=_footer(card, tr), colour=colour)
 
     weights = [f"**{tr.gib(e.weights_bytes)}**"]
@@ -223,6 +265,299 @@ def _add_suggestions(builder: EmbedBuilder, fits: Sequence[GpuFit], tr: Tr) -> N
         ]
         name = tr(_("Smallest that fit: {group}"), group=_segment_label(tr, segment))
         builder.add_field(name, clamp_lines(lines, FIELD_VALUE), inline=True, priority=75 - rank)
+
+
+def _solution_line(card: Card, tr: Tr) -> str:
+    """The solver's number, above the card at that number."""
+    solution = card.solution
+    assert solution is not None
+    gpu = clean(solution.gpu_name) if solution.count == 1 else f"{solution.count}× {clean(solution.gpu_name)}"
+    context = format_tokens_short(card.assumptions.context)
+    if solution.value is None:
+        nothing = {
+            "max_context": _("📏 Not even 256 tokens fit with every layer on **{gpu}**."),
+            "max_users": _("👥 Not even one user at {context} context fits with every layer on **{gpu}**."),
+            "best_quant": _("🎯 No weight format fits on **{gpu}** with room to spare."),
+        }
+        return tr(nothing[solution.kind], gpu=gpu, context=context)
+    if solution.kind == "max_context":
+        tokens = int(solution.value)
+        value = tr.ngettext("{n} token", "{n} tokens", tokens)
+        if tokens >= 1024 and tokens % 1024 == 0:
+            value += f" ({format_tokens_short(tokens)})"
+        template = _("📏 Largest context with every layer on **{gpu}**: **{value}**")
+    elif solution.kind == "max_users":
+        value = tr.ngettext("{n} user", "{n} users", int(solution.value))
+        template = _("👥 Most users at {context} context on **{gpu}**: **{value}**")
+    else:
+        value = solution.value  # a quant name from the solver's ladder
+        template = _("🎯 Most faithful weight format that fits **{gpu}** with room to spare: **{value}**")
+    return tr(template, gpu=gpu, value=value, context=context)
+
+
+def _column(card: Card, tr: Tr) -> str:
+    """One model's (or engine's) components and verdict, for a side-by-side card."""
+    e = card.estimate
+    lines = [
+        tr(_("Weights **{size}**"), size=tr.gib(e.weights_bytes)),
+        tr(_("KV cache **{size}**"), size=tr.gib(e.kv_cache_bytes)),
+        tr(_("Overhead **{size}**"), size=tr.gib(e.overhead_bytes)),
+        tr(_("Total **{size}**"), size=tr.gib(e.total_bytes)),
+    ]
+    if card.named_gpus and card.fits:
+        fit = card.fits[0]
+        verdicts = {
+            "fits": _("{emoji} fits, {free} free"),
+            "tight": _("{emoji} tight fit, {free} free"),
+            "partial": _("{emoji} {gpu_layers} of {layers} layers on the GPU"),
+            "no": _("{emoji} doesn't fit, {short} short"),
+        }
+        lines.append(
+            tr(
+                verdicts[fit.verdict],
+                emoji=EMOJI[fit.verdict],
+                free=tr.gib(max(fit.headroom_bytes, 0)),
+                short=tr.gib(max(-fit.headroom_bytes, 0)),
+                gpu_layers=tr.num(fit.gpu_layers),
+                layers=tr.num(fit.layers),
+            )
+        )
+    elif card.fits:
+        smallest = min(
+            (f for f in card.fits if f.verdict in ("fits", "tight")),
+            key=lambda f: (f.total_memory_bytes, f.count),
+            default=None,
+        )
+        if smallest is not None:
+            lines.append(tr(_("smallest GPU that fits: {gpu}"), gpu=gpu_label(smallest)))
+    return "\n".join(lines)
+
+
+def _signed_gib(tr: Tr, num_bytes: int) -> str:
+    sign = "+" if num_bytes >= 0 else "−"
+    return sign + tr.gib(abs(num_bytes))
+
+
+def _difference_column(a: Card, b: Card, tr: Tr) -> str:
+    ea, eb = a.estimate, b.estimate
+    rows = (
+        (_("Weights {delta}"), eb.weights_bytes - ea.weights_bytes),
+        (_("KV cache {delta}"), eb.kv_cache_bytes - ea.kv_cache_bytes),
+        (_("Overhead {delta}"), eb.overhead_bytes - ea.overhead_bytes),
+        (_("Total {delta}"), eb.total_bytes - ea.total_bytes),
+    )
+    return "\n".join(tr(label, delta=f"**{_signed_gib(tr, delta)}**") for label, delta in rows)
+
+
+def _oriented(reason: KvDifference, big_is_b: bool) -> tuple[int, int]:
+    """A reason's values as (larger cache's model, smaller cache's model)."""
+    return (reason.b, reason.a) if big_is_b else (reason.a, reason.b)
+
+
+def _reason_text(factor: str, big: int, small: int, tr: Tr) -> str | None:
+    """A reason that explains why the larger cache is larger, in words; None when it points the other way."""
+    if factor == "head_dim" and big > small:
+        return tr(_("head size {a} vs {b}"), a=tr.num(big), b=tr.num(small))
+    if factor == "kv_heads" and big > small:
+        return tr(_("{a} vs {b} KV heads"), a=tr.num(big), b=tr.num(small))
+    if factor == "layers" and big > small:
+        return tr(_("{a} vs {b} layers"), a=tr.num(big), b=tr.num(small))
+    if factor == "sliding_window" and small and not big:
+        return tr(_("no sliding window vs a {window}-token window"), window=tr.num(small))
+    if factor == "mla" and small and not big:
+        return tr(_("latent attention (MLA) in one model only"))
+    return None
+
+
+def kv_explanation(card: CompareCard, tr: Tr) -> str:
+    """One line: which model needs more KV cache, how much more, and the architectural reasons."""
+    a, b = card.a, card.b
+    ka, kb = a.estimate.kv_cache_bytes, b.estimate.kv_cache_bytes
+    if max(ka, kb) <= SAME_KV_RATIO * min(ka, kb):
+        return tr(_("Both need about the same KV cache at this context."))
+    big_is_b = kb > ka
+    big, small = (b, a) if big_is_b else (a, b)
+    far = min(ka, kb) == 0 or max(ka, kb) >= FAR_KV_RATIO * min(ka, kb)
+    reasons = [
+        text
+        for r in card.reasons
+        if (text := _reason_text(r.factor, *_oriented(r, big_is_b), tr)) is not None
+    ][:KV_REASONS_IN_LINE]
+    names = {"big": clean(big.model.name), "small": clean(small.model.name)}
+    if not reasons:
+        template = _("**{big}** needs far more KV cache than **{small}**.") if far else _(
+            "**{big}** needs more KV cache than **{small}**."
+        )
+        return tr(template, **names)
+    joined = reasons[0] if len(reasons) == 1 else tr(_("{first} and {second}"), first=reasons[0], second=reasons[1])
+    template = _("**{big}** needs far more KV cache than **{small}**: {reasons}.") if far else _(
+        "**{big}** needs more KV cache than **{small}**: {reasons}."
+    )
+    return tr(template, reasons=joined, **names)
+
+
+def _all_reasons(card: CompareCard, tr: Tr) -> list[str]:
+    """Every architectural difference behind the KV gap, in the card's a-vs-b order."""
+    out: list[str] = []
+    for r in card.reasons:
+        if r.factor == "head_dim":
+            out.append(tr(_("head size {a} vs {b}"), a=tr.num(r.a), b=tr.num(r.b)))
+        elif r.factor == "kv_heads":
+            out.append(tr(_("{a} vs {b} KV heads"), a=tr.num(r.a), b=tr.num(r.b)))
+        elif r.factor == "layers":
+            out.append(tr(_("{a} vs {b} layers with a KV cache"), a=tr.num(r.a), b=tr.num(r.b)))
+        elif r.factor == "sliding_window" and r.a and not r.b:
+            out.append(tr(_("a {window}-token sliding window vs none"), window=tr.num(r.a)))
+        elif r.factor == "sliding_window":
+            out.append(tr(_("no sliding window vs a {window}-token window"), window=tr.num(r.b)))
+        elif r.factor == "mla":
+            out.append(tr(_("latent attention (MLA) in one model only")))
+    return out
+
+
+def render_compare(card: CompareCard, lang: Lang) -> discord.Embed:
+    """Two models side by side, component by component, with the KV difference explained in one line."""
+    tr = Tr(lang)
+    a, b = card.a, card.b
+    names = tr(_("{a} vs {b}"), a=clean(a.model.name), b=clean(b.model.name))
+    title = " · ".join([names, *_settings(a.assumptions, tr)])
+    description = kv_explanation(card, tr)
+    if a.named_gpus and a.fits:
+        description += "\n" + tr(_("On **{gpu}**:"), gpu=gpu_label(a.fits[0]))
+    colour = NEUTRAL_COLOUR
+    if a.named_gpus and a.fits and b.fits:
+        colour = COLOUR[b.fits[0].verdict] if a.fits[0].verdict == b.fits[0].verdict else NEUTRAL_COLOUR
+    builder = EmbedBuilder(title=title, description=description, footer=_footer(a, tr), colour=colour)
+    builder.add_field(clean(a.model.name), _column(a, tr), inline=True, priority=95)
+    builder.add_field(clean(b.model.name), _column(b, tr), inline=True, priority=95)
+    builder.add_field(
+        tr(_("Difference ({b} − {a})"), a=clean(a.model.name), b=clean(b.model.name)),
+        _difference_column(a, b, tr),
+        inline=True,
+        priority=70,
+    )
+    per_token = tr(
+        _("**{a}** {size_a} · **{b}** {size_b}"),
+        a=clean(a.model.name),
+        b=clean(b.model.name),
+        size_a=_kib(card.kv_per_token[0], tr),
+        size_b=_kib(card.kv_per_token[1], tr),
+    )
+    reasons = _all_reasons(card, tr)
+    if reasons:
+        per_token += "\n" + tr(_("Why: {reasons}"), reasons="; ".join(reasons))
+    builder.add_field(tr(_("KV cache per token")), per_token, priority=80)
+    return builder.build()
+
+
+def _kib(num_bytes: int, tr: Tr) -> str:
+    kib = num_bytes / 1024
+    return f"{tr.num(kib, 0 if kib == int(kib) else 1)} KiB"
+
+
+def render_engines(card: Card, lang: Lang) -> discord.Embed:
+    """The same question on llama.cpp and vLLM, side by side, with what vLLM's up-front reservation means."""
+    tr = Tr(lang)
+    first = card.engines[0] if card.engines else card
+    engines = " / ".join(engine_name(c.assumptions.engine) for c in card.engines)
+    title = " · ".join([clean(first.model.name), *_settings(first.assumptions, tr, engine=False), engines])
+    lines: list[str] = []
+    for each in card.engines:
+        if each.named_gpus and each.fits:
+            headline = _headline(each, tr)[0].split("\n", 1)[0]
+            lines.append(f"**{engine_name(each.assumptions.engine)}**: {headline}")
+    lines.append(_vllm_note(card, tr))
+    colour = COLOUR[first.fits[0].verdict] if first.named_gpus and first.fits else NEUTRAL_COLOUR
+    footer = _assumptions_footer(first.assumptions, tr, engine=False)
+    builder = EmbedBuilder(title=title, description="\n".join(lines), footer=footer, colour=colour)
+    for each in card.engines:
+        builder.add_field(engine_name(each.assumptions.engine), _column(each, tr), inline=True, priority=90)
+    return builder.build()
+
+
+def _vllm_note(card: Card, tr: Tr) -> str:
+    """One sentence on vLLM's reservation, with this card's numbers when a GPU was named."""
+    vllm = next((c for c in card.engines if c.assumptions.engine == "vllm"), None)
+    llama = next((c for c in card.engines if c.assumptions.engine != "vllm"), None)
+    kv = tr.gib(llama.estimate.kv_cache_bytes) if llama is not None else "?"
+    if vllm is None or not vllm.named_gpus or not vllm.fits:
+        return tr(
+            _(
+                "vLLM reserves 90% of the GPU's memory when it starts and fills whatever the weights, activations "
+                "and runtime leave with KV cache, so the card looks almost full whatever the context; llama.cpp "
+                "allocates only the KV cache this context needs ({kv})."
+            ),
+            kv=kv,
+        )
+    fit, e = vllm.fits[0], vllm.estimate
+    reserved = fit.usable_bytes
+    fixed = e.total_bytes - e.kv_cache_bytes
+    if reserved <= fixed:
+        return tr(
+            _(
+                "vLLM reserves 90% of the card ({reserved}) when it starts, but the weights, activations and runtime "
+                "({fixed}) need more than that, so it would not start; llama.cpp allocates only what this context "
+                "needs."
+            ),
+            reserved=tr.gib(reserved),
+            fixed=tr.gib(fixed),
+        )
+    return tr(
+        _(
+            "vLLM reserves 90% of the card ({reserved} of {memory}) when it starts: after the weights, activations "
+            "and runtime ({fixed}), all of the remaining {pool} becomes KV cache, room for {tokens} tokens, so the "
+            "card looks almost full whatever the context; llama.cpp allocates only the KV cache this context needs "
+            "({kv})."
+        ),
+        reserved=tr.gib(reserved),
+        memory=tr.gib(fit.total_memory_bytes),
+        fixed=tr.gib(fixed),
+        pool=tr.gib(reserved - fixed),
+        tokens=tr.num(e.kv_pool_tokens),
+        kv=kv,
+    )
+
+
+def render_what_fits(card: WhatFitsCard, lang: Lang) -> discord.Embed:
+    """The preset models that fit one GPU, largest first, each with its quant, total and headroom."""
+    tr = Tr(lang)
+    gpu = clean(card.gpu_name) if card.count == 1 else f"{card.count}× {clean(card.gpu_name)}"
+    title = " · ".join([tr(_("What fits on {gpu}"), gpu=gpu), *_settings(card.assumptions, tr, quant=False)])
+    intro = [
+        tr(_("Usable GPU memory: **{usable}**"), usable=tr.gib(card.usable_bytes)),
+        tr(
+            _(
+                "Preset models that fit whole, largest first, each at the most faithful quant that still leaves "
+                "room to spare; at most two per family."
+            )
+        ),
+    ]
+    if card.model_prefix:
+        intro.append(tr(_("Only models whose id starts with `{prefix}`."), prefix=clean(card.model_prefix)))
+    rows = [
+        tr(
+            _("{rank}. **{model}** · {quant} · {total} · {free} free"),
+            rank=rank,
+            model=clean(m.name),
+            quant=m.quant,
+            total=tr.gib(m.total_bytes),
+            free=tr.gib(max(m.headroom_bytes, 0)),
+        )
+        for rank, m in enumerate(card.models, 1)
+    ]
+    if not rows:
+        rows = [
+            tr(
+                _(
+                    "No preset model fits whole at this context. A shorter context or a quantized KV cache leaves "
+                    "more room."
+                )
+            )
+        ]
+    description = "\n".join(intro) + "\n\n" + clamp_lines(rows, DESCRIPTION - 600)
+    colour = COLOUR["fits"] if card.models else COLOUR["no"]
+    footer = _assumptions_footer(card.assumptions, tr, quant=False)
+    return EmbedBuilder(title=title, description=description, footer=footer, colour=colour).build()
 
 
 def render_math(card: Card, lang: Lang) -> discord.Embed:
@@ -328,6 +663,8 @@ def render_error(error: AnswerError, lang: Lang) -> str:
         text = tr(_("Which model? Name one, for example `llama3 8b 32k on a 3060`."))
     elif error.code == "unknown_model":
         text = tr(_("I don't know the model **{subject}**."), subject=subject)
+    elif error.code == "unknown_gpu" and not subject:
+        text = tr(_("Which GPU? Add one to the question, for example `on a 3060` or `24gb`."))
     elif error.code == "unknown_gpu":
         text = tr(_("I don't know the GPU **{subject}**."), subject=subject)
     elif error.code == "unknown_quant":
@@ -348,7 +685,8 @@ def help_text(lang: Lang) -> str:
     return tr(
         _(
             "Ask me whether a model runs on a GPU, for example: `llama3 8b 32k on a 3060` or `qwen2.5 14b q8 4090`. "
-            "Or use `/vram`."
+            "I also answer `what can I run on a 3060?`, `llama3 8b vs gemma2 9b` and `how much context can llama 3.1 "
+            "8b take on a 3060?`. Or use `/vram`, `/vram-fit` and `/vram-compare`."
         )
     )
 

@@ -128,6 +128,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
 
 def error_message(error: VramfitError, lang: Lang) -> str:
     """One localized sentence for an error, with the technical detail in parentheses."""
+    if error.details.get("reason") == "gpu_needed":  # "what can I run?" with no GPU named
+        return Tr(lang)(_("This question needs a GPU: name one, for example a 3060 or 24gb."))
     text = Tr(lang)(ERROR_LABELS.get(error.code, _("Something in the question could not be used.")))
     return f"{text} ({error.message})"
 

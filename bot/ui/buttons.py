@@ -1,5 +1,9 @@
 """The card's buttons: context presets, language toggle, "show the math", and Pin.
 
+Every intent's card has the context presets and the language toggle (a what-fits or compare card is recomputed at
+the new context; a solver's card solves again, except that the largest context becomes a plain fit card at the
+pressed context); "show the math" is on the cards of one model.
+
 Each is a :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the card's settings (:mod:`bot.ui.state`),
 so a button on a card posted before a restart still works: the bot registers the classes in ``setup_hook`` and
 recomputes the card from the id. No view is kept in memory per message.
@@ -14,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import ui
 
-from bot.answer_port import AnswerError, Card
+from bot.answer_port import AnswerError, AnyCard, Card, CompareCard
 from bot.i18n import Lang, Tr, _, format_tokens_short
 from bot.render.embed import render_card, render_error, render_math
 from bot.tree import interaction_context, retry_text, send_ephemeral
@@ -157,6 +161,10 @@ class MathButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf
 
     async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
         card = bot.answer_card("", self.state.lang, self.state.overrides())
+        if isinstance(card, CompareCard):
+            card = card.a
+        if not isinstance(card, Card):
+            raise AnswerError("no_math", "this card has no single model to show the math for")
         await interaction.response.send_message(
             embed=render_math(card, self.state.lang), ephemeral=True, allowed_mentions=NO_MENTIONS
         )
@@ -212,7 +220,7 @@ class PinButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=r"vf:pin:(
 DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (ContextButton, LanguageButton, MathButton, PinButton)
 
 
-def card_view(card: Card, lang: Lang, *, pin: bool = True) -> ui.View:
+def card_view(card: AnyCard, lang: Lang, *, pin: bool = True) -> ui.View:
     """The buttons under a card in ``lang``; stateful ones only when the card's settings fit in a ``custom_id``."""
     view = ui.View(timeout=None)
     state = CardState.from_card(card, lang)
@@ -220,7 +228,8 @@ def card_view(card: Card, lang: Lang, *, pin: bool = True) -> ui.View:
         for context in CONTEXT_PRESETS:
             view.add_item(ContextButton(state, context))
         view.add_item(LanguageButton(state, "en" if lang == "ko" else "ko"))
-        view.add_item(MathButton(state))
+        if isinstance(card, Card):
+            view.add_item(MathButton(state))
     if pin:
         view.add_item(PinButton(lang))
     return view

@@ -7,6 +7,15 @@ Layout (fields joined by ``:``; ``custom_id`` is at most 100 characters)::
 
 ``engine`` is ``l`` (llama.cpp) or ``v`` (vLLM); ``flash`` is ``1``/``0``; ``gpus`` is ``id*count`` joined by ``,``
 (``-`` for none). A card whose state does not fit in the limit (many long GPU ids) gets no stateful buttons.
+
+Cards of the other intents add a tenth field, ``<intent>[+<other>]`` (a fit card has none, so ids posted before
+intents existed still decode)::
+
+    vf:ctx:8192:-:-:32768:1:f16:l:1:rtx-3060-12gb*1:en:w            what fits a 3060 (model and quant unused)
+    vf:ctx:8192:-:-:32768:1:f16:l:1:rtx-3060-12gb*1:en:w+qwen       ... only preset ids starting with "qwen"
+    vf:lang:ko:llama-3-8b:Q4_K_M:8192:1:f16:l:1:-:en:c+gemma-2-9b   Llama 3 8B compared with Gemma 2 9B
+    vf:ctx:4096:qwen2.5-14b:Q4_K_M:8192:10:f16:l:1:rtx-3090*1:ko:mu most users on a 3090 (also mc, bq)
+    vf:ctx:32768:llama-3.1-8b:Q4_K_M:8192:1:f16:l:1:rtx-4090*1:en:e  llama.cpp and vLLM side by side
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from bot.answer_port import Card, Overrides
+from bot.answer_port import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides
 from bot.i18n import Lang
 
 PREFIX = "vf"
@@ -22,7 +31,12 @@ MAX_CUSTOM_ID = 100
 _ENGINE_CODES = {"llama.cpp": "l", "vllm": "v"}
 _ENGINES = {code: name for name, code in _ENGINE_CODES.items()}
 _FIELD = re.compile(r"^[A-Za-z0-9._+\-]+$")
-STATE_PATTERN = r"(?P<state>[A-Za-z0-9._+\-]+(?::[A-Za-z0-9._+\-,*]+){8})"
+STATE_PATTERN = r"(?P<state>[A-Za-z0-9._+\-]+(?::[A-Za-z0-9._+\-,*]+){8,9})"
+_INTENT_CODES: dict[str, str] = {
+    "what_fits": "w", "compare": "c", "max_context": "mc", "max_users": "mu", "best_quant": "bq", "engines": "e",
+}  # fmt: skip
+_INTENTS = {code: name for name, code in _INTENT_CODES.items()}
+UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,32 +50,40 @@ class CardState:
     flash_attn: bool
     gpus: tuple[tuple[str, int], ...]
     lang: Lang
+    intent: str = "fit"  # an answer_port Intent, or "engines" (llama.cpp and vLLM side by side)
+    other: str = ""  # compare: the second model; what fits: the model-id prefix ("" all)
 
     @classmethod
-    def from_card(cls, card: Card, lang: Lang) -> CardState:
-        a = card.assumptions
+    def from_card(cls, card: AnyCard, lang: Lang) -> CardState:
+        o = card.overrides()
+        intent: str = o.get("intent", "fit")
+        if isinstance(card, Card) and card.engines:
+            intent = "engines"
+        other = o.get("compare_model", "") if isinstance(card, CompareCard) else o.get("model_prefix", "")
         return cls(
-            model=card.model.id,
-            quant=a.quant,
-            context=a.context,
-            users=a.users,
-            kv_cache=a.kv_cache,
-            engine=a.engine,
-            flash_attn=a.flash_attn,
-            gpus=card.gpus,
+            model=o.get("model", UNUSED),
+            quant=o.get("quant", UNUSED),
+            context=o.get("context", 0),
+            users=o.get("users", 1),
+            kv_cache=o.get("kv_cache", "f16"),
+            engine=o.get("engine", "llama.cpp"),
+            flash_attn=o.get("flash_attn", True),
+            gpus=o.get("gpus", ()),
             lang=lang,
+            intent=intent,
+            other=other,
         )
 
     def with_context(self, context: int) -> CardState:
-        return replace(self, context=context)
+        # The largest context is what a max-context card solved for: at another context it is a plain fit card.
+        intent = "fit" if self.intent == "max_context" else self.intent
+        return replace(self, context=context, intent=intent)
 
     def with_lang(self, lang: Lang) -> CardState:
         return replace(self, lang=lang)
 
     def overrides(self) -> Overrides:
-        return Overrides(
-            model=self.model,
-            quant=self.quant,
+        out = Overrides(
             context=self.context,
             users=self.users,
             kv_cache=self.kv_cache,
@@ -69,25 +91,49 @@ class CardState:
             flash_attn=self.flash_attn,
             gpus=self.gpus,
         )
+        if self.model != UNUSED:
+            out["model"] = self.model
+        if self.quant != UNUSED:
+            out["quant"] = self.quant
+        if self.intent == "engines":
+            out["engines"] = True
+        elif self.intent != "fit":
+            out["intent"] = _intent(self.intent)
+        if self.intent == "compare" and self.other:
+            out["compare_model"] = self.other
+        if self.intent == "what_fits" and self.other:
+            out["model_prefix"] = self.other
+        return out
 
     def encode(self) -> str | None:
         """The packed state, or ``None`` when a field cannot be packed (odd characters, unknown engine)."""
         engine = _ENGINE_CODES.get(self.engine.lower())
+        code = _INTENT_CODES.get(self.intent, "") if self.intent != "fit" else ""
         words = [self.model, self.quant, self.kv_cache, *(gpu for gpu, _ in self.gpus)]
-        if engine is None or not all(_FIELD.match(w) for w in words):
+        if self.other:
+            words.append(self.other)
+        if engine is None or (self.intent != "fit" and not code) or not all(_FIELD.match(w) for w in words):
             return None
         gpus = ",".join(f"{gpu}*{count}" for gpu, count in self.gpus) or "-"
         flash = "1" if self.flash_attn else "0"
-        return ":".join(
-            [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus, self.lang]
-        )
+        fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
+        fields.append(self.lang)
+        if code:
+            fields.append(f"{code}+{self.other}" if self.other else code)
+        return ":".join(fields)
 
     @classmethod
     def decode(cls, packed: str) -> CardState:
         """Unpack :meth:`encode`'s output; raises ``ValueError`` on anything malformed."""
         parts = packed.split(":")
-        if len(parts) != 9:
+        if len(parts) not in (9, 10):
             raise ValueError(f"bad card state: {packed!r}")
+        intent, other = "fit", ""
+        if len(parts) == 10:
+            code, _, other = parts.pop().partition("+")
+            if code not in _INTENTS:
+                raise ValueError(f"bad card state: {packed!r}")
+            intent = _INTENTS[code]
         model, quant, context, users, kv, engine, flash, gpus, lang = parts
         if engine not in _ENGINES or flash not in ("0", "1") or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
@@ -106,7 +152,13 @@ class CardState:
             flash_attn=flash == "1",
             gpus=tuple(gpu_pairs),
             lang="ko" if lang == "ko" else "en",
+            intent=intent,
+            other=other,
         )
+
+
+def _intent(name: str) -> Intent:
+    return next((intent for intent in INTENTS if intent == name), "fit")
 
 
 def custom_id(action: str, arg: str, state: CardState) -> str | None:

@@ -31,13 +31,16 @@ OTHER_BOT_ID = 600_000_000_000_000_009
 
 
 def make_settings(**overrides: Any) -> Settings:
-    """Settings for tests: no .env, a generous cooldown unless the test sets one."""
+    """Settings for tests: no .env, a generous cooldown unless the test sets one, an in-memory SQLite store."""
     values: dict[str, Any] = {
         "discord_token": None,
         "owner_ids": frozenset(),
         "cooldown_rate": 100,
         "cooldown_seconds": 60.0,
         "log_level": "DEBUG",
+        "database_url": None,  # never the developer's DATABASE_URL
+        "database_path": ":memory:",
+        "settings_cache_seconds": 30.0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

@@ -108,6 +108,27 @@ def text_channel(channel_id: int, guild_id: int, name: str = "general") -> JSON:
     }
 
 
+def forum_channel(channel_id: int, guild_id: int, name: str = "will-it-run") -> JSON:
+    """Build a guild forum channel (type 15); its posts are threads whose first message has the thread's id."""
+    return {
+        **text_channel(channel_id, guild_id, name),
+        "type": 15,
+        "available_tags": [],
+        "default_reaction_emoji": None,
+        "default_thread_rate_limit_per_user": 0,
+        "default_sort_order": None,
+        "default_forum_layout": 0,
+    }
+
+
+def resolved_channel(channel: JSON, *, permissions: int = BOT_PERMISSIONS) -> JSON:
+    """A channel as an interaction's ``resolved.channels`` carries it (a channel option's value)."""
+    keys = ("id", "type", "name", "parent_id", "guild_id", "position", "nsfw", "topic", "rate_limit_per_user", "flags")
+    data = {k: channel[k] for k in keys if k in channel}
+    data.setdefault("parent_id", None)
+    return {**data, "permissions": str(permissions), "last_message_id": None}
+
+
 def thread(thread_id: int, guild_id: int, parent_id: int, owner_id: int, name: str = "help") -> JSON:
     """Build a public thread."""
     return {
@@ -267,11 +288,16 @@ def message(
 
 
 def command_option(name: str, value: Any, option_type: int = 3, *, focused: bool = False) -> JSON:
-    """Build one option of an application command interaction (3 string, 4 integer)."""
+    """Build one option of an application command interaction (3 string, 4 integer, 7 channel)."""
     data: JSON = {"name": name, "type": option_type, "value": value}
     if focused:
         data["focused"] = True
     return data
+
+
+def subcommand(name: str, options: list[JSON] | None = None, *, group: bool = False) -> JSON:
+    """Build a subcommand (type 1) or a subcommand group (type 2) option that wraps ``options``."""
+    return {"name": name, "type": 2 if group else 1, "options": options or []}
 
 
 def interaction(
@@ -330,10 +356,13 @@ def slash_command(
     name: str,
     options: list[JSON],
     user_data: JSON,
+    resolved: JSON | None = None,
     **kwargs: Any,
 ) -> JSON:
-    """Build a CHAT_INPUT command interaction."""
-    data = {"id": str(command_id), "name": name, "type": 1, "options": options}
+    """Build a CHAT_INPUT command interaction (``resolved``: the objects its options point at, e.g. channels)."""
+    data: JSON = {"id": str(command_id), "name": name, "type": 1, "options": options}
+    if resolved:
+        data["resolved"] = resolved
     return interaction(app_id=app_id, interaction_type=2, data=data, user_data=user_data, **kwargs)
 
 

@@ -113,6 +113,8 @@ class FakeDiscord:
         self.guild_commands: dict[int, list[JSON]] = {}
         self.messages: dict[int, JSON] = {}
         self.pins: list[tuple[int, int]] = []
+        self.dm_channels: dict[int, int] = {}  # user id -> DM channel id (POST /users/@me/channels)
+        self.closed_dms: set[int] = set()  # user ids whose DMs refuse the bot (403, code 50007)
         self._callbacks: dict[str, _Callback] = {}
         self._session_ids = itertools.count(1)
         self._seq = itertools.count(1)
@@ -240,10 +242,10 @@ class FakeDiscord:
         if session.ws is not None and not session.ws.closed:
             await session.ws.send_str(json.dumps(frame))
 
-    async def interaction(self, payload: JSON) -> None:
-        """Register an interaction token and dispatch INTERACTION_CREATE."""
+    async def interaction(self, payload: JSON, *, shard_id: int | None = None) -> None:
+        """Register an interaction token and dispatch INTERACTION_CREATE (on its guild's shard unless given)."""
         self._callbacks[payload["token"]] = _Callback(payload)
-        await self.dispatch("INTERACTION_CREATE", payload)
+        await self.dispatch("INTERACTION_CREATE", payload, shard_id=shard_id)
 
     async def close_gateway(self, shard_id: int = 0, *, code: int = 4000) -> None:
         """Close a shard's socket from the server side (the client should RESUME)."""
@@ -374,7 +376,15 @@ class FakeDiscord:
             return self._webhook_message(m, match[1], match[2], body)
         if m == "POST" and (match := re.fullmatch(rf"/webhooks/{app}/([^/]+)", path)):
             return self._followup(match[1], body)
+        if m == "POST" and path == "/users/@me/channels":
+            user_id = int((body or {})["recipient_id"])
+            channel_id = self.dm_channels.setdefault(user_id, p.snowflake())
+            return self._json({"id": str(channel_id), "type": 1, "last_message_id": None, "recipients": [
+                {**p.user(user_id, "someone")}]})  # fmt: skip
         if m == "POST" and (match := re.fullmatch(r"/channels/(\d+)/messages", path)):
+            dm_user = next((u for u, c in self.dm_channels.items() if c == int(match[1])), None)
+            if dm_user is not None and dm_user in self.closed_dms:
+                return self._json({"message": "Cannot send messages to this user", "code": 50007}, 403)
             return self._json(self._create_message(int(match[1]), body or {}))
         if match := re.fullmatch(r"/channels/(\d+)/messages/(\d+)", path):
             msg = self.messages.get(int(match[2]))

@@ -1,0 +1,234 @@
+"""Answering on one's own in the channels a server chose (``/vram-settings channels add``).
+
+* A new forum post (its title and starter message) or a message in a chosen channel that asks a memory question
+  (:func:`bot.followup.asks_memory_question`) gets one answer, as a reply. In a thread (forum posts included) the
+  first question is answered once per thread; the thread then remembers it.
+* Follow-ups in that thread that change something ("what about 32k?", "q8이면?", "4090이면?") are answered
+  against the thread's last question (:func:`bot.followup.merge`), which then becomes the thread's question.
+* Mentions of the bot in those channels are answered here too (the mention handler leaves them alone), so
+  "@vramfit q8이면?" in such a thread also follows up.
+
+Needs the privileged message-content intent (``VRAMFIT_MESSAGE_CONTENT=true``); without it Discord sends no text
+for messages that do not mention the bot, and this extension stays idle. Never answers bots (itself included),
+webhooks or system messages. Every answer is claimed first in the store (``answered``: a unique key per message
+and per thread), so a message is answered once even when the event comes twice, after a restart, or to two
+processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import discord
+from discord.ext import commands
+
+from bot.answer_port import AnswerError, Overrides
+from bot.exts.vram import MAX_QUERY, mentions_bot, strip_mentions
+from bot.followup import asks_memory_question, followup_slots, from_json, merge, to_json
+from bot.i18n import Lang, Tr, lang_of_text
+from bot.render.embed import help_text, render_card, render_error
+from bot.storage import Store, ThreadQuestion
+from bot.storage.defaults import GuildDefaults, guild_defaults
+from bot.tree import retry_text
+from bot.ui.buttons import card_view
+
+if TYPE_CHECKING:
+    from bot.bot import VramBot
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+ANSWERABLE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+_ENGLISH_FOLLOWUP = re.compile(r"\b(what|how|about|with|and|if|instead|then)\b", re.IGNORECASE)
+
+
+def followup_lang(text: str, question_lang: str) -> Lang:
+    """The language to answer a follow-up in: Korean if it has Hangul, English if it has English words, else the
+    language of the thread's question ("32k?" says nothing about language)."""
+    if lang_of_text(text) == "ko":
+        return "ko"
+    if _ENGLISH_FOLLOWUP.search(text):
+        return "en"
+    return "ko" if question_lang == "ko" else "en"
+
+
+class AutoAnswer(commands.Cog):
+    """Answer memory questions in auto-answer channels and forums."""
+
+    def __init__(self, bot: VramBot) -> None:
+        self.bot = bot
+        if not bot.settings.message_content:
+            log.info("Auto-answer is off: VRAMFIT_MESSAGE_CONTENT is not set (mentions and /vram still work)")
+
+    # -- the listener --------------------------------------------------------------------------------------------
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        store = self.bot.store
+        if not self.bot.settings.message_content or store is None or self.bot.user is None:
+            return
+        if message.guild is None or message.author.bot or message.webhook_id is not None:
+            return
+        if message.type not in ANSWERABLE_TYPES:
+            return
+        defaults = await guild_defaults(self.bot, message.guild.id)
+        if not defaults.autoanswer_channels:
+            return
+        channel: Any = message.channel
+        if isinstance(channel, discord.PartialMessageable):  # a thread the cache has not seen (yet)
+            channel = await self._fetch_channel(channel.id) or channel
+        parent_id = getattr(channel, "parent_id", None)
+        if channel.id not in defaults.autoanswer_channels and parent_id not in defaults.autoanswer_channels:
+            return
+        mentioned = mentions_bot(message, self.bot.user.id)
+        if mentioned and await self._is_owner_command(message):
+            return
+        text = strip_mentions(message, self.bot.user.id) if mentioned else " ".join(message.content.split())
+        try:
+            if isinstance(channel, discord.Thread):
+                await self._in_thread(store, message, channel, text, defaults, mentioned=mentioned)
+            else:
+                await self._in_channel(store, message, text, defaults, mentioned=mentioned)
+        except Exception:
+            log.exception("Auto-answer failed for message %s in channel %s", message.id, channel.id)
+
+    # -- a text channel: every question once ----------------------------------------------------------------------
+
+    async def _in_channel(
+        self, store: Store, message: discord.Message, text: str, defaults: GuildDefaults, *, mentioned: bool
+    ) -> None:
+        if not mentioned and not asks_memory_question(text):
+            return
+        if not await self._claim(store, message):
+            return
+        if not await self._allowed(message, mentioned):
+            return
+        await self._answer(store, message, text, defaults.lang, defaults.apply(text, Overrides()), mentioned=mentioned)
+
+    # -- a thread (a forum post): the first question once, then follow-ups ------------------------------------------
+
+    async def _in_thread(
+        self,
+        store: Store,
+        message: discord.Message,
+        thread: discord.Thread,
+        text: str,
+        defaults: GuildDefaults,
+        *,
+        mentioned: bool,
+    ) -> None:
+        previous = await store.thread_question(thread.id)
+        starter = message.id == thread.id  # a forum post's first message has the thread's id
+        if previous is None:
+            question = f"{thread.name}\n{text}".strip() if starter and thread.name else text
+            if not mentioned and not asks_memory_question(question):
+                return
+            if not await self._claim(store, message):
+                return
+            if not await store.claim("thread", thread.id, thread.guild.id):
+                log.info("Thread %s already has its answer (another process or an earlier event)", thread.id)
+                return
+            if not await self._allowed(message, mentioned):
+                await store.release("thread", thread.id)
+                return
+            overrides = defaults.apply(question, Overrides())
+            card_lang = await self._answer(store, message, question, defaults.lang, overrides, mentioned=mentioned)
+            if card_lang is None:
+                await store.release("thread", thread.id)  # not answered: a later message may still ask
+                return
+            await store.set_thread_question(thread.id, thread.guild.id, ThreadQuestion(question, {}, card_lang))
+            return
+
+        change = followup_slots(text) if text else None
+        if change is None:
+            if mentioned and await self._claim(store, message) and await self._allowed(message, True):
+                overrides = defaults.apply(text, Overrides())
+                await self._answer(store, message, text, defaults.lang, overrides, mentioned=True)
+            return
+        before = from_json(previous.overrides)
+        merged = merge(before, change)
+        if merged == before and not mentioned:
+            return  # says what the thread already asked
+        if not await self._claim(store, message):
+            return
+        if not await self._allowed(message, mentioned):
+            return
+        lang = defaults.lang or followup_lang(text, previous.lang)
+        overrides = defaults.apply(previous.text, merged)
+        card_lang = await self._answer(store, message, previous.text, lang, overrides, mentioned=mentioned)
+        if card_lang is not None:
+            await store.set_thread_question(
+                thread.id, thread.guild.id, ThreadQuestion(previous.text, to_json(merged), previous.lang)
+            )
+
+    # -- answering -----------------------------------------------------------------------------------------------
+
+    async def _answer(
+        self,
+        store: Store,
+        message: discord.Message,
+        text: str,
+        lang: Lang | None,
+        overrides: Overrides,
+        *,
+        mentioned: bool,
+    ) -> Lang | None:
+        """Reply with the card (or, when asked by mention, with the error); return the card's language, or ``None``
+        when no card was sent."""
+        reply_lang: Lang = lang or lang_of_text(text)
+        if not text.strip() and not overrides:
+            await self._reply(store, message, content=help_text(reply_lang))
+            return None
+        try:
+            card = self.bot.answer_card(text[:MAX_QUERY], lang, overrides)
+        except AnswerError as error:
+            log.debug("No card for message %s: %s", message.id, error.code)
+            if mentioned or error.code in ("unknown_model", "unknown_gpu"):
+                await self._reply(store, message, content=render_error(error, reply_lang))
+            return None
+        sent = await self._reply(
+            store, message, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=True)
+        )
+        return card.lang if sent else None
+
+    async def _reply(self, store: Store, message: discord.Message, **kwargs: Any) -> bool:
+        try:
+            await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
+        except discord.HTTPException:
+            log.warning("Could not reply to message %s in channel %s", message.id, message.channel.id, exc_info=True)
+            await store.release("message", message.id)  # a redelivered event may try again
+            return False
+        return True
+
+    async def _claim(self, store: Store, message: discord.Message) -> bool:
+        claimed = await store.claim("message", message.id, message.guild.id if message.guild else None)
+        if not claimed:
+            log.info("Message %s was already answered (a duplicate event or another process)", message.id)
+        return claimed
+
+    async def _allowed(self, message: discord.Message, mentioned: bool) -> bool:
+        """The per-user cooldown shared with mentions: a mention is told to wait, an unasked answer is skipped."""
+        retry = self.bot.mention_cooldown.hit(message.author.id)
+        if retry is None:
+            return True
+        if mentioned:
+            lang = lang_of_text(message.content)
+            await message.reply(content=retry_text(Tr(lang), retry), mention_author=False, allowed_mentions=NO_MENTIONS)
+        return False
+
+    async def _fetch_channel(self, channel_id: int) -> Any:
+        try:
+            return await self.bot.fetch_channel(channel_id)
+        except discord.HTTPException:
+            return None
+
+    async def _is_owner_command(self, message: discord.Message) -> bool:
+        ctx = await self.bot.get_context(message)
+        return ctx.valid and await self.bot.is_owner(message.author)
+
+
+async def setup(bot: VramBot) -> None:
+    """Load the auto-answer cog."""
+    await bot.add_cog(AutoAnswer(bot))

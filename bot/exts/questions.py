@@ -1,0 +1,154 @@
+"""``/vram-fit`` and ``/vram-compare``: the two questions that read better as a form than as a sentence.
+
+``/vram-fit gpu context users`` lists the preset models that fit a GPU (largest first, a few per family, each at
+the most faithful quant that fits); ``/vram-compare model_a model_b context quant gpu`` puts two models side by side
+and says why their KV caches differ. Both answer in the user's Discord language, with the same buttons as ``/vram``
+(context presets re-render in place, language toggle, Pin), and with the server's ``/vram-settings`` applied
+(language, default engine, and the GPU shortlist when ``/vram-compare`` names no GPU). ``/vram`` and mentions
+answer the same questions in words ("what can I run on a 3060?", "llama3 8b vs gemma2 9b"); this module only adds
+the forms.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.answer_port import AnswerError, Overrides
+from bot.i18n import Lang, lang_for_locale
+from bot.render.embed import render_card, render_error
+from bot.storage.defaults import guild_defaults
+from bot.tree import send_ephemeral
+from bot.ui.buttons import card_view
+from calc.request import MAX_CONTEXT, MAX_USERS
+
+if TYPE_CHECKING:
+    from bot.bot import VramBot
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+MAX_NAME = 100  # an autocompleted option's value: a preset id, or what the user typed
+
+QUANT_CHOICES = [
+    app_commands.Choice(name=_("Q4_K_M (default)"), value="Q4_K_M"),
+    *(
+        app_commands.Choice(name=q, value=q)
+        for q in ("Q5_K_M", "Q6_K", "Q8_0", "F16", "BF16", "Q4_0", "Q4_K_S", "Q5_K_S", "Q3_K_M", "Q3_K_L", "Q2_K",
+                  "IQ4_XS", "FP8", "INT4")
+    ),
+]  # fmt: skip
+
+
+class Questions(commands.Cog):
+    """What fits a GPU, and two models compared."""
+
+    def __init__(self, bot: VramBot) -> None:
+        self.bot = bot
+
+    @app_commands.command(
+        name=_("vram-fit"), description=_("Which models fit my GPU? Largest first, with quant and headroom.")
+    )
+    @app_commands.rename(gpu=_("gpu"), context=_("context"), users=_("users"))
+    @app_commands.describe(
+        gpu=_("The GPU, e.g. 3060, 2x 3090 or M2 16GB"),
+        context=_("Context length in tokens per user; 8192 by default"),
+        users=_("Users served at once; 1 by default"),
+    )
+    @app_commands.allowed_installs(guilds=True, users=True)
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))
+    async def vram_fit(
+        self,
+        interaction: discord.Interaction[VramBot],
+        gpu: app_commands.Range[str, 1, MAX_NAME],
+        context: app_commands.Range[int, 1, MAX_CONTEXT] | None = None,
+        users: app_commands.Range[int, 1, MAX_USERS] | None = None,
+    ) -> None:
+        overrides = Overrides(intent="what_fits", gpu=gpu)
+        if context is not None:
+            overrides["context"] = context
+        if users is not None:
+            overrides["users"] = users
+        await self._answer(interaction, overrides)
+
+    @app_commands.command(name=_("vram-compare"), description=_("Compare two models' memory, component by component."))
+    @app_commands.rename(
+        model_a=_("model_a"), model_b=_("model_b"), context=_("context"), quant=_("quant"), gpu=_("gpu")
+    )
+    @app_commands.describe(
+        model_a=_("First model"),
+        model_b=_("Second model"),
+        context=_("Context length in tokens per user; 8192 by default"),
+        quant=_("Weight format; Q4_K_M by default"),
+        gpu=_("A GPU to check both against (optional)"),
+    )
+    @app_commands.choices(quant=QUANT_CHOICES)
+    @app_commands.allowed_installs(guilds=True, users=True)
+    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
+    @app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))
+    async def vram_compare(
+        self,
+        interaction: discord.Interaction[VramBot],
+        model_a: app_commands.Range[str, 1, MAX_NAME],
+        model_b: app_commands.Range[str, 1, MAX_NAME],
+        context: app_commands.Range[int, 1, MAX_CONTEXT] | None = None,
+        quant: str | None = None,
+        gpu: app_commands.Range[str, 1, MAX_NAME] | None = None,
+    ) -> None:
+        overrides = Overrides(intent="compare", model=model_a, compare_model=model_b)
+        if context is not None:
+            overrides["context"] = context
+        if quant is not None:
+            overrides["quant"] = quant
+        if gpu is not None:
+            overrides["gpu"] = gpu
+        await self._answer(interaction, overrides)
+
+    async def _answer(self, interaction: discord.Interaction[VramBot], overrides: Overrides) -> None:
+        defaults = await guild_defaults(self.bot, interaction.guild_id)  # the server's /vram-settings
+        lang: Lang = defaults.lang or lang_for_locale(interaction.locale)
+        overrides = defaults.apply("", overrides)  # its engine, and its GPUs when the options name none
+        try:
+            card = self.bot.answer_card("", lang, overrides)
+        except AnswerError as error:
+            await send_ephemeral(interaction, render_error(error, lang))
+            return
+        await interaction.response.send_message(
+            embed=render_card(card, lang),
+            view=card_view(card, lang, pin=interaction.guild_id is not None),
+            allowed_mentions=NO_MENTIONS,
+        )
+
+    @vram_fit.autocomplete("gpu")
+    @vram_compare.autocomplete("gpu")
+    async def _gpu_autocomplete(
+        self, interaction: discord.Interaction[VramBot], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self._choices("gpu", current)
+
+    @vram_compare.autocomplete("model_a")
+    @vram_compare.autocomplete("model_b")
+    async def _model_autocomplete(
+        self, interaction: discord.Interaction[VramBot], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return self._choices("model", current)
+
+    def _choices(self, kind: str, current: str) -> list[app_commands.Choice[str]]:
+        source = self.bot.backend.suggest_models if kind == "model" else self.bot.backend.suggest_gpus
+        try:
+            found = source(current[:MAX_NAME])[:25]
+        except Exception:
+            log.exception("Autocomplete for %s failed on %r", kind, current)
+            return []
+        return [app_commands.Choice(name=label[:100], value=value) for label, value in found]
+
+
+async def setup(bot: VramBot) -> None:
+    """Load the Questions cog."""
+    await bot.add_cog(Questions(bot))

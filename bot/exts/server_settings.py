@@ -1,0 +1,284 @@
+"""``/vram-settings``: a server's answer language, GPU shortlist, default engine, mention replies and auto-answer
+channels, stored per server (:mod:`bot.storage`).
+
+Only members with Manage Server see the command by default (server admins can change that in the server's
+Integrations settings, which Discord enforces); it exists only in servers. Replies are ephemeral and in the
+admin's Discord language; every change answers with the settings as they now are.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+from discord.ext import commands
+
+from bot.i18n import Tr, lang_for_locale
+from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from bot.storage import GuildSettings, Store
+from bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
+from bot.tree import send_ephemeral
+
+if TYPE_CHECKING:
+    from bot.bot import VramBot
+    from calc.presets import Catalog
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+AUTOCOMPLETE_LIMIT = 25
+
+LANGUAGE_CHOICES = [
+    app_commands.Choice(name=_("Follow each user's language"), value="user"),
+    app_commands.Choice(name="한국어", value="ko"),
+    app_commands.Choice(name="English", value="en"),
+]
+ENGINE_CHOICES = [
+    app_commands.Choice(name="llama.cpp", value="llama.cpp"),
+    app_commands.Choice(name="vLLM", value="vllm"),
+]
+MENTION_CHOICES = [
+    app_commands.Choice(name=_("Public reply"), value="public"),
+    app_commands.Choice(name=_("Only the asker (by direct message)"), value="private"),
+]
+
+
+def catalog() -> Catalog:
+    from calc.presets import load_catalog
+
+    return load_catalog()
+
+
+def gpu_name(gpu_id: str) -> str:
+    gpu = catalog().gpus.get(gpu_id)
+    return gpu.name if gpu is not None else gpu_id
+
+
+def suggest_gpus(current: str, ids: list[str] | None = None) -> list[tuple[str, str]]:
+    """``(name, id)`` of preset GPUs matching ``current`` by id, name or alias: prefix matches first."""
+    key = "".join(current.lower().split())
+    prefix: list[tuple[str, str]] = []
+    inner: list[tuple[str, str]] = []
+    for gpu in catalog().gpus.values():
+        if ids is not None and gpu.id not in ids:
+            continue
+        keys = ["".join(k.lower().split()) for k in (gpu.id, gpu.name, *gpu.aliases)]
+        if not key or any(k.startswith(key) for k in keys):
+            prefix.append((gpu.name, gpu.id))
+        elif any(key in k for k in keys):
+            inner.append((gpu.name, gpu.id))
+    return (prefix + inner)[:AUTOCOMPLETE_LIMIT]
+
+
+def describe(settings: GuildSettings, tr: Tr, *, message_content: bool) -> str:
+    """The settings as a few localized lines (what ``/vram-settings show`` prints)."""
+    language = {
+        "user": tr(N_("Follow each user's language")),
+        "ko": "한국어",
+        "en": "English",
+    }[settings.language]
+    gpus = ", ".join(gpu_name(g) for g in settings.gpus) or tr(N_("none (cards suggest GPUs that fit)"))
+    engine = {"llama.cpp": "llama.cpp", "vllm": "vLLM"}[settings.engine]
+    mentions = {
+        "public": tr(N_("Public reply")),
+        "private": tr(N_("Only the asker (by direct message)")),
+    }[settings.mention_replies]
+    channels = ", ".join(f"<#{c}>" for c in sorted(settings.channels)) or tr(N_("none"))
+    lines = [
+        tr(N_("**vramfit settings for this server**")),
+        tr(N_("Answer language: {value}"), value=language),
+        tr(N_("GPUs shown first: {value}"), value=gpus),
+        tr(N_("Default engine: {value}"), value=engine),
+        tr(N_("Answers to mentions: {value}"), value=mentions),
+        tr(N_("Auto-answer channels: {value}"), value=channels),
+    ]
+    if settings.channels and not message_content:
+        lines.append(tr(AUTOANSWER_OFF))
+    return "\n".join(lines)
+
+
+AUTOANSWER_OFF = N_(
+    "⚠️ Auto-answer is off: this bot runs without the message-content intent, so it only sees messages that "
+    "mention it. Mentions and /vram still work."
+)
+
+
+@app_commands.guild_only()
+@app_commands.default_permissions(manage_guild=True)
+@app_commands.allowed_installs(guilds=True, users=False)
+@app_commands.allowed_contexts(guilds=True, dms=False, private_channels=False)
+class ServerSettings(
+    commands.GroupCog,
+    group_name=_("vram-settings"),
+    group_description=_("vramfit's settings for this server"),
+):
+    """``/vram-settings ...``"""
+
+    gpus = app_commands.Group(name=_("gpus"), description=_("The GPUs that cards show first"))
+    channels = app_commands.Group(name=_("channels"), description=_("Channels where questions are answered unasked"))
+
+    def __init__(self, bot: VramBot) -> None:
+        self.bot = bot
+        super().__init__()
+
+    # -- helpers -----------------------------------------------------------------------------------------------------
+
+    def _store(self) -> Store:
+        if self.bot.store is None:
+            raise RuntimeError("the settings store is not open")
+        return self.bot.store
+
+    async def _reply(self, interaction: discord.Interaction[VramBot], lead: str, settings: GuildSettings) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        text = describe(settings, tr, message_content=self.bot.settings.message_content)
+        await interaction.response.send_message(
+            f"{lead}\n\n{text}" if lead else text, ephemeral=True, allowed_mentions=NO_MENTIONS
+        )
+
+    @staticmethod
+    def _guild_id(interaction: discord.Interaction[VramBot]) -> int:
+        assert interaction.guild_id is not None  # guild_only
+        return interaction.guild_id
+
+    # -- commands ----------------------------------------------------------------------------------------------------
+
+    @app_commands.command(name=_("show"), description=_("Show this server's settings"))
+    async def show(self, interaction: discord.Interaction[VramBot]) -> None:
+        store = self._store()
+        guild_id = self._guild_id(interaction)
+        store.forget(guild_id)  # an admin asking wants what is stored now, not a cached copy
+        await self._reply(interaction, "", await store.guild(guild_id))
+
+    @app_commands.command(name=_("language"), description=_("The language of answers in this server"))
+    @app_commands.rename(value=_("value"))
+    @app_commands.describe(value=_("Follow each user, or always Korean or English"))
+    @app_commands.choices(value=LANGUAGE_CHOICES)
+    async def language(self, interaction: discord.Interaction[VramBot], value: str) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        settings = await self._store().set_language(self._guild_id(interaction), value)  # type: ignore[arg-type]
+        log.info("Guild %s: language = %s (by %s)", interaction.guild_id, value, interaction.user.id)
+        await self._reply(interaction, tr(N_("Saved.")), settings)
+
+    @app_commands.command(name=_("engine"), description=_("The engine cards assume unless the question names one"))
+    @app_commands.rename(value=_("value"))
+    @app_commands.describe(value=_("llama.cpp or vLLM"))
+    @app_commands.choices(value=ENGINE_CHOICES)
+    async def engine(self, interaction: discord.Interaction[VramBot], value: str) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        settings = await self._store().set_engine(self._guild_id(interaction), value)  # type: ignore[arg-type]
+        log.info("Guild %s: engine = %s (by %s)", interaction.guild_id, value, interaction.user.id)
+        await self._reply(interaction, tr(N_("Saved.")), settings)
+
+    @app_commands.command(name=_("mentions"), description=_("Answer mentions publicly or only for the asker"))
+    @app_commands.rename(value=_("value"))
+    @app_commands.describe(value=_("Only the asker: the card comes by direct message"))
+    @app_commands.choices(value=MENTION_CHOICES)
+    async def mentions(self, interaction: discord.Interaction[VramBot], value: str) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        guild_id = self._guild_id(interaction)
+        settings = await self._store().set_mention_replies(guild_id, value)  # type: ignore[arg-type]
+        log.info("Guild %s: mention replies = %s (by %s)", interaction.guild_id, value, interaction.user.id)
+        await self._reply(interaction, tr(N_("Saved.")), settings)
+
+    # -- /vram-settings gpus ---------------------------------------------------------------------------------------
+
+    @gpus.command(name=_("add"), description=_("Add a GPU that cards show first"))
+    @app_commands.rename(gpu=_("gpu"))
+    @app_commands.describe(gpu=_("A GPU from the presets"))
+    async def gpus_add(self, interaction: discord.Interaction[VramBot], gpu: str) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        found = catalog().find_gpu(gpu)
+        if found is None:
+            suggestions = ", ".join(f"`{s}`" for s in catalog().suggest_gpus(gpu, 3))
+            text = tr(N_("I don't know the GPU **{gpu}**."), gpu=discord.utils.escape_markdown(gpu[:100]))
+            if suggestions:
+                text += "\n" + tr(N_("Did you mean one of these? {suggestions}"), suggestions=suggestions)
+            await send_ephemeral(interaction, text)
+            return
+        store, guild_id = self._store(), self._guild_id(interaction)
+        result: AddResult = await store.add_gpu(guild_id, found.id)
+        leads = {
+            "added": tr(N_("Added {gpu}."), gpu=found.name),
+            "exists": tr(N_("{gpu} is already on the list."), gpu=found.name),
+            "full": tr(N_("The list is full ({count} GPUs). Remove one first."), count=tr.num(MAX_GPUS)),
+        }
+        log.info("Guild %s: add GPU %s → %s (by %s)", guild_id, found.id, result, interaction.user.id)
+        await self._reply(interaction, leads[result], await store.guild(guild_id))
+
+    @gpus.command(name=_("remove"), description=_("Remove a GPU from the list"))
+    @app_commands.rename(gpu=_("gpu"))
+    @app_commands.describe(gpu=_("A GPU on the list"))
+    async def gpus_remove(self, interaction: discord.Interaction[VramBot], gpu: str) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        store, guild_id = self._store(), self._guild_id(interaction)
+        found = catalog().find_gpu(gpu)
+        gpu_id = found.id if found is not None else gpu
+        removed = await store.remove_gpu(guild_id, gpu_id)
+        name = gpu_name(gpu_id)
+        lead = tr(N_("Removed {gpu}."), gpu=name) if removed else tr(N_("{gpu} was not on the list."), gpu=name)
+        await self._reply(interaction, lead, await store.guild(guild_id))
+
+    @gpus.command(name=_("clear"), description=_("Empty the list (cards then suggest GPUs that fit)"))
+    async def gpus_clear(self, interaction: discord.Interaction[VramBot]) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        store, guild_id = self._store(), self._guild_id(interaction)
+        await store.clear_gpus(guild_id)
+        await self._reply(interaction, tr(N_("Saved.")), await store.guild(guild_id))
+
+    @gpus_add.autocomplete("gpu")
+    async def _gpu_autocomplete(
+        self, interaction: discord.Interaction[VramBot], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=name[:100], value=gid) for name, gid in suggest_gpus(current[:100])]
+
+    @gpus_remove.autocomplete("gpu")
+    async def _listed_gpu_autocomplete(
+        self, interaction: discord.Interaction[VramBot], current: str
+    ) -> list[app_commands.Choice[str]]:
+        if interaction.guild_id is None or self.bot.store is None:
+            return []
+        listed = list((await self.bot.store.guild(interaction.guild_id)).gpus)
+        return [app_commands.Choice(name=name[:100], value=gid) for name, gid in suggest_gpus(current[:100], listed)]
+
+    # -- /vram-settings channels -----------------------------------------------------------------------------------
+
+    @channels.command(name=_("add"), description=_("Answer memory questions in this channel or forum unasked"))
+    @app_commands.rename(channel=_("channel"))
+    @app_commands.describe(channel=_("A text channel or a forum"))
+    async def channels_add(
+        self, interaction: discord.Interaction[VramBot], channel: discord.TextChannel | discord.ForumChannel
+    ) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        store, guild_id = self._store(), self._guild_id(interaction)
+        result: AddResult = await store.add_channel(guild_id, channel.id)
+        leads = {
+            "added": tr(N_("Auto-answer is on in {channel}."), channel=channel.mention),
+            "exists": tr(N_("Auto-answer was already on in {channel}."), channel=channel.mention),
+            "full": tr(N_("Too many channels ({count}). Remove one first."), count=tr.num(MAX_CHANNELS)),
+        }
+        log.info("Guild %s: auto-answer in %s → %s (by %s)", guild_id, channel.id, result, interaction.user.id)
+        await self._reply(interaction, leads[result], await store.guild(guild_id))
+
+    @channels.command(name=_("remove"), description=_("Stop answering unasked in this channel"))
+    @app_commands.rename(channel=_("channel"))
+    @app_commands.describe(channel=_("A channel where auto-answer is on"))
+    async def channels_remove(
+        self, interaction: discord.Interaction[VramBot], channel: discord.TextChannel | discord.ForumChannel
+    ) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        store, guild_id = self._store(), self._guild_id(interaction)
+        removed = await store.remove_channel(guild_id, channel.id)
+        lead = (
+            tr(N_("Auto-answer is off in {channel}."), channel=channel.mention)
+            if removed
+            else tr(N_("Auto-answer was not on in {channel}."), channel=channel.mention)
+        )
+        await self._reply(interaction, lead, await store.guild(guild_id))
+
+
+async def setup(bot: VramBot) -> None:
+    """Load the settings cog."""
+    await bot.add_cog(ServerSettings(bot))

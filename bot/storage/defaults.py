@@ -1,0 +1,146 @@
+"""The one hook the answering code calls for a server's settings: :func:`guild_defaults`.
+
+``/vram`` and mentions call it with the guild id (``None`` in DMs) and get a :class:`GuildDefaults`:
+
+* ``lang``: the server's answer language (``None``: follow the user, as without settings);
+* :meth:`GuildDefaults.apply`: the question's overrides plus the server's default engine (when neither the text nor
+  an option names one) and its GPU shortlist (when neither names a GPU): the card then shows those GPUs first;
+* ``private_mentions``: answer mentions by DM instead of a public reply (see :func:`reply_to_mention`);
+* :meth:`GuildDefaults.autoanswers`: whether :mod:`bot.exts.autoanswer` owns this message (an auto-answer channel
+  with the message-content intent on), so the mention handler leaves it alone.
+
+A database that cannot be reached never stops an answer: the defaults fall back to "no settings" and it is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import discord
+
+from bot.answer_port import Overrides
+from bot.i18n import Lang, Tr, _
+from bot.storage.repository import GuildSettings
+
+if TYPE_CHECKING:
+    from bot.bot import VramBot
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+
+
+@dataclass(frozen=True, slots=True)
+class GuildDefaults:
+    """A server's settings as the answering code uses them."""
+
+    lang: Lang | None = None
+    engine: str | None = None  # None: the calculator's default (llama.cpp)
+    gpus: tuple[str, ...] = ()
+    private_mentions: bool = False
+    autoanswer_channels: frozenset[int] = field(default_factory=frozenset)
+    message_content: bool = False  # the bot runs with the message-content intent
+
+    @classmethod
+    def from_settings(cls, settings: GuildSettings, *, message_content: bool = False) -> GuildDefaults:
+        return cls(
+            lang=None if settings.language == "user" else settings.language,
+            engine=None if settings.engine == "llama.cpp" else settings.engine,
+            gpus=settings.gpus,
+            private_mentions=settings.mention_replies == "private",
+            autoanswer_channels=settings.channels,
+            message_content=message_content,
+        )
+
+    def apply(self, text: str, overrides: Overrides) -> Overrides:
+        """``overrides`` plus the server's engine and GPU shortlist where the question names neither."""
+        want_engine = self.engine is not None and "engine" not in overrides
+        want_gpus = bool(self.gpus) and not ({"gpu", "gpus"} & overrides.keys())
+        if not (want_engine or want_gpus):
+            return overrides
+        named_engine, named_gpus = _named_in(text)
+        out = Overrides(**overrides)
+        if want_engine and not named_engine and self.engine is not None:
+            out["engine"] = self.engine
+        if want_gpus and not named_gpus:
+            count = out.pop("gpu_count", 1)  # "/vram gpu_count:2" without a GPU: two of each shortlisted GPU
+            out["gpus"] = tuple((gpu_id, count) for gpu_id in self.gpus)
+        return out
+
+    def autoanswers(self, message: discord.Message) -> bool:
+        """Whether the auto-answer extension answers ``message`` (so the mention handler must not)."""
+        if not self.message_content or not self.autoanswer_channels or message.guild is None:
+            return False
+        channel = message.channel
+        parent_id = getattr(channel, "parent_id", None)
+        return channel.id in self.autoanswer_channels or parent_id in self.autoanswer_channels
+
+
+NO_DEFAULTS = GuildDefaults()
+
+
+def _named_in(text: str) -> tuple[bool, bool]:
+    """Whether the text names an engine, and whether it names a GPU (unreadable text: neither)."""
+    if not text.strip():
+        return False, False
+    from bot.parser import parse
+    from calc.errors import VramfitError
+
+    try:
+        parsed = parse(text)
+    except VramfitError:
+        return False, False
+    return parsed.engine is not None or parsed.compare_engines, bool(parsed.gpus)
+
+
+async def guild_defaults(bot: VramBot, guild_id: int | None) -> GuildDefaults:
+    """The defaults for answers in ``guild_id`` (none in DMs, without a store, or when the database fails)."""
+    store = getattr(bot, "store", None)
+    if guild_id is None or store is None:
+        return NO_DEFAULTS
+    try:
+        settings = await store.guild(guild_id)
+    except Exception:
+        log.exception("Could not read the settings of guild %s; answering without them", guild_id)
+        return NO_DEFAULTS
+    return GuildDefaults.from_settings(settings, message_content=bot.settings.message_content)
+
+
+async def claim_message(bot: VramBot, message: discord.Message) -> bool:
+    """``True`` when this process should answer ``message``: the first to record it, across restarts and processes
+    (a store that fails lets the answer through: one duplicate is better than silence)."""
+    store = getattr(bot, "store", None)
+    if store is None:
+        return True
+    try:
+        claimed: bool = await store.claim("message", message.id, message.guild.id if message.guild else None)
+    except Exception:
+        log.exception("Could not record message %s as answered; answering anyway", message.id)
+        return True
+    if not claimed:
+        log.info("Message %s was already answered (a duplicate event or another process)", message.id)
+    return claimed
+
+
+async def reply_to_mention(message: discord.Message, defaults: GuildDefaults, lang: Lang, **kwargs: Any) -> None:
+    """Reply to a mention: publicly, or by DM when the server wants answers only for the asker.
+
+    Discord has no ephemeral replies to messages, so "only for the asker" is a direct message with a link back to
+    the question. When the asker's DMs are closed, a short public note says so (without the answer).
+    """
+    if not defaults.private_mentions or message.guild is None:
+        await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
+        return
+    tr = Tr(lang)
+    text = kwargs.pop("content", None)
+    lead = tr(_("Your question: {link}"), link=message.jump_url)
+    try:
+        await message.author.send(content=f"{lead}\n{text}" if text else lead, allowed_mentions=NO_MENTIONS, **kwargs)
+    except discord.Forbidden:
+        await message.reply(
+            content=tr(_("This server sends answers privately, but I can't send you a direct message.")),
+            mention_author=False,
+            allowed_mentions=NO_MENTIONS,
+        )

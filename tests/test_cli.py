@@ -1,0 +1,293 @@
+"""The ``vram`` command's JSON contract (shared/spec/cli-json.md, extended in docs/cli-json.md): shapes, numbers,
+errors (exit 2, localized), ``--config``, flags over text, and one key per intent.
+
+Expected numbers are worked out here from config numbers and GPU sizes written in the test.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.cli import EXIT_ERROR, run
+
+GIB = 1 << 30
+ROOT = Path(__file__).resolve().parent.parent
+
+# Llama 3 8B's config.json: 32 layers, 8 KV heads, head size 4096 / 32 = 128.
+LLAMA3_KV_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # bytes in f16: 128 KiB
+GEMMA2_9B_KV_PER_TOKEN = 2 * 42 * 8 * 256 * 2  # 42 layers, 8 KV heads, head size 256: 336 KiB
+
+REQUEST_KEYS = {"model", "quant", "context", "users", "kv_cache", "engine", "flash_attn", "gpus", "intent", "assumed"}
+MODEL_KEYS = {"id", "name", "params", "layers", "kv_heads", "head_dim"}
+ESTIMATE_KEYS = {
+    "file_bytes", "weights_bytes", "host_bytes", "kv_cache_bytes", "kv_cache_naive_bytes", "compute_bytes",
+    "runtime_bytes", "total_bytes",
+}  # fmt: skip
+FIT_KEYS = {"gpu", "count", "memory_bytes", "verdict", "gpu_layers", "layers", "headroom_bytes"}
+
+
+def vram(*argv: str, status: int = 0) -> dict[str, Any]:
+    out = io.StringIO()
+    assert run(list(argv), out) == status, out.getvalue()
+    data: dict[str, Any] = json.loads(out.getvalue())
+    return data
+
+
+def check_answer_shape(data: dict[str, Any]) -> None:
+    assert set(data["request"]) >= REQUEST_KEYS
+    assert set(data["request"]["model"]) >= MODEL_KEYS
+    assert set(data["estimate"]) >= ESTIMATE_KEYS
+    for key in ESTIMATE_KEYS:
+        assert isinstance(data["estimate"][key], int) and data["estimate"][key] >= 0, key
+    e = data["estimate"]
+    assert e["total_bytes"] == e["weights_bytes"] + e["kv_cache_bytes"] + e["compute_bytes"] + e["runtime_bytes"]
+    for fit in data["fits"]:
+        assert set(fit) >= FIT_KEYS
+        assert fit["verdict"] in ("fits", "tight", "partial", "no")
+
+
+# -- the contract's own example ---------------------------------------------------------------------------------------
+
+
+def test_json_shape_of_a_plain_question() -> None:
+    data = vram("--json", "llama3-8b 32k")
+    assert set(data) == {"lang", "request", "estimate", "fits"}
+    check_answer_shape(data)
+    assert data["lang"] == "en"
+    r = data["request"]
+    assert r["model"]["id"] == "llama-3-8b" and r["model"]["name"] == "Llama 3 8B"
+    assert (r["model"]["layers"], r["model"]["kv_heads"], r["model"]["head_dim"]) == (32, 8, 128)
+    assert 8.0e9 < r["model"]["params"] < 8.1e9
+    settings = (r["quant"], r["context"], r["users"], r["kv_cache"], r["engine"])
+    assert settings == ("Q4_K_M", 32768, 1, "f16", "llama.cpp")
+    assert r["flash_attn"] is True and r["gpus"] == [] and r["intent"] == "fit"
+    assert r["assumed"] == ["quant", "users", "kv_cache", "engine"]
+    e = data["estimate"]
+    assert e["kv_cache_bytes"] == e["kv_cache_naive_bytes"] == LLAMA3_KV_PER_TOKEN * 32768 == 4 * GIB
+    # No GPU named: the preset GPUs that fit, smallest first; every one of them holds the total.
+    assert data["fits"], "some preset GPU holds Llama 3 8B at 32K"
+    sizes = [f["usable_bytes"] * f["count"] for f in data["fits"]]
+    assert all(f["verdict"] in ("fits", "tight") for f in data["fits"])
+    assert all(size >= e["total_bytes"] for size in sizes)
+
+
+def test_named_gpu_verdict_and_headroom() -> None:
+    data = vram("--json", "llama3-8b 32k 3060")
+    (fit,) = data["fits"]
+    assert fit["gpu"] == "rtx-3060-12gb" and fit["memory_bytes"] == 12 * GIB and fit["count"] == 1
+    assert fit["headroom_bytes"] == 12 * GIB - data["estimate"]["total_bytes"]
+    assert fit["verdict"] == "fits" and fit["gpu_layers"] == fit["layers"] == 33
+
+
+def test_korean_question_answers_in_korean() -> None:
+    data = vram("--json", "라마3 8B 32k 3060에서 돌아가?")
+    assert data["lang"] == "ko" and data["request"]["context"] == 32768
+    out = io.StringIO()
+    assert run(["라마3 8B 32k 3060에서 돌아가?"], out) == 0
+    assert "가중치" in out.getvalue() and "KV 캐시" in out.getvalue()
+
+
+# -- flags ------------------------------------------------------------------------------------------------------------
+
+
+def test_flags_override_text() -> None:
+    data = vram("--json", "llama3-8b 32k 3060", "--context", "8k", "--gpu", "rtx-4090", "--kv-cache", "q8_0")
+    r = data["request"]
+    assert r["context"] == 8192 and r["kv_cache"] == "q8_0"
+    assert [g["id"] for g in r["gpus"]] == ["rtx-4090"]
+    assert "context" not in r["assumed"] and "kv_cache" not in r["assumed"] and "gpu_variant" not in r["assumed"]
+    # q8_0: 34 bytes per 32 values.
+    assert data["estimate"]["kv_cache_bytes"] == 2 * 32 * (8 * 128 * 34 // 32) * 8192
+    flags_only = vram("--json", "--model", "llama-3-8b", "--context", "32768", "--gpu", "rtx-3060-12gb")
+    assert flags_only["estimate"] == vram("--json", "llama3-8b 32k 3060")["estimate"]
+    two = vram("--json", "--model", "llama-3-8b", "--gpu", "2x rtx-3090")
+    assert two["request"]["gpus"][0]["count"] == 2 and two["fits"][0]["count"] == 2
+
+
+def test_flash_attention_flag_is_echoed() -> None:
+    off = vram("--json", "--model", "llama-3-8b", "--flash-attn", "off", "--gpu", "rtx-3060-12gb")
+    on = vram("--json", "--model", "llama-3-8b", "--flash-attn", "on", "--gpu", "rtx-3060-12gb")
+    assert off["request"]["flash_attn"] is False and on["request"]["flash_attn"] is True
+    assert off["estimate"]["compute_bytes"] >= on["estimate"]["compute_bytes"]
+
+
+def test_config_json_written_here(tmp_path: Path) -> None:
+    config = {
+        "_name_or_path": "someone/tiny-llama-ish",
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 5632,
+        "num_hidden_layers": 22,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 4,
+        "vocab_size": 32000,
+        "max_position_embeddings": 2048,
+        "tie_word_embeddings": False,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    data = vram("--json", "--config", str(path), "--context", "4096", "--gpu", "rtx-3060-12gb")
+    m = data["request"]["model"]
+    assert (m["layers"], m["kv_heads"], m["head_dim"]) == (22, 4, 64)
+    assert data["estimate"]["kv_cache_bytes"] == 2 * 22 * 4 * 64 * 2 * 4096  # 88 MiB
+    # About 1.1B parameters: embeddings, 22 × (attention + MLP), output head.
+    per_layer = 2048 * 2048 * 2 + 2048 * 256 * 2 + 3 * 2048 * 5632 + 2 * 2048
+    expected = 2 * 32000 * 2048 + 22 * per_layer + 2048
+    assert abs(m["params"] - expected) / expected < 0.01
+    assert data["fits"][0]["verdict"] == "fits"
+    # The text names a model too: the file wins.
+    assert vram("--json", "llama3-8b 8k", "--config", str(path))["request"]["model"]["layers"] == 22
+
+
+# -- errors -----------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "words"),
+    [
+        (["lamma-9000 32k"], "unknown_model", "I don't know that model."),
+        (["라마9000 32k 3060"], "unknown_model", "모르는 모델입니다."),
+        (["llama3 8b on an rtx 9999"], "unknown_gpu", "I don't know that GPU."),
+        (["라마3 8b rtx 9999에서"], "unknown_gpu", "모르는 GPU입니다."),
+        (["what can I run"], "unknown_gpu", "This question needs a GPU"),
+        (["llama3 8b", "--quant", "Q9_Z"], "unknown_quant", "I don't know that weight format."),
+        (["라마3 8b", "--quant", "Q9_Z"], "unknown_quant", "모르는 가중치 형식입니다."),
+        (["llama3 8b", "--context", "abc"], "bad_number", "A number is out of range or unreadable."),
+        (["라마3 8b", "--users", "0"], "bad_number", "숫자를 읽을 수 없거나 허용 범위를 벗어났습니다."),
+        (["llama3 8b 99999999999 tokens"], "bad_number", "A number is out of range or unreadable."),
+        (["--config", "/nonexistent/config.json"], "bad_file", "That file could not be read."),
+        (["라마3 8b", "--config", "/nonexistent/config.json"], "bad_file", "파일을 읽을 수 없습니다."),
+    ],
+)
+def test_errors_exit_2_with_a_code_and_a_localized_message(argv: list[str], code: str, words: str) -> None:
+    data = vram("--json", *argv, status=EXIT_ERROR)
+    assert set(data) == {"error"}
+    assert data["error"]["code"] == code
+    assert data["error"]["message"].startswith(words)
+    assert isinstance(data["error"]["suggestions"], list)
+    out = io.StringIO()
+    assert run(argv, out) == EXIT_ERROR  # and in the terminal: a sentence, no traceback
+    assert words in out.getvalue() and "Traceback" not in out.getvalue()
+
+
+def test_unreadable_config_and_suggestions(tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert vram("--json", "--config", str(bad), status=EXIT_ERROR)["error"]["code"] == "bad_file"
+    typo = vram("--json", "llama3 8b on an rtx 4909", status=EXIT_ERROR)["error"]
+    assert typo["code"] == "unknown_gpu" and typo["suggestions"]
+
+
+def test_the_installed_entry_point_exits_2() -> None:
+    """The real process: exit status and stdout, as scripts see them."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--json", "lamma-9000 32k"], capture_output=True, text=True, cwd=ROOT,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["code"] == "unknown_model"
+
+
+# -- intents ----------------------------------------------------------------------------------------------------------
+
+
+def test_what_fits_json() -> None:
+    data = vram("--json", "what can I run on a 3060 at 32k")
+    assert set(data) == {"lang", "request", "what_fits"}
+    r = data["request"]
+    assert r["intent"] == "what_fits" and r["model"] is None and r["context"] == 32768
+    assert r["gpus"] == [{"id": "rtx-3060-12gb", "name": "GeForce RTX 3060 12GB", "count": 1, "memory_bytes": 12 * GIB}]
+    items = data["what_fits"]
+    assert 1 <= len(items) <= 10
+    for item in items:
+        assert set(item) == {"model", "name", "family", "params", "quant", "verdict", "total_bytes", "headroom_bytes"}
+        assert item["headroom_bytes"] == 12 * GIB - item["total_bytes"]
+        assert item["headroom_bytes"] >= 512 * 1024 * 1024  # fits with the margin: max(512 MiB, 5 % of 12 GiB)
+        assert item["verdict"] == "fits"
+    assert [i["params"] for i in items] == sorted((i["params"] for i in items), reverse=True)
+    families = [i["family"] for i in items]
+    assert all(families.count(f) <= 2 for f in families)
+    # vLLM runs its own checkpoints: the list uses its formats, and vLLM's 90% of the card.
+    vllm = vram("--json", "what can I run on an h100 with vllm")
+    assert vllm["request"]["engine"] == "vllm"
+    assert {i["quant"] for i in vllm["what_fits"]} <= {"BF16", "FP8", "INT4"}
+    assert all(i["headroom_bytes"] == 80 * GIB * 9 // 10 - i["total_bytes"] for i in vllm["what_fits"])
+
+
+def test_compare_json() -> None:
+    data = vram("--json", "llama3 8b vs gemma2 9b at 8k")
+    assert data["request"]["intent"] == "compare" and data["request"]["model"]["id"] == "llama-3-8b"
+    check_answer_shape(data)
+    c = data["compare"]
+    assert set(c) == {"request", "estimate", "fits", "kv_bytes_per_token", "reasons"}
+    assert data["fits"] == c["fits"] == []  # no GPU named
+    assert c["request"]["model"]["id"] == "gemma-2-9b" and c["request"]["context"] == 8192
+    assert c["kv_bytes_per_token"] == [LLAMA3_KV_PER_TOKEN, GEMMA2_9B_KV_PER_TOKEN]
+    reasons = {r["factor"]: (r["a"], r["b"]) for r in c["reasons"]}
+    assert reasons == {"head_dim": (128, 256), "layers": (32, 42), "sliding_window": (0, 4096)}
+    assert c["reasons"][0]["factor"] == "head_dim"  # the largest ratio first
+    # Gemma 2: 21 of 42 layers slide over 4096 tokens (+ a 512 micro-batch), the other 21 hold all 8192.
+    per_layer = 2 * 8 * 256 * 2
+    assert c["estimate"]["kv_cache_bytes"] == 21 * per_layer * 8192 + 21 * per_layer * (4096 + 512)
+    assert data["estimate"]["kv_cache_bytes"] == LLAMA3_KV_PER_TOKEN * 8192
+
+
+def test_compare_json_on_a_gpu() -> None:
+    data = vram("--json", "gemma 2 27b vs qwen2.5 32b on a 4090")
+    for side in (data, data["compare"]):
+        (fit,) = side["fits"]
+        assert fit["gpu"] == "rtx-4090" and fit["headroom_bytes"] == 24 * GIB - side["estimate"]["total_bytes"]
+
+
+def test_solver_json() -> None:
+    data = vram("--json", "how much context can llama 3.1 8b take on a 3060?")
+    check_answer_shape(data)
+    s = data["solution"]
+    assert s["kind"] == "max_context" and s["gpu"] == "rtx-3060-12gb" and s["count"] == 1
+    value = s["value"]
+    assert data["request"]["context"] == value and value % 256 == 0
+    assert data["request"]["intent"] == "max_context" and "context" not in data["request"]["assumed"]
+    e = data["estimate"]
+    assert e["kv_cache_bytes"] == LLAMA3_KV_PER_TOKEN * value
+    assert e["total_bytes"] <= 12 * GIB < e["total_bytes"] + LLAMA3_KV_PER_TOKEN * 256
+    users = vram("--json", "3090에서 qwen2.5 14b 동시 사용자 몇 명까지?")
+    assert users["lang"] == "ko" and users["solution"]["kind"] == "max_users"
+    assert users["request"]["users"] == users["solution"]["value"] >= 1
+    quant = vram("--json", "which quant for gemma 2 27b on a 4090 at 16k?")
+    assert quant["solution"]["kind"] == "best_quant" and quant["request"]["quant"] == quant["solution"]["value"]
+    assert quant["fits"][0]["verdict"] == "fits"
+
+
+def test_engines_json() -> None:
+    data = vram("--json", "llama 3.1 8b on a 4090, llama.cpp vs vllm")
+    check_answer_shape(data)
+    assert data["request"]["engine"] == "llama.cpp"
+    llama, vllm = data["engines"]
+    for each in (llama, vllm):
+        check_answer_shape(each)
+    assert (llama["request"]["engine"], vllm["request"]["engine"]) == ("llama.cpp", "vllm")
+    assert llama["estimate"] == data["estimate"]
+    assert vllm["estimate"]["kv_cache_bytes"] == LLAMA3_KV_PER_TOKEN * 8192
+    assert vllm["fits"][0]["usable_bytes"] == 24 * GIB * 9 // 10  # vLLM's 90% of the card
+    # An engine flag picks one engine: no side by side.
+    assert "engines" not in vram("--json", "llama 3.1 8b on a 4090, llama.cpp vs vllm", "--engine", "vllm")
+
+
+def test_terminal_text_for_each_intent() -> None:
+    for question, words in (
+        ("what can I run on a 3060 at 32k", "Models that fit"),
+        ("라마3 8B랑 젬마2 9B 비교", "토큰당 KV 캐시"),
+        ("how much context can llama 3.1 8b take on a 3060?", "Largest context"),
+        ("which quant for gemma 2 27b on a 4090 at 16k?", "Most faithful weight format"),
+        ("llama 3.1 8b on a 4090, llama.cpp vs vllm", "vLLM reserves 90%"),
+    ):
+        out = io.StringIO()
+        assert run([question], out) == 0
+        assert words in out.getvalue(), question
