@@ -48,6 +48,7 @@ test: lint typecheck unit
 bench: setup
 	$(BIN)/python benchmarks/accuracy.py
 	$(BIN)/python benchmarks/speed.py
+	$(BIN)/python benchmarks/what_fits_speed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
