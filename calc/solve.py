@@ -56,8 +56,11 @@ def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
 
 def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -> int | None:
     """Largest context per user (a multiple of 256) with every layer on the GPU (tight allowed), up to the model's
-    training context (or the asked context, when that is longer)."""
-    ceiling = min(limit or max(request.model.architecture.context_length, request.context), MAX_CONTEXT)
+    training context (with no cap when the question already asks for more)."""
+    trained = request.model.architecture.context_length
+    # Within the training context the model's own limit caps the answer; a question already past it (RoPE scaling)
+    # gets the memory limit alone.
+    ceiling = min(limit or (trained if request.context <= trained else MAX_CONTEXT), MAX_CONTEXT)
     ceiling = max(ceiling, CONTEXT_STEP)
 
     def fits_at(context: int) -> bool:
