@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AUTOCOMPLETE_LIMIT = 25
-CARD_CACHE_SIZE = 2048
+CARD_CACHE_SIZE = 1024
 TIP_GPU_COUNTS = (2, 4, 8)
 _GENERIC_ID = re.compile(r"^generic-(?P<gib>\d+(?:\.\d+)?)gb$")
 

@@ -104,7 +104,7 @@ def request_kv(request: Request) -> KvCache:
     )
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # bounded: the solvers probe many one-off contexts
 def _kv_cached(
     arch: Architecture, context: int, users: int, kv: KvType, flash_attn: bool, n_ubatch: int, unified: bool
 ) -> KvCache:
@@ -141,7 +141,7 @@ class _Parts:
 
 
 _PARTS_CACHE: dict[tuple[object, ...], _Parts] = {}
-_PARTS_CACHE_SIZE = 1024
+_PARTS_CACHE_SIZE = 512
 
 
 def _parts(request: Request) -> _Parts:
