@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 import pytest
 
@@ -16,28 +15,7 @@ from bot.bot import GLOBAL
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
 from tests.fake_discord.harness import GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run
-
-JSON = dict[str, Any]
-NO_PINGS: JSON = {"parse": []}
-
-
-def embed_of(body: JSON) -> JSON:
-    embeds: list[JSON] = body["embeds"]
-    assert len(embeds) == 1
-    return embeds[0]
-
-
-def fields(embed: JSON) -> dict[str, str]:
-    return {f["name"]: f["value"] for f in embed["fields"]}
-
-
-def custom_ids(body: JSON) -> list[str]:
-    return [c["custom_id"] for row in body.get("components", []) for c in row["components"]]
-
-
-def button(body: JSON, prefix: str) -> str:
-    return next(cid for cid in custom_ids(body) if cid.startswith(prefix))
-
+from tests.fake_discord.sent import NO_PINGS, button, custom_ids, embed_of, fields
 
 # -- login, READY, sync ----------------------------------------------------------------------------------------------
 

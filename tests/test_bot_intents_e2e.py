@@ -17,6 +17,7 @@ from bot.bot import GLOBAL
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
 from tests.fake_discord.harness import GUILD_ID, World, run
+from tests.fake_discord.sent import JSON, NO_PINGS, button, custom_ids, embed_of, fields
 from tests.test_intents import (
     GIB,
     Row,
@@ -28,9 +29,6 @@ from tests.test_intents import (
     total_at,
     usable,
 )
-
-JSON = dict[str, Any]
-NO_PINGS: JSON = {"parse": []}
 
 
 @cache
@@ -46,22 +44,6 @@ async def real_world(**options: Any) -> AsyncIterator[World]:
         yield world
 
 
-def embed_of(body: JSON) -> JSON:
-    embeds: list[JSON] = body["embeds"]
-    assert len(embeds) == 1
-    return embeds[0]
-
-
-def fields(embed: JSON) -> dict[str, str]:
-    return {f["name"]: f["value"] for f in embed["fields"]}
-
-
-def custom_ids(body: JSON) -> list[str]:
-    return [c["custom_id"] for row in body.get("components", []) for c in row["components"]]
-
-
-def button(body: JSON, prefix: str) -> str:
-    return next(cid for cid in custom_ids(body) if cid.startswith(prefix))
 
 
 def gib(num_bytes: int, lang: str = "en") -> str:

@@ -24,22 +24,14 @@ from tests.fake_discord import EPHEMERAL, FakeDiscord, Recorded
 from tests.fake_discord import payloads as p
 from tests.fake_discord.backend import FakeBackend
 from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run, run_bot
+from tests.fake_discord.sent import JSON, embed_of, fields
 
-JSON = dict[str, Any]
 FORUM_ID = GUILD_ID + 10
 QA_CHANNEL_ID = GUILD_ID + 11
 MANAGE_GUILD = 1 << 5
 ADMIN_PERMISSIONS = p.MEMBER_PERMISSIONS | MANAGE_GUILD
 
 
-def embed_of(body: JSON) -> JSON:
-    embeds: list[JSON] = body["embeds"]
-    assert len(embeds) == 1
-    return embeds[0]
-
-
-def fields(embed: JSON) -> dict[str, str]:
-    return {f["name"]: f["value"] for f in embed["fields"]}
 
 
 @contextlib.asynccontextmanager

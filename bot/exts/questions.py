@@ -19,12 +19,8 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.answer_port import AnswerError, Overrides
-from bot.i18n import Lang, lang_for_locale
-from bot.render.embed import render_card, render_error
-from bot.storage.defaults import guild_defaults
-from bot.tree import send_ephemeral
-from bot.ui.buttons import card_view
+from bot.answer_port import Overrides
+from bot.exts.vram import answer_interaction
 from calc.request import MAX_CONTEXT, MAX_USERS
 
 if TYPE_CHECKING:
@@ -111,19 +107,7 @@ class Questions(commands.Cog):
         await self._answer(interaction, overrides)
 
     async def _answer(self, interaction: discord.Interaction[VramBot], overrides: Overrides) -> None:
-        defaults = await guild_defaults(self.bot, interaction.guild_id)  # the server's /vram-settings
-        lang: Lang = defaults.lang or lang_for_locale(interaction.locale)
-        overrides = defaults.apply("", overrides)  # its engine, and its GPUs when the options name none
-        try:
-            card = self.bot.answer_card("", lang, overrides)
-        except AnswerError as error:
-            await send_ephemeral(interaction, render_error(error, lang))
-            return
-        await interaction.response.send_message(
-            embed=render_card(card, lang),
-            view=card_view(card, lang, pin=interaction.guild_id is not None),
-            allowed_mentions=NO_MENTIONS,
-        )
+        await answer_interaction(self.bot, interaction, "", overrides)
 
     @vram_fit.autocomplete("gpu")
     @vram_compare.autocomplete("gpu")

@@ -62,6 +62,26 @@ QUANT_CHOICES = [
 ]  # fmt: skip
 
 
+async def answer_interaction(
+    bot: VramBot, interaction: discord.Interaction[VramBot], text: str, overrides: Overrides
+) -> None:
+    """Answer a slash command with the card for ``text`` and ``overrides``, the server's /vram-settings applied
+    (its language, its engine, and its GPU shortlist when the question names no GPU); errors go only to the asker."""
+    defaults = await guild_defaults(bot, interaction.guild_id)
+    lang = defaults.lang or lang_for_locale(interaction.locale)
+    overrides = defaults.apply(text, overrides)
+    try:
+        card = bot.answer_card(text, lang, overrides)
+    except AnswerError as error:
+        await send_ephemeral(interaction, render_error(error, lang))
+        return
+    await interaction.response.send_message(
+        embed=render_card(card, lang),
+        view=card_view(card, lang, pin=interaction.guild_id is not None),
+        allowed_mentions=NO_MENTIONS,
+    )
+
+
 def _bot_roles(message: discord.Message, user_id: int) -> list[int]:
     """Ids of the bot's own managed role mentioned in ``message`` (people often pick it instead of the bot)."""
     return [r.id for r in message.role_mentions if r.tags is not None and r.tags.bot_id == user_id]
@@ -127,8 +147,6 @@ class Vram(commands.Cog):
         gpu_count: app_commands.Range[int, 1, MAX_GPU_COUNT] | None = None,
         engine: str | None = None,
     ) -> None:
-        defaults = await guild_defaults(self.bot, interaction.guild_id)  # the server's /vram-settings
-        lang = defaults.lang or lang_for_locale(interaction.locale)
         overrides = Overrides()
         for key, value in (
             ("model", model),
@@ -142,17 +160,7 @@ class Vram(commands.Cog):
         ):
             if value is not None:
                 overrides[key] = value  # type: ignore[literal-required]
-        overrides = defaults.apply(query, overrides)
-        try:
-            card = self.bot.answer_card(query, lang, overrides)
-        except AnswerError as error:
-            await send_ephemeral(interaction, render_error(error, lang))
-            return
-        await interaction.response.send_message(
-            embed=render_card(card, lang),
-            view=card_view(card, lang, pin=interaction.guild_id is not None),
-            allowed_mentions=NO_MENTIONS,
-        )
+        await answer_interaction(self.bot, interaction, query, overrides)
 
     @vram.autocomplete("model")
     async def _model_autocomplete(
