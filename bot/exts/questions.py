@@ -20,7 +20,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.answer_port import Overrides
-from bot.exts.vram import answer_interaction
+from bot.exts.vram import QUANT_CHOICES, answer_interaction
 from calc.request import MAX_CONTEXT, MAX_USERS
 
 if TYPE_CHECKING:
@@ -28,17 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NO_MENTIONS = discord.AllowedMentions.none()
 MAX_NAME = 100  # an autocompleted option's value: a preset id, or what the user typed
 
-QUANT_CHOICES = [
-    app_commands.Choice(name=_("Q4_K_M (default)"), value="Q4_K_M"),
-    *(
-        app_commands.Choice(name=q, value=q)
-        for q in ("Q5_K_M", "Q6_K", "Q8_0", "F16", "BF16", "Q4_0", "Q4_K_S", "Q5_K_S", "Q3_K_M", "Q3_K_L", "Q2_K",
-                  "IQ4_XS", "FP8", "INT4")
-    ),
-]  # fmt: skip
 
 
 class Questions(commands.Cog):
