@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 MAX_NAME = 100  # an autocompleted option's value: a preset id, or what the user typed
 
 
-
 class Questions(commands.Cog):
     """What fits a GPU, and two models compared."""
 
