@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
@@ -23,6 +24,7 @@ from tests import pg
 from tests.fake_discord import EPHEMERAL, FakeDiscord, Recorded
 from tests.fake_discord import payloads as p
 from tests.fake_discord.backend import FakeBackend
+from tests.fake_discord.bot_process import start_bot_process
 from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run, run_bot
 from tests.fake_discord.sent import JSON, embed_of, fields
 
@@ -508,6 +510,62 @@ def test_two_processes_share_settings_and_answer_once(database: str, tmp_path: P
                     assert len(replies(fake, GUILD_A + 1)) == 1
 
     run(scenario(), timeout=60)
+
+
+@pytest.mark.parametrize("database", ["postgres", "sqlite"])
+def test_two_os_processes_with_two_shards_each(database: str, tmp_path: Path) -> None:
+    """Two real bot processes (shards 0-1 and 2-3 of 4) on one fake Discord and one settings database: a setting
+    written through one process is used by the other, and a message both receive is answered once."""
+    db: dict[str, Any] = (
+        {"database_url": pg.fresh_url(), "database_path": ":memory:"}
+        if database == "postgres"
+        else {"database_url": None, "database_path": str(tmp_path / "shared.db")}
+    )
+    settings = {
+        "discord_token": None, "owner_ids": frozenset(), "cooldown_rate": 100, "cooldown_seconds": 60.0,
+        "log_level": "WARNING", "settings_cache_seconds": 0.0, "message_content": True, "shard_count": 4, **db,
+    }  # fmt: skip
+    user = p.user(600_000_000_000_000_004, "asker")
+
+    async def scenario() -> None:
+        qa_a = p.text_channel(GUILD_A + 1, GUILD_A, name="will-it-run")
+        qa_b = p.text_channel(GUILD_B + 1, GUILD_B, name="will-it-run")
+        guilds = [p.guild(GUILD_A, channels=[qa_a]), p.guild(GUILD_B, channels=[qa_b])]
+        async with FakeDiscord(shard_count=4, guilds=guilds) as fake:
+            urls = {"api": fake.api_base, "gateway": fake.gateway_url}
+            processes = [start_bot_process(urls, {**settings, "shard_ids": ids}) for ids in ((0, 1), (2, 3))]
+            try:
+                for process in processes:
+                    await process.ready(timeout=60)
+                assert sorted(tuple(i["shard"]) for i in fake.identifies) == [(0, 4), (1, 4), (2, 4), (3, 4)]
+                asker = cast(World, SimpleNamespace(user=user, channel=qa_a))  # settings_command_for reads these two
+                # Written through process A, which runs the guild's shard (1) ...
+                await settings_command_for(fake, asker, GUILD_A, ["language"], [p.command_option("value", "ko")])
+                await settings_command_for(fake, asker, GUILD_A, ["channels", "add"], *channel_option(qa_a))
+                # ... and used by process B when one of the guild's events reaches it (shard 2).
+                payload = p.slash_command(
+                    app_id=fake.app_id, command_id=p.snowflake(), name="vram",
+                    options=[p.command_option("query", "llama3 8b 3060")], user_data=user,
+                    locale="en-US", guild_id=GUILD_A, channel=qa_a,
+                )  # fmt: skip
+                await fake.interaction(payload, shard_id=2)
+                sent = await fake.wait_request("POST", rf"/interactions/{payload['id']}/.*/callback", timeout=30)
+                assert embed_of(sent.json["data"])["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 8K"
+                # The same MESSAGE_CREATE delivered to both processes: one answer.
+                message = p.message(
+                    message_id=p.snowflake(), channel_id=GUILD_A + 1, author=user, guild_id=GUILD_A,
+                    content="llama3 8b 32k 3060 될까?", member_data=p.member(user),
+                )  # fmt: skip
+                await fake.dispatch("MESSAGE_CREATE", message, shard_id=1)
+                await fake.dispatch("MESSAGE_CREATE", message, shard_id=3)
+                await fake.wait_until(lambda: replies(fake, GUILD_A + 1), timeout=30)
+                await asyncio.sleep(1.0)  # the other process's handler has finished by now
+                assert len(replies(fake, GUILD_A + 1)) == 1
+            finally:
+                for process in processes:
+                    process.stop()
+
+    run(scenario(), timeout=120)
 
 
 async def settings_command_for(
