@@ -262,7 +262,7 @@ def fits_within(total_bytes: int, gpu: Gpu, count: int) -> bool:
     return usable - total_bytes >= tight_margin(usable)
 
 
-def answer(request: Request, catalog_gpus: tuple[Gpu, ...] = (), suggestions: int = 8) -> Answer:
+def answer(request: Request, catalog_gpus: tuple[Gpu, ...] = (), suggestions: int = 10) -> Answer:
     """The estimate and the fit on each named GPU, or on the smallest catalog GPUs that fit."""
     est = estimate(request)
     if request.gpus:

@@ -84,22 +84,22 @@ def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None
 
 
 def smallest_gpus(request: Request, gpus: Iterable[Gpu], limit: int = 10, per_segment: int = 2) -> list[Fit]:
-    """The smallest catalog GPUs that fit the request whole: the fewest devices first, then the least memory,
-    at most ``per_segment`` from each segment (consumer, laptop, workstation, datacenter, Apple)."""
-    candidates = sorted((g for g in gpus if g.family != "generic"), key=lambda g: (g.usable_bytes, g.id))
-    for count in GPU_COUNTS:
-        found: list[Fit] = []
-        taken: dict[str, int] = {}
-        for gpu in candidates:
-            if len(found) >= limit:
+    """The smallest catalog GPUs that fit the request whole, segment by segment (consumer, laptop, workstation,
+    datacenter, Apple): in each, the fewest devices that fit any card of the segment, then the least memory, at most
+    ``per_segment`` per segment. Sorted by device count, then memory; Apple machines count once (no multi-Mac)."""
+    by_segment: dict[str, list[Gpu]] = {}
+    for gpu in sorted((g for g in gpus if g.family != "generic"), key=lambda g: (g.usable_bytes, g.id)):
+        by_segment.setdefault(gpu.segment, []).append(gpu)
+    found: list[Fit] = []
+    for segment, candidates in by_segment.items():
+        counts = (1,) if segment == "apple" else GPU_COUNTS  # unified memory does not add up across machines
+        for count in counts:
+            fitting = [g for g in candidates if fits_with_margin(request, GpuChoice(gpu=g, count=count))]
+            if fitting:
+                found += [
+                    fit_gpu(request, GpuChoice(gpu=g, count=count), with_max_context=False)
+                    for g in fitting[:per_segment]
+                ]
                 break
-            if taken.get(gpu.segment, 0) >= per_segment:
-                continue
-            choice = GpuChoice(gpu=gpu, count=count)
-            if not fits_with_margin(request, choice):
-                continue
-            found.append(fit_gpu(request, choice, with_max_context=False))
-            taken[gpu.segment] = taken.get(gpu.segment, 0) + 1
-        if found:
-            return found
-    return []
+    found.sort(key=lambda f: (f.count, f.usable_bytes, f.gpu))
+    return found[:limit]

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -108,13 +109,25 @@ class SqliteDatabase(Database):
             self._conn = sqlite3.connect(
                 self.path, timeout=SQLITE_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
-            mode = self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = self._journal_mode_wal()
             self._conn.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes in WAL mode
             self._conn.execute(f"PRAGMA busy_timeout={int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open {self.description}: {exc}") from exc
         self.journal_mode = str(mode).lower()
         self._lock = threading.Lock()
+
+    def _journal_mode_wal(self) -> str:
+        """Switch to WAL. Two processes opening a new file at once can see SQLITE_BUSY here without the busy handler
+        being consulted (the switch needs an exclusive lock), so retry for the busy timeout."""
+        deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_S
+        while True:
+            try:
+                return str(self._conn.execute("PRAGMA journal_mode=WAL").fetchone()[0])
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool) -> Iterator[Tx]:
