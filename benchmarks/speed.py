@@ -54,7 +54,7 @@ def main() -> None:
             fresh = r.model_copy(update={"context": next(c)})  # a new question: no cached pieces
             return [fit_gpu(fresh, GpuChoice(gpu=g), with_max_context=False) for g in gpus]
 
-        p50, p99 = timed(fit_catalog, 50)
+        p50, p99 = timed(fit_catalog, 200)
         print(f"{f'fit all {len(gpus)} catalog GPUs, ' + model_id:<52} {p50:9.3f} {p99:9.3f}")
     for label, argv in (
         ("vram --json --model llama-3-8b --context 32768", ["--json", "--model", "llama-3-8b", "--context", "32768"]),
