@@ -269,6 +269,35 @@ def test_ignored_messages() -> None:
     run(scenario())
 
 
+def test_a_mention_of_the_bots_own_role_counts() -> None:
+    """People often pick the bot's managed role from the @ menu instead of the bot; another role does not count."""
+
+    async def scenario() -> None:
+        async with World.start() as world:
+            fake = world.fake
+            bot_role, other_role = p.snowflake(), p.snowflake()
+            guild = world.bot.get_guild(GUILD_ID)
+            assert guild is not None
+            bot_id = int(fake.bot_user["id"])
+            for data in (p.role(bot_role, "vramfit", bot_id=bot_id), p.role(other_role, "mods")):
+                await fake.dispatch("GUILD_ROLE_CREATE", {"guild_id": str(GUILD_ID), "role": data})
+            await fake.wait_until(lambda: guild.get_role(bot_role) and guild.get_role(other_role))
+            for role_id in (other_role, bot_role):
+                question = p.message(
+                    message_id=p.snowflake(), channel_id=world.channel["id"], author=world.user, guild_id=GUILD_ID,
+                    content=f"<@&{role_id}> llama3 8b 32k 3060", member_data=p.member(world.user),
+                    mention_roles=[role_id],
+                )  # fmt: skip
+                await fake.dispatch("MESSAGE_CREATE", question)
+            sent = await fake.wait_request("POST", r"/channels/\d+/messages")
+            await asyncio.sleep(0.05)
+            assert len(fake.find("POST", r"/channels/\d+/messages")) == 1
+            assert embed_of(sent.json)["title"] == "Llama 3 8B · Q4_K_M · 32K context"
+            assert world.backend.calls[-1][0] == "llama3 8b 32k 3060"  # the role mention is not part of the question
+
+    run(scenario())
+
+
 def test_mention_cooldown_and_help() -> None:
     async def scenario() -> None:
         async with World.start(settings=make_settings(cooldown_rate=1, cooldown_seconds=30)) as world:

@@ -72,9 +72,11 @@ def member(user_data: JSON, *, permissions: int = MEMBER_PERMISSIONS, roles: lis
     }
 
 
-def role(role_id: int, name: str = "@everyone", *, permissions: int = MEMBER_PERMISSIONS) -> JSON:
-    """Build a role object."""
-    return {
+def role(
+    role_id: int, name: str = "@everyone", *, permissions: int = MEMBER_PERMISSIONS, bot_id: int | None = None
+) -> JSON:
+    """Build a role object (``bot_id``: the managed role Discord gives a bot when it joins a server)."""
+    data: JSON = {
         "id": str(role_id),
         "name": name,
         "color": 0,
@@ -88,6 +90,9 @@ def role(role_id: int, name: str = "@everyone", *, permissions: int = MEMBER_PER
         "mentionable": False,
         "flags": 0,
     }
+    if bot_id is not None:
+        data.update(managed=True, tags={"bot_id": str(bot_id)})
+    return data
 
 
 def text_channel(channel_id: int, guild_id: int, name: str = "general") -> JSON:
@@ -253,6 +258,7 @@ def message(
     message_reference: JSON | None = None,
     webhook_id: int | None = None,
     application_id: int | None = None,
+    mention_roles: list[int] | None = None,
 ) -> JSON:
     """Build a message object (MESSAGE_CREATE adds ``guild_id`` and ``member``)."""
     data: JSON = {
@@ -265,7 +271,7 @@ def message(
         "tts": False,
         "mention_everyone": mention_everyone,
         "mentions": mentions or [],
-        "mention_roles": [],
+        "mention_roles": [str(r) for r in mention_roles or ()],
         "attachments": [],
         "embeds": embeds or [],
         "components": components or [],
