@@ -272,6 +272,29 @@ def test_private_mention_answers_come_by_direct_message() -> None:
 USER = int(p.user(600_000_000_000_000_001)["id"])
 
 
+def test_private_mentions_hold_in_auto_answer_channels_too() -> None:
+    """A mention in an auto-answer channel still follows /vram-settings mentions; unasked questions stay public."""
+
+    async def scenario() -> None:
+        async with server_world(auto_settings()) as world:
+            fake = world.fake
+            await enable_autoanswer(world, QA_CHANNEL_ID)
+            await settings_command(world, ["mentions"], [p.command_option("value", "private")])
+            since = fake.last_seq
+            await post(world, "llama3 8b 3060 될까?", channel_id=QA_CHANNEL_ID, mention_bot=True)
+            await fake.wait_request("POST", "/users/@me/channels", since=since)
+            dm = await fake.wait_request("POST", rf"/channels/{fake.dm_channels[USER]}/messages", since=since)
+            assert embed_of(dm.json)["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 8K"
+            await settle(fake)
+            assert replies(fake, QA_CHANNEL_ID, since) == []  # the mention's answer is private
+            since = fake.last_seq
+            await post(world, "llama3 8b 32k 4090에서 돌아가?", channel_id=QA_CHANNEL_ID)
+            public = await fake.wait_request("POST", rf"/channels/{QA_CHANNEL_ID}/messages", since=since)
+            assert embed_of(public.json)["title"].startswith("Llama 3 8B")
+
+    run(scenario())
+
+
 # -- auto-answer -----------------------------------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@
 * Follow-ups in that thread that change something ("what about 32k?", "q8이면?", "4090이면?") are answered
   against the thread's last question (:func:`bot.followup.merge`), which then becomes the thread's question.
 * Mentions of the bot in those channels are answered here too (the mention handler leaves them alone), so
-  "@vramfit q8이면?" in such a thread also follows up.
+  "@vramfit q8이면?" in such a thread also follows up; they follow ``/vram-settings mentions`` (public, or by DM).
 
 Needs the privileged message-content intent (``VRAMFIT_MESSAGE_CONTENT=true``); without it Discord sends no text
 for messages that do not mention the bot, and this extension stays idle. Never answers bots (itself included),
@@ -30,7 +30,7 @@ from bot.followup import asks_memory_question, followup_slots, from_json, merge,
 from bot.i18n import Lang, Tr, lang_of_text
 from bot.render.embed import help_text, render_card, render_error
 from bot.storage import Store, ThreadQuestion
-from bot.storage.defaults import GuildDefaults, guild_defaults
+from bot.storage.defaults import GuildDefaults, guild_defaults, reply_to_mention
 from bot.tree import retry_text
 from bot.ui.buttons import card_view
 
@@ -105,7 +105,9 @@ class AutoAnswer(commands.Cog):
             return
         if not await self._allowed(message, mentioned):
             return
-        await self._answer(store, message, text, defaults.lang, defaults.apply(text, Overrides()), mentioned=mentioned)
+        await self._answer(
+            store, message, text, defaults, defaults.lang, defaults.apply(text, Overrides()), mentioned=mentioned
+        )
 
     # -- a thread (a forum post): the first question once, then follow-ups ------------------------------------------
 
@@ -134,7 +136,9 @@ class AutoAnswer(commands.Cog):
                 await store.release("thread", thread.id)
                 return
             overrides = defaults.apply(question, Overrides())
-            card_lang = await self._answer(store, message, question, defaults.lang, overrides, mentioned=mentioned)
+            card_lang = await self._answer(
+                store, message, question, defaults, defaults.lang, overrides, mentioned=mentioned
+            )
             if card_lang is None:
                 await store.release("thread", thread.id)  # not answered: a later message may still ask
                 return
@@ -145,7 +149,7 @@ class AutoAnswer(commands.Cog):
         if change is None:
             if mentioned and await self._claim(store, message) and await self._allowed(message, True):
                 overrides = defaults.apply(text, Overrides())
-                await self._answer(store, message, text, defaults.lang, overrides, mentioned=True)
+                await self._answer(store, message, text, defaults, defaults.lang, overrides, mentioned=True)
             return
         before = from_json(previous.overrides)
         merged = merge(before, change)
@@ -157,7 +161,7 @@ class AutoAnswer(commands.Cog):
             return
         lang = defaults.lang or followup_lang(text, previous.lang)
         overrides = defaults.apply(previous.text, merged)
-        card_lang = await self._answer(store, message, previous.text, lang, overrides, mentioned=mentioned)
+        card_lang = await self._answer(store, message, previous.text, defaults, lang, overrides, mentioned=mentioned)
         if card_lang is not None:
             await store.set_thread_question(
                 thread.id, thread.guild.id, ThreadQuestion(previous.text, to_json(merged), previous.lang)
@@ -170,32 +174,41 @@ class AutoAnswer(commands.Cog):
         store: Store,
         message: discord.Message,
         text: str,
+        defaults: GuildDefaults,
         lang: Lang | None,
         overrides: Overrides,
         *,
         mentioned: bool,
     ) -> Lang | None:
         """Reply with the card (or, when asked by mention, with the error); return the card's language, or ``None``
-        when no card was sent."""
+        when no card was sent. A mention follows /vram-settings mentions here too (public, or by DM)."""
         reply_lang: Lang = lang or lang_of_text(text)
+        private = defaults if mentioned and defaults.private_mentions else None
         if not text.strip() and not overrides:
-            await self._reply(store, message, content=help_text(reply_lang))
+            await self._reply(store, message, private, reply_lang, content=help_text(reply_lang))
             return None
         try:
             card = self.bot.answer_card(text[:MAX_QUERY], lang, overrides)
         except AnswerError as error:
             log.debug("No card for message %s: %s", message.id, error.code)
             if mentioned or error.code in ("unknown_model", "unknown_gpu"):
-                await self._reply(store, message, content=render_error(error, reply_lang))
+                await self._reply(store, message, private, reply_lang, content=render_error(error, reply_lang))
             return None
         sent = await self._reply(
-            store, message, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=True)
-        )
+            store, message, private, card.lang, embed=render_card(card, card.lang),
+            view=card_view(card, card.lang, pin=private is None),
+        )  # fmt: skip
         return card.lang if sent else None
 
-    async def _reply(self, store: Store, message: discord.Message, **kwargs: Any) -> bool:
+    async def _reply(
+        self, store: Store, message: discord.Message, private: GuildDefaults | None, lang: Lang, **kwargs: Any
+    ) -> bool:
+        """Reply in the channel, or (``private``: a mention where answers go only to the asker) by DM."""
         try:
-            await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
+            if private is not None:
+                await reply_to_mention(message, private, lang, **kwargs)
+            else:
+                await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
         except discord.HTTPException:
             log.warning("Could not reply to message %s in channel %s", message.id, message.channel.id, exc_info=True)
             await store.release("message", message.id)  # a redelivered event may try again
