@@ -53,9 +53,9 @@ def test_migrations_run_once_and_record_their_versions(target: Target) -> None:
         assert migrate(db) == [m.version for m in MIGRATIONS]
         assert migrate(db) == []  # a second start has nothing to do
         with db.transaction(write=False) as tx:
-            assert [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")] == [1, 2]
-        extra = (*MIGRATIONS, Migration(3, "a later release", ("CREATE TABLE later (id BIGINT PRIMARY KEY)",)))
-        assert migrate(db, extra) == [3]
+            assert [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
+        extra = (*MIGRATIONS, Migration(4, "a later release", ("CREATE TABLE later (id BIGINT PRIMARY KEY)",)))
+        assert migrate(db, extra) == [4]
         with pytest.raises(RuntimeError, match="newer than this vramfit"):
             migrate(db)  # an older release must not run against a newer schema
     finally:
@@ -66,11 +66,11 @@ def test_a_failed_migration_changes_nothing(target: Target) -> None:
     db = open_db(target)
     try:
         migrate(db)
-        broken = (*MIGRATIONS, Migration(3, "broken", ("CREATE TABLE half (id BIGINT)", "THIS IS NOT SQL")))
+        broken = (*MIGRATIONS, Migration(4, "broken", ("CREATE TABLE half (id BIGINT)", "THIS IS NOT SQL")))
         with pytest.raises(Exception, match=r"(?i)syntax"):
             migrate(db, broken)
         with db.transaction(write=False) as tx:
-            assert tx.fetchone("SELECT MAX(version) FROM schema_version") == (2,)
+            assert tx.fetchone("SELECT MAX(version) FROM schema_version") == (3,)
             if target[0] == "sqlite":
                 tables = tx.fetchall("SELECT name FROM sqlite_master WHERE name = 'half'")
             else:
@@ -142,6 +142,14 @@ def test_claims_are_unique(repo: Repository) -> None:
     assert repo.prune_answered(older_than_ms=2**62) == 2
 
 
+def test_quiet_threads_are_forgotten(repo: Repository) -> None:
+    repo.set_thread_question(7, GUILD, ThreadQuestion("llama3 8b", {}, "en"))
+    assert repo.prune_thread_questions(older_than_ms=0) == 0  # asked after that moment: kept
+    assert repo.thread_question(7) is not None
+    assert repo.prune_thread_questions(older_than_ms=2**62) == 1
+    assert repo.thread_question(7) is None
+
+
 def test_thread_questions(repo: Repository) -> None:
     assert repo.thread_question(7) is None
     repo.set_thread_question(7, GUILD, ThreadQuestion("라마3 8b 3060 될까?", {}, "ko"))
@@ -199,7 +207,7 @@ def test_concurrent_writers_in_two_processes_lose_nothing(target: Target) -> Non
             versions = [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")]
     finally:
         db.close()
-    assert versions == [1, 2]
+    assert versions == [1, 2, 3]
     assert settings.channels == frozenset({1000 + i for i in range(OPS)} | {2000 + i for i in range(OPS)})
     assert settings.language == ("ko" if (OPS - 1) % 2 else "en")  # each process's last write of its column stands
     assert settings.engine == ("vllm" if (OPS - 1) % 2 else "llama.cpp")
@@ -225,7 +233,7 @@ def test_two_processes_migrate_a_new_database_at_once(target: Target) -> None:
         proc.join(timeout=120)
         assert proc.exitcode == 0
     applied = sorted(results.get(timeout=5) for _ in procs)
-    assert applied == [[], [1, 2]]  # one applied everything, the other found nothing to do
+    assert applied == [[], [1, 2, 3]]  # one applied everything, the other found nothing to do
 
 
 def test_settings_and_claims_survive_a_restart(target: Target) -> None:

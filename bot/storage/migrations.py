@@ -75,6 +75,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "index to prune old answered records",
         ("CREATE INDEX answered_by_time ON answered (answered_at)",),
     ),
+    Migration(
+        3,
+        "index to prune threads that went quiet",
+        ("CREATE INDEX thread_questions_by_time ON thread_questions (updated_at)",),
+    ),
 )
 
 

@@ -161,6 +161,11 @@ class Repository:
 
     # -- thread questions ------------------------------------------------------------------------------------------
 
+    def prune_thread_questions(self, older_than_ms: int) -> int:
+        """Forget the questions of threads with no follow-up since ``older_than_ms`` (epoch ms)."""
+        with self.db.transaction(write=True) as tx:
+            return tx.execute("DELETE FROM thread_questions WHERE updated_at < ?", (older_than_ms,))
+
     def thread_question(self, thread_id: int) -> ThreadQuestion | None:
         with self.db.transaction(write=False) as tx:
             row = tx.fetchone(

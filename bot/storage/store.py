@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 ANSWERED_RETENTION_MS = 14 * 24 * 3600 * 1000  # Discord replays at most a few minutes of events; keep two weeks
+# A thread quiet for three months is answered afresh: its next question no longer follows up the old one.
+THREAD_RETENTION_MS = 90 * 24 * 3600 * 1000
 
 
 class Store:
@@ -50,7 +52,7 @@ class Store:
 
     @classmethod
     async def open(cls, db_factory: Callable[[], Database], *, cache_seconds: float = 30.0, owner: str = "") -> Store:
-        """Connect (in a thread), migrate, prune old answered records, and return the store."""
+        """Connect (in a thread), migrate, prune old answered records and quiet threads, and return the store."""
         loop = asyncio.get_running_loop()
         db = await loop.run_in_executor(None, db_factory)
         store = cls(db, cache_seconds=cache_seconds, owner=owner)
@@ -59,6 +61,9 @@ class Store:
             pruned = await store._run(store.repo.prune_answered, now_ms() - ANSWERED_RETENTION_MS)
             if pruned:
                 log.info("Pruned %d old answered records", pruned)
+            quiet = await store._run(store.repo.prune_thread_questions, now_ms() - THREAD_RETENTION_MS)
+            if quiet:
+                log.info("Forgot the questions of %d quiet threads", quiet)
         except BaseException:
             await store.close()
             raise
