@@ -156,6 +156,8 @@ def _get(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
 
 
 def _swa_layers(config: Mapping[str, Any], arch: str, n_layers: int) -> tuple[bool, ...]:
+    if arch not in SWA_PATTERN_BY_ARCH:
+        return ()  # llama.cpp keeps full-size caches for this architecture whatever config.json says
     layer_types = config.get("layer_types")
     if isinstance(layer_types, Sequence) and not isinstance(layer_types, str) and len(layer_types) == n_layers:
         return tuple(str(t) in ("sliding_attention", "sliding", "local") for t in layer_types)

@@ -90,3 +90,17 @@ def test_kv_equals_llamacpp_buffer(row: dict[str, object]) -> None:
     # llama.cpp logs each cache (full-attention, then sliding-window) in MiB with two decimals.
     buffers = [cache.total_bytes - cache.swa_bytes] + ([cache.swa_bytes] if cache.swa_bytes else [])
     assert [round(b / MIB, 2) for b in buffers] == row["kv_buffers_mib"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"model_type": "mistral", "sliding_window": 4096},  # Mistral 7B v0.1's config names a window
+        {"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": True,
+         "layer_types": ["sliding_attention"] * 32},
+        {"model_type": "phi3", "sliding_window": 2047},  # llama.cpp: "Phi SWA is currently disabled"
+    ],
+)  # fmt: skip
+def test_windows_llamacpp_ignores_cost_full_context(extra: dict[str, object]) -> None:
+    arch = from_hf_config({**LLAMA3_8B, **extra})
+    assert kv_cache(arch, 32768).total_bytes == naive_kv_bytes(arch, 32768) == 4 * GIB
