@@ -86,6 +86,9 @@ class Architecture(BaseModel):
     n_shared_experts: int = Field(default=0, ge=0)
     shared_expert_ffn_size: int = Field(default=0, ge=0, description="width of the shared expert block")
     moe_layers: tuple[bool, ...] = Field(default=(), description="True where the layer's FFN is a MoE block")
+    experts_mxfp4: bool = Field(
+        default=False, description="the checkpoint ships expert weights as MXFP4 (gpt-oss); GGUFs keep them so"
+    )
     # Multi-head latent attention (DeepSeek V2/V3).
     kv_lora_rank: int = Field(default=0, ge=0)
     q_lora_rank: int = Field(default=0, ge=0)
@@ -166,6 +169,12 @@ def _swa_layers(config: Mapping[str, Any], arch: str, n_layers: int) -> tuple[bo
         return ()
     # llama.cpp llama_hparams::set_swa_pattern: layer il slides when il % pattern < pattern - 1.
     return tuple(il % pattern < pattern - 1 for il in range(n_layers))
+
+
+def _quant_method(config: Mapping[str, Any]) -> str:
+    """The checkpoint's own quantization (config.json ``quantization_config.quant_method``), if any."""
+    quantization = config.get("quantization_config")
+    return str(quantization.get("quant_method", "")) if isinstance(quantization, Mapping) else ""
 
 
 def _moe_layers(config: Mapping[str, Any], n_layers: int, n_experts: int) -> tuple[bool, ...]:
@@ -271,6 +280,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         n_shared_experts=n_shared,
         shared_expert_ffn_size=shared_ffn,
         moe_layers=moe_layers,
+        experts_mxfp4=_quant_method(config) == "mxfp4",
         kv_lora_rank=kv_lora_rank,
         q_lora_rank=int(config.get("q_lora_rank") or 0),
         qk_rope_head_dim=rope,

@@ -258,8 +258,11 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
 
 
 def _layers_gpt_oss(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_OPENAI_MOE: biased attention with per-head sinks; biased experts shipped as MXFP4."""
+    """LLM_ARCH_OPENAI_MOE: biased attention with per-head sinks; biased experts (MXFP4 in OpenAI's checkpoints)."""
     n_embd, n_exp, n_ff = arch.hidden_size, arch.n_experts, arch.expert_ffn_size
+    # OpenAI's checkpoints store experts as MXFP4 blocks and the converter repacks them unchanged; a 16-bit
+    # checkpoint (no quantization_config) gets its experts quantized like any other tensor.
+    experts = GgmlType.MXFP4 if arch.experts_mxfp4 else GgmlType.F16
     for il in range(arch.n_layers):
         b.blk(il, "attn_norm.weight", n_embd)
         _attention(b, arch, il, q_bias=True, kv_bias=True, o_bias=True)
@@ -267,10 +270,9 @@ def _layers_gpt_oss(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "post_attention_norm.weight", n_embd)
         b.blk(il, "ffn_gate_inp.weight", n_embd, n_exp)
         b.blk(il, "ffn_gate_inp.bias", n_exp)
-        # The checkpoint stores experts as MXFP4 blocks; the converter repacks them as GGML MXFP4 unchanged.
-        b.blk(il, "ffn_gate_exps.weight", n_embd, n_ff, n_exp, source=GgmlType.MXFP4)
-        b.blk(il, "ffn_up_exps.weight", n_embd, n_ff, n_exp, source=GgmlType.MXFP4)
-        b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp, source=GgmlType.MXFP4)
+        b.blk(il, "ffn_gate_exps.weight", n_embd, n_ff, n_exp, source=experts)
+        b.blk(il, "ffn_up_exps.weight", n_embd, n_ff, n_exp, source=experts)
+        b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp, source=experts)
         b.blk(il, "ffn_gate_exps.bias", n_ff, n_exp)
         b.blk(il, "ffn_up_exps.bias", n_ff, n_exp)
         b.blk(il, "ffn_down_exps.bias", n_embd, n_exp)

@@ -469,6 +469,7 @@ GPT_OSS_20B = {
     "vocab_size": 201088,
     "tie_word_embeddings": False,
     "max_position_embeddings": 131072,
+    "quantization_config": {"quant_method": "mxfp4"},  # OpenAI's checkpoint: experts in MXFP4
 }
 
 
@@ -523,6 +524,13 @@ def test_gpt_oss_keeps_mxfp4_experts() -> None:
     assert types["blk.0.attn_q.weight"] == GgmlType.Q5_0  # Q4_K falls back on 2880-wide rows
     mxfp4 = {s.name: t for s, t in tensor_types(arch, FileType.MXFP4_MOE)}
     assert mxfp4["blk.0.attn_q.weight"] == GgmlType.Q8_0
+
+
+def test_gpt_oss_from_a_16_bit_checkpoint_quantizes_its_experts() -> None:
+    config = {k: v for k, v in GPT_OSS_20B.items() if k != "quantization_config"}
+    types = {s.name: t for s, t in tensor_types(from_hf_config(config), FileType.Q4_K_M)}
+    assert types["blk.0.ffn_up_exps.weight"] == GgmlType.Q5_0  # Q4_K on 2880-wide rows falls back to Q5_0
+    assert types["blk.0.ffn_gate_inp.weight"] == GgmlType.F32
 
 
 def test_phi3_fused_qkv_takes_attn_v_rules() -> None:
