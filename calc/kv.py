@@ -2,7 +2,8 @@
 
 llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.cpp, src/llama-context.cpp):
 
-* The context is shared by all sequences: ``n_ctx = context × users``, padded up to a multiple of 256.
+* The context is shared by all sequences: ``n_ctx = context × users``, padded up to a multiple of 256; with one
+  stream per sequence (``--no-kv-unified``) each stream holds ``pad(n_ctx / users, 256)`` cells.
 * Each layer with KV heads stores ``K = row(type_k, head_dim_k × kv_heads) × cells`` and likewise V.
 * Sliding-window layers (iSWA cache) hold ``pad256(min(n_ctx, window × users + n_ubatch))`` cells with the unified
   cache llama-server uses, or ``users × pad256(min(n_ctx / users, window + n_ubatch))`` with one stream per
@@ -74,18 +75,24 @@ class KvCache(BaseModel):
         return self.k_bytes + self.v_bytes
 
 
-def context_cells(context: int, users: int) -> int:
-    """llama.cpp's n_ctx for ``users`` sequences of ``context`` tokens each."""
-    return pad(context * users, KV_PAD)
+def stream_cells(context: int, users: int, unified: bool = True) -> int:
+    """Cells of one KV stream (llama_context: ``n_ctx = pad(n_ctx, 256)``; with one stream per sequence each gets
+    ``pad(n_ctx / n_seq, 256)``)."""
+    n_ctx = pad(context * users, KV_PAD)
+    return n_ctx if unified else pad(n_ctx // users, KV_PAD)
+
+
+def context_cells(context: int, users: int, unified: bool = True) -> int:
+    """llama.cpp's n_ctx (all streams) for ``users`` sequences of ``context`` tokens each."""
+    return stream_cells(context, users, unified) * (1 if unified else users)
 
 
 def swa_cells(arch: Architecture, context: int, users: int, n_ubatch: int, unified: bool) -> int:
-    """Cells of one sliding-window layer, summed over streams."""
-    n_ctx = context_cells(context, users)
-    if unified:
-        return min(n_ctx, pad(min(n_ctx, arch.sliding_window * users + n_ubatch), KV_PAD))
-    per_stream = n_ctx // users
-    return users * pad(min(per_stream, arch.sliding_window + n_ubatch), KV_PAD)
+    """Cells of one sliding-window layer, summed over streams (llama_kv_cache_iswa: the window of every sequence a
+    stream holds plus one micro-batch, padded, never more than the stream)."""
+    size_base = stream_cells(context, users, unified)
+    window = arch.sliding_window * (users if unified else 1) + n_ubatch
+    return min(size_base, pad(window, KV_PAD)) * (1 if unified else users)
 
 
 def kv_cache(
@@ -104,7 +111,7 @@ def kv_cache(
     type_v = type_k if type_v is None else type_v
     if not flash_attn and type_v not in (KvType.F32, KvType.F16, KvType.BF16):
         type_v = KvType.F16  # quantized V needs flash attention (llama.cpp refuses; front-ends fall back to f16)
-    full = context_cells(context, users)
+    full = context_cells(context, users, unified)
     window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
     k_total = v_total = window_total = 0
     per_layer: list[int] = []

@@ -104,3 +104,12 @@ def test_kv_equals_llamacpp_buffer(row: dict[str, object]) -> None:
 def test_windows_llamacpp_ignores_cost_full_context(extra: dict[str, object]) -> None:
     arch = from_hf_config({**LLAMA3_8B, **extra})
     assert kv_cache(arch, 32768).total_bytes == naive_kv_bytes(arch, 32768) == 4 * GIB
+
+
+def test_context_padding_per_stream() -> None:
+    # llama_context: n_ctx = pad(4 × 1088, 256) = 4352; one stream per sequence gets pad(4352 / 4, 256) = 1280 cells.
+    arch = from_hf_config(LLAMA3_8B)
+    per_cell = 32 * 8 * 128 * 2 * 2  # 32 layers, K and V, f16
+    assert kv_cache(arch, 1088, 4, unified=True).total_bytes == 4352 * per_cell
+    assert kv_cache(arch, 1088, 4, unified=False).total_bytes == 4 * 1280 * per_cell
+    assert kv_cache(arch, 1000, 1).total_bytes == 1024 * per_cell
