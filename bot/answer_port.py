@@ -265,12 +265,21 @@ AnyCard = Card | WhatFitsCard | CompareCard
 class AnswerError(Exception):
     """The question cannot be answered as asked (unknown model, bad number...): the user's to fix."""
 
-    def __init__(self, code: str, message: str = "", *, subject: str = "", suggestions: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str = "",
+        *,
+        subject: str = "",
+        suggestions: Sequence[str] = (),
+        reason: str = "",
+    ) -> None:
         super().__init__(message or code)
         self.code = code
         self.message = message
         self.subject = subject  # the offending text ("lamma-9b"), when known
         self.suggestions = tuple(suggestions)
+        self.reason = reason  # "ambiguous": several presets match the subject
 
 
 Answerer = Callable[[str, Lang | None, Overrides], AnyCard]

@@ -37,6 +37,7 @@ from bot.answer_port import (
     WhatFitsCard,
 )
 from bot.i18n import Lang
+from bot.render.errors import error_reason, error_subject
 
 if TYPE_CHECKING:
     from bot.intents import CompareResult, IntentResult, WhatFitsResult
@@ -80,24 +81,13 @@ class _LruCache:
             self._data.popitem(last=False)
 
 
-def _subject(exc: Any) -> str:
-    details = getattr(exc, "details", {}) or {}
-    for key in ("subject", "text", "model", "gpu", "quant", "value", "name"):
-        value = details.get(key)
-        if isinstance(value, str | int) and str(value):
-            return str(value)
-    message = str(getattr(exc, "message", "") or "")
-    if ": " in message and getattr(exc, "code", "") in ("unknown_model", "unknown_gpu", "unknown_quant", "bad_number"):
-        return message.split(": ", 1)[1].strip(" '\"")
-    return ""
-
-
 def to_answer_error(exc: Exception) -> AnswerError:
     """A calculator/parser error (``VramfitError``) as the bot's :class:`AnswerError`."""
     return AnswerError(
         str(getattr(exc, "code", "error")),
         str(getattr(exc, "message", "") or exc),
-        subject=_subject(exc),
+        subject=error_subject(exc),
+        reason=error_reason(exc),
         suggestions=[str(s) for s in getattr(exc, "suggestions", []) or []],
     )
 

@@ -136,7 +136,9 @@ class ModelMatch:
 
 def _ambiguous(text: str, ids: Iterable[str], kind: str = "model") -> UnknownModelError:
     suggestions = sorted(set(ids), key=lambda i: (len(i), i))[:MAX_SUGGESTIONS]
-    return UnknownModelError(f"which {kind} did you mean by {text!r}?", suggestions=suggestions, query=text)
+    return UnknownModelError(
+        f"which {kind} did you mean by {text!r}?", suggestions=suggestions, query=text, reason="ambiguous"
+    )
 
 
 def _span_text(tokens: Tokens, span: Span) -> str:
@@ -487,7 +489,9 @@ def _resolve_gpu(
     defaults = [g for g in gpus if g.default]
     if len(defaults) == 1:
         return defaults[0], True
-    raise UnknownGpuError(f"which {text!r}?", suggestions=[g.id for g in gpus][:MAX_SUGGESTIONS], query=text)
+    raise UnknownGpuError(
+        f"which {text!r}?", suggestions=[g.id for g in gpus][:MAX_SUGGESTIONS], query=text, reason="ambiguous"
+    )
 
 
 def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:

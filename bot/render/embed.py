@@ -28,6 +28,7 @@ from bot.answer_port import (
     WhatFitsCard,
 )
 from bot.i18n import Lang, Tr, _, format_tokens_short
+from bot.render.errors import describe_error
 from bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from bot.version import vramfit_version
 
@@ -657,26 +658,10 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
 
 def render_error(error: AnswerError, lang: Lang) -> str:
     """A short, friendly message for a question the user must fix."""
-    tr = Tr(lang)
     subject = clamp(clean(error.subject), 100)
-    if error.code == "unknown_model" and not subject:
-        text = tr(_("Which model? Name one, for example `llama3 8b 32k on a 3060`."))
-    elif error.code == "unknown_model":
-        text = tr(_("I don't know the model **{subject}**."), subject=subject)
-    elif error.code == "unknown_gpu" and not subject:
-        text = tr(_("Which GPU? Add one to the question, for example `on a 3060` or `24gb`."))
-    elif error.code == "unknown_gpu":
-        text = tr(_("I don't know the GPU **{subject}**."), subject=subject)
-    elif error.code == "unknown_quant":
-        text = tr(_("Unknown quantization: **{subject}**."), subject=subject)
-    elif error.code == "bad_number":
-        text = tr(_("That number is out of range or unreadable: **{subject}**."), subject=subject or "?")
-    else:
-        text = tr(_("I couldn't answer that: {reason}"), reason=clamp(clean(error.message or error.code), 300))
-    if error.suggestions:
-        names = ", ".join(f"`{clean(s)}`" for s in error.suggestions[:5])
-        text += "\n" + tr(_("Did you mean: {names}"), names=names)
-    return clamp(text, 2000)
+    suggestions = [clean(s) for s in error.suggestions]
+    detail = clamp(clean(error.message or error.code), 300)
+    return clamp(describe_error(error.code, subject, suggestions, detail, lang, reason=error.reason), 2000)
 
 
 def help_text(lang: Lang) -> str:

@@ -6,6 +6,7 @@ import unicodedata
 
 from bot.i18n import Lang, Tr, _, format_number
 from bot.intents import CompareResult, IntentResult, SolveResult, WhatFitsResult
+from bot.render.errors import describe_error, error_reason, error_subject
 from calc.errors import VramfitError
 from calc.estimate import Answer, Fit
 from calc.presets import Catalog
@@ -32,13 +33,6 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "model_fuzzy": _("the closest model name to what you typed"),
 }
 
-ERROR_LABELS: dict[str, str] = {
-    "unknown_model": _("I don't know that model."),
-    "unknown_gpu": _("I don't know that GPU."),
-    "unknown_quant": _("I don't know that weight format."),
-    "bad_number": _("A number is out of range or unreadable."),
-    "bad_file": _("That file could not be read."),
-}
 
 
 def width(text: str) -> int:
@@ -127,20 +121,17 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
 
 
 def error_message(error: VramfitError, lang: Lang) -> str:
-    """One localized sentence for an error, with the technical detail in parentheses."""
-    if error.details.get("reason") == "gpu_needed":  # "what can I run?" with no GPU named
-        return Tr(lang)(_("This question needs a GPU: name one, for example a 3060 or 24gb."))
-    text = Tr(lang)(ERROR_LABELS.get(error.code, _("Something in the question could not be used.")))
-    return f"{text} ({error.message})"
+    """The error as plain text: the same words as the bot's, in the question's language."""
+    subject = error_subject(error)
+    return describe_error(
+        error.code, subject, error.suggestions, error.message, lang, markdown=False, reason=error_reason(error)
+    )
 
 
 def error_text(error: VramfitError, lang: Lang) -> str:
-    tr = Tr(lang)
     lines = [error_message(error, lang)]
-    if error.suggestions:
-        lines.append(tr(_("Did you mean: {items}?"), items=", ".join(error.suggestions[:5])))
-    if error.code == "unknown_model":
-        lines.append(tr(_('Example: vram "llama3-8b 32k 3060"')))
+    if error.code == "unknown_model" and not error_subject(error):
+        lines.append(Tr(lang)(_('Example: vram "llama3-8b 32k 3060"')))
     return "\n".join(lines) + "\n"
 
 
