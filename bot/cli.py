@@ -52,6 +52,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpu-count", type=str, help="how many of the (first) GPU")
     p.add_argument("--flash-attn", choices=["on", "off"], help="flash attention (default: on, as llama.cpp -fa auto)")
     p.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
+    p.add_argument("--ubatch", help="llama.cpp micro-batch, -ub (default 512): sizes compute buffers and SWA caches")
+    p.add_argument("--batch", help="llama.cpp logical batch, -b (default 2048)")
+    p.add_argument("--kv-unified", choices=["on", "off"],
+                   help="one KV buffer shared by all users (default on, as llama-server) or one per user")
+    p.add_argument("--swa-full", action="store_true", help="llama.cpp --swa-full: full-size sliding-window caches")
     p.add_argument("--lang", choices=["ko", "en"], help="language of the answer (default: the question's)")
     p.add_argument("--list-models", action="store_true", help="list preset models")
     p.add_argument("--list-gpus", action="store_true", help="list preset GPUs")
@@ -134,6 +139,14 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["flash_attn"] = args.flash_attn == "on"
     if args.engine:
         overrides["engine"] = Engine(args.engine)
+    if args.ubatch:
+        overrides["n_ubatch"] = _number(args.ubatch, "ubatch", 1, 65536)
+    if args.batch:
+        overrides["n_batch"] = _number(args.batch, "batch", 1, 65536)
+    if args.kv_unified:
+        overrides["kv_unified"] = args.kv_unified == "on"
+    if args.swa_full:
+        overrides["swa_full"] = True
     gpus = _gpu_choices(args)
     if gpus is not None:
         overrides["gpus"] = gpus

@@ -101,16 +101,26 @@ def request_kv(request: Request) -> KvCache:
         request.flash_attn_effective,
         request.n_ubatch,
         request.kv_unified,
+        request.swa_full,
     )
 
 
 @lru_cache(maxsize=1024)  # bounded: the solvers probe many one-off contexts
 def _kv_cached(
-    arch: Architecture, context: int, users: int, kv: KvType, flash_attn: bool, n_ubatch: int, unified: bool
+    arch: Architecture,
+    context: int,
+    users: int,
+    kv: KvType,
+    flash_attn: bool,
+    n_ubatch: int,
+    unified: bool,
+    swa_full: bool,
 ) -> KvCache:
     """The KV cache does not depend on the weight format: "what fits" and "best quant" try several formats of one
     request, and share this."""
-    return kv_cache(arch, context, users, kv, flash_attn=flash_attn, n_ubatch=n_ubatch, unified=unified)
+    return kv_cache(
+        arch, context, users, kv, flash_attn=flash_attn, n_ubatch=n_ubatch, unified=unified, swa_full=swa_full
+    )
 
 
 class _Parts:
@@ -155,6 +165,7 @@ def _parts(request: Request) -> _Parts:
         request.flash_attn_effective,
         request.n_ubatch,
         request.kv_unified,
+        request.swa_full,
     )
     parts = _PARTS_CACHE.get(key)
     if parts is None:

@@ -71,6 +71,9 @@ class Request(BaseModel):
     n_ubatch: int = Field(default=512, ge=1, le=65536)
     n_batch: int = Field(default=2048, ge=1, le=65536)
     kv_unified: bool = Field(default=True, description="llama-server shares one KV buffer across slots")
+    swa_full: bool = Field(
+        default=False, description="llama.cpp --swa-full: sliding-window layers keep the full context"
+    )
 
     @property
     def flash_attn_effective(self) -> bool:

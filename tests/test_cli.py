@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bot.cli import EXIT_ERROR, run
+from tests.groundtruth import llamacpp_rows
 
 GIB = 1 << 30
 ROOT = Path(__file__).resolve().parent.parent
@@ -291,3 +292,21 @@ def test_terminal_text_for_each_intent() -> None:
         out = io.StringIO()
         assert run([question], out) == 0
         assert words in out.getvalue(), question
+
+
+@pytest.mark.parametrize("row", llamacpp_rows(), ids=lambda r: f"{r['arch_model']}-{r['quant']}-c{r['n_ctx']}")
+def test_cli_from_config_matches_llamacpp(row: dict[str, Any], tmp_path: Path) -> None:
+    """`vram --json --config` alone against every real llama.cpp file and KV buffer of the ground truth."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(row["config"]), encoding="utf-8")
+    users = int(row["n_seq"])
+    argv = [
+        "--config", str(config), "--quant", row["quant"], "--context", str(row["n_ctx"] // users),
+        "--users", str(users), "--kv-cache", row["type_k"], "--flash-attn", "on" if row["flash_attn"] else "off",
+        "--ubatch", str(row["n_ubatch"]), "--kv-unified", "on" if row["kv_unified"] else "off",
+    ] + (["--swa-full"] if row["swa_full"] else [])  # fmt: skip
+    if row["type_v"] != row["type_k"]:
+        assert row["type_v"] == "f16" and not row["flash_attn"]  # quantized V needs flash attention: V stays f16
+    estimate = vram("--json", *argv)["estimate"]
+    assert abs(estimate["file_bytes"] - row["file_bytes"]) <= max(row["file_bytes"] // 100, 8 << 20)
+    assert abs(estimate["kv_cache_bytes"] - row["kv_buffer_mib"] * (1 << 20)) <= 0.01 * (1 << 20) * 2

@@ -41,6 +41,8 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
             for c in request.gpus
         ],
         "n_ubatch": request.n_ubatch,
+        "kv_unified": request.kv_unified,
+        "swa_full": request.swa_full,
         "n_batch": request.n_batch,
         "intent": intent,
         "assumed": list(assumed),
