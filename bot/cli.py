@@ -10,6 +10,7 @@ Exit 0 with an answer, 2 with an error (a JSON object with --json), never a trac
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -17,12 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from calc.errors import BadFileError, BadNumberError, UnknownGpuError, UnknownModelError, VramfitError
+from bot.i18n import Lang, Tr, _
+from calc.errors import BadFileError, BadNumberError, UnknownModelError, VramfitError
 from calc.estimate import answer
 from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
 
 if TYPE_CHECKING:
-    from bot.i18n import Lang
     from bot.intents import IntentResult
 
 EXIT_ERROR = 2
@@ -37,31 +38,62 @@ class _Parser(argparse.ArgumentParser):
         raise _ArgumentError(message)
 
 
-def build_arg_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="vram", description="Will this LLM run on my GPU? Memory by component, engine-accurate.")
-    p.add_argument("query", nargs="*", help='the question in words, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k"')
-    p.add_argument("--json", action="store_true", help="print the JSON contract (shared/spec/cli-json.md)")
-    p.add_argument("--model", help="preset model id or alias (see --list-models)")
-    p.add_argument("--config", help="a Hugging Face config.json for any model")
-    p.add_argument("--gguf", help="a GGUF file: exact tensor sizes from its header")
-    p.add_argument("--quant", help="weight format: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")
-    p.add_argument("--context", help="tokens per user: 8192 (default), 32k, 128k")
-    p.add_argument("--users", help="sequences held at once (default 1)")
-    p.add_argument("--kv-cache", help="KV cache type: f16 (default), q8_0, q4_0, fp8, bf16, f32")
-    p.add_argument("--gpu", action="append", help="preset GPU id or alias; repeat or use N×GPU ('2x rtx-3090')")
-    p.add_argument("--gpu-count", type=str, help="how many of the (first) GPU")
-    p.add_argument("--flash-attn", choices=["on", "off"], help="flash attention (default: on, as llama.cpp -fa auto)")
-    p.add_argument("--engine", choices=[e.value for e in Engine], help="llama.cpp (default) or vllm")
-    p.add_argument("--ubatch", help="llama.cpp micro-batch, -ub (default 512): sizes compute buffers and SWA caches")
-    p.add_argument("--batch", help="llama.cpp logical batch, -b (default 2048)")
-    p.add_argument("--kv-unified", choices=["on", "off"],
-                   help="one KV buffer shared by all users (default on, as llama-server) or one per user")
-    p.add_argument("--swa-full", action="store_true", help="llama.cpp --swa-full: full-size sliding-window caches")
-    p.add_argument("--lang", choices=["ko", "en"], help="language of the answer (default: the question's)")
-    p.add_argument("--list-models", action="store_true", help="list preset models")
-    p.add_argument("--list-gpus", action="store_true", help="list preset GPUs")
-    p.add_argument("--interactive", action="store_true", help="ask questions at a prompt, one per line")
+def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
+    """The command line, with its help in ``lang``."""
+    tr = Tr(lang)
+    p = _Parser(prog="vram", description=tr(_("Will this LLM run on my GPU? Memory by component, engine-accurate.")))
+    p.add_argument(
+        "query", nargs="*", help=tr(_('the question in words, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060"'))
+    )
+    p.add_argument("--json", action="store_true", help=tr(_("print the JSON answer (docs/cli-json.md)")))
+    p.add_argument("--model", help=tr(_("preset model id or alias (see --list-models)")))
+    p.add_argument("--config", help=tr(_("a Hugging Face config.json, for any model")))
+    p.add_argument("--gguf", help=tr(_("a GGUF file: exact tensor sizes from its header")))
+    p.add_argument("--quant", help=tr(_("weight format: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")))
+    p.add_argument("--context", help=tr(_("tokens per user: 8192 (default), 32k, 128k")))
+    p.add_argument("--users", help=tr(_("sequences held at once (default 1)")))
+    p.add_argument("--kv-cache", help=tr(_("KV cache type: f16 (default), q8_0, q4_0, fp8, bf16, f32")))
+    p.add_argument(
+        "--gpu", action="append", help=tr(_("preset GPU id or alias; repeat it, or write '2x rtx-3090'"))
+    )
+    p.add_argument("--gpu-count", type=str, help=tr(_("how many of the (first) GPU")))
+    p.add_argument(
+        "--flash-attn", choices=["on", "off"], help=tr(_("flash attention (default on, as llama.cpp's -fa auto)"))
+    )
+    p.add_argument("--engine", choices=[e.value for e in Engine], help=tr(_("llama.cpp (default) or vllm")))
+    p.add_argument(
+        "--ubatch", help=tr(_("llama.cpp micro-batch, -ub (default 512): sizes compute buffers and SWA caches"))
+    )
+    p.add_argument("--batch", help=tr(_("llama.cpp logical batch, -b (default 2048)")))
+    p.add_argument(
+        "--kv-unified",
+        choices=["on", "off"],
+        help=tr(_("one KV buffer shared by all users (default on, as llama-server) or one per user")),
+    )
+    p.add_argument(
+        "--swa-full", action="store_true", help=tr(_("llama.cpp --swa-full: full-size sliding-window caches"))
+    )
+    p.add_argument("--lang", choices=["ko", "en"], help=tr(_("language of the answer (default: the question's)")))
+    p.add_argument("--list-models", action="store_true", help=tr(_("list preset models")))
+    p.add_argument("--list-gpus", action="store_true", help=tr(_("list preset GPUs")))
+    p.add_argument("--interactive", action="store_true", help=tr(_("ask questions at a prompt, one per line")))
     return p
+
+
+def argv_lang(argv: Sequence[str], *, locale: bool = False) -> Lang:
+    """The language before the question is parsed: --lang, else Hangul in the arguments, else English (answers
+    follow the question's language) or, with ``locale``, the terminal's locale (help text, the prompt)."""
+    for flag, value in itertools.pairwise([*argv, ""]):
+        if flag == "--lang" and value in ("ko", "en"):
+            return "ko" if value == "ko" else "en"
+        if flag in ("--lang=ko", "--lang=en"):
+            return "ko" if flag.endswith("ko") else "en"
+    if any("\uac00" <= ch <= "\ud7a3" for ch in " ".join(argv)):
+        return "ko"
+    if not locale:
+        return "en"
+    setting = os.environ.get("LC_ALL") or os.environ.get("LC_MESSAGES") or os.environ.get("LANG") or ""
+    return "ko" if setting.startswith("ko") else "en"
 
 
 def _number(text: str, what: str, low: int, high: int) -> int:
@@ -183,9 +215,9 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     from bot.render.text import list_gpus_text, list_models_text, render_result
     from calc.presets import load_catalog
 
-    parser = build_arg_parser()
+    lang = argv_lang(argv)
+    parser = build_arg_parser(argv_lang(argv, locale=True))
     want_json = "--json" in argv
-    lang: Lang = "ko" if any("\uac00" <= ch <= "\ud7a3" for ch in " ".join(argv)) else "en"
     try:
         args = parser.parse_args(list(argv))
         lang = args.lang or lang
@@ -222,10 +254,8 @@ def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
 
 def interactive(out: Any, stdin: Any = None) -> int:
     """A prompt for questions; an empty line or end of input quits."""
-    from bot.i18n import Tr, _
-
     stdin = stdin or sys.stdin
-    tr = Tr("ko" if (os.environ.get("LANG") or "").startswith("ko") else "en")
+    tr = Tr(argv_lang([], locale=True))
     out.write(tr(_('Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
                    "An empty line quits.")) + "\n")
     while True:
@@ -245,4 +275,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["UnknownGpuError", "build_arg_parser", "main", "run"]
+__all__ = ["build_arg_parser", "main", "run"]

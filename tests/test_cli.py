@@ -310,3 +310,30 @@ def test_cli_from_config_matches_llamacpp(row: dict[str, Any], tmp_path: Path) -
     estimate = vram("--json", *argv)["estimate"]
     assert abs(estimate["file_bytes"] - row["file_bytes"]) <= max(row["file_bytes"] // 100, 8 << 20)
     assert abs(estimate["kv_cache_bytes"] - row["kv_buffer_mib"] * (1 << 20)) <= 0.01 * (1 << 20) * 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "expected"),
+    [
+        (["--lang", "ko", "llama3 8b"], "en_US.UTF-8", "ko"),
+        (["--lang=en", "라마3 8b"], "ko_KR.UTF-8", "en"),
+        (["라마3 8b"], "C.UTF-8", "ko"),
+        (["llama3 8b"], "ko_KR.UTF-8", "en"),  # answers follow the question, not the terminal
+        ([], "ko_KR.UTF-8", "en"),
+    ],
+)
+def test_language_before_parsing(argv: list[str], env: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.cli import argv_lang
+
+    monkeypatch.setenv("LANG", env)
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    assert argv_lang(argv) == expected
+    assert argv_lang([], locale=True) == ("ko" if env.startswith("ko") else "en")  # help text and the prompt
+
+
+def test_help_in_korean() -> None:
+    from bot.cli import build_arg_parser
+
+    assert "이 LLM이 내 GPU에서 돌아갈까?" in build_arg_parser("ko").format_help()
+    assert "Will this LLM run on my GPU?" in build_arg_parser("en").format_help()
