@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 Q ?=
 
-.PHONY: setup postgres run test lint typecheck unit bench catalogs clean
+.PHONY: setup postgres run test lint typecheck unit fuzz groundtruth bench catalogs clean
 
 setup: $(VENV)/.installed
 
@@ -44,6 +44,15 @@ unit: setup postgres
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
+
+# The parser fuzz test at 100,000 generated inputs (the suite runs a few hundred).
+fuzz: setup
+	$(BIN)/python -m pytest --hypothesis-profile=deep --hypothesis-show-statistics tests/test_parser_fuzz.py
+
+# Refresh the committed ground truth (tests/data/) from a folder of newer measurements: make groundtruth FROM=DIR
+groundtruth: setup
+	@test -n "$(FROM)" || { echo "usage: make groundtruth FROM=DIR (a folder holding groundtruth/ and eval/)"; exit 2; }
+	$(BIN)/python -m tests.data.sync --from "$(FROM)"
 
 bench: setup
 	$(BIN)/python benchmarks/accuracy.py

@@ -3,10 +3,10 @@
     python benchmarks/accuracy.py
 
 Two tables:
-1. llama.cpp CUDA runs with every layer on the GPU (shared/groundtruth/measured.jsonl): GPU weights, KV cache,
+1. llama.cpp CUDA runs with every layer on the GPU (tests/data/groundtruth/measured.jsonl): GPU weights, KV cache,
    compute buffer, and the GPU total (weights + KV + compute), against the rule of thumb
    "quantized file size + naive KV + 10 %".
-2. Real llama.cpp quantizations and contexts (shared/groundtruth/llamacpp_cpu.jsonl): file size and KV buffer.
+2. Real llama.cpp quantizations and contexts (tests/data/groundtruth/llamacpp_cpu.jsonl): file size and KV buffer.
 Errors are signed percentages; each table ends with the median and worst absolute error per component.
 """
 

@@ -21,7 +21,7 @@ from bot.parser import parse  # noqa: E402
 from calc.errors import VramfitError  # noqa: E402
 from calc.presets import load_catalog  # noqa: E402
 
-EVAL_FILE = ROOT.parent / "shared" / "eval" / "queries_public.jsonl"
+EVAL_FILE = ROOT / "tests" / "data" / "eval" / "queries_public.jsonl"
 
 
 def main(rounds: int = 200) -> None:

@@ -45,7 +45,11 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p.add_argument(
         "query", nargs="*", help=tr(_('the question in words, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060"'))
     )
-    p.add_argument("--json", action="store_true", help=tr(_("print the JSON answer (docs/cli-json.md)")))
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help=tr(_("print the JSON answer (its fields are described in docs/cli-json.md of the vramfit repository)")),
+    )
     p.add_argument("--model", help=tr(_("preset model id or alias (see --list-models)")))
     p.add_argument("--config", help=tr(_("a Hugging Face config.json, for any model")))
     p.add_argument("--gguf", help=tr(_("a GGUF file: exact tensor sizes from its header")))
@@ -53,9 +57,7 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p.add_argument("--context", help=tr(_("tokens per user: 8192 (default), 32k, 128k")))
     p.add_argument("--users", help=tr(_("sequences held at once (default 1)")))
     p.add_argument("--kv-cache", help=tr(_("KV cache type: f16 (default), q8_0, q4_0, fp8, bf16, f32")))
-    p.add_argument(
-        "--gpu", action="append", help=tr(_("preset GPU id or alias; repeat it, or write '2x rtx-3090'"))
-    )
+    p.add_argument("--gpu", action="append", help=tr(_("preset GPU id or alias; repeat it, or write '2x rtx-3090'")))
     p.add_argument("--gpu-count", type=str, help=tr(_("how many of the (first) GPU")))
     p.add_argument(
         "--flash-attn", choices=["on", "off"], help=tr(_("flash attention (default on, as llama.cpp's -fa auto)"))
@@ -114,8 +116,13 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
     if args.gguf:
         header = read_gguf(args.gguf)
         name = str(header.metadata.get("general.name") or Path(args.gguf).stem)
-        return ModelRef(id=Path(args.gguf).stem, name=name, architecture=architecture_from_gguf(header),
-                        gguf=header, source=str(args.gguf))
+        return ModelRef(
+            id=Path(args.gguf).stem,
+            name=name,
+            architecture=architecture_from_gguf(header),
+            gguf=header,
+            source=str(args.gguf),
+        )
     if args.config:
         path = Path(args.config)
         try:
@@ -123,8 +130,12 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise BadFileError(f"cannot read {path}: {exc}", path=str(path)) from exc
         name = str(config.get("_name_or_path") or path.parent.name or path.stem) if isinstance(config, dict) else ""
-        return ModelRef(id=name.split("/")[-1].lower() or "config", name=name or path.name,
-                        architecture=from_hf_config(config), source=str(path))
+        return ModelRef(
+            id=name.split("/")[-1].lower() or "config",
+            name=name or path.name,
+            architecture=from_hf_config(config),
+            source=str(path),
+        )
     return None
 
 
@@ -256,8 +267,15 @@ def interactive(out: Any, stdin: Any = None) -> int:
     """A prompt for questions; an empty line or end of input quits."""
     stdin = stdin or sys.stdin
     tr = Tr(argv_lang([], locale=True))
-    out.write(tr(_('Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
-                   "An empty line quits.")) + "\n")
+    out.write(
+        tr(
+            _(
+                'Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
+                "An empty line quits."
+            )
+        )
+        + "\n"
+    )
     while True:
         out.write("> ")
         out.flush()

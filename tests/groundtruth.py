@@ -1,4 +1,7 @@
-"""Access to the measured ground truth in ../shared (beside the repository checkout)."""
+"""The measured ground truth the tests compare against, committed under ``tests/data/`` (see its README.md).
+
+Nothing here reads outside the repository: ``python -m tests.data.sync`` (``make groundtruth``) refreshes the copies.
+"""
 
 from __future__ import annotations
 
@@ -7,32 +10,51 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+DATA = Path(__file__).resolve().parent / "data"
 MIB = 1 << 20
 GIB = 1 << 30
 
 
-def shared_file(*parts: str) -> Path:
-    path = SHARED.joinpath(*parts)
-    if not path.exists():
-        raise FileNotFoundError(f"ground truth missing: {path} (the shared/ folder must sit beside the checkout)")
+def data_file(*parts: str) -> Path:
+    """A file under ``tests/data``; a missing one is a broken checkout, so it fails loudly."""
+    path = DATA.joinpath(*parts)
+    if not path.is_file():
+        raise FileNotFoundError(f"test data missing from the checkout: {path}")
     return path
+
+
+def _jsonl(path: Path) -> tuple[dict[str, Any], ...]:
+    with path.open(encoding="utf-8") as f:
+        return tuple(json.loads(line) for line in f if line.strip())
 
 
 @cache
 def llamacpp_rows() -> tuple[dict[str, Any], ...]:
-    with shared_file("groundtruth", "llamacpp_cpu.jsonl").open(encoding="utf-8") as f:
-        return tuple(json.loads(line) for line in f if line.strip())
+    """llama.cpp loads measured by the project (``groundtruth/llamacpp_cpu.jsonl``, LLAMACPP.md)."""
+    return _jsonl(data_file("groundtruth", "llamacpp_cpu.jsonl"))
 
 
 @cache
 def measured_rows() -> tuple[dict[str, Any], ...]:
-    with shared_file("groundtruth", "measured.jsonl").open(encoding="utf-8") as f:
-        return tuple(json.loads(line) for line in f if line.strip())
+    """Published engine logs, each with its source and quote (``groundtruth/measured.jsonl``, MEASURED.md)."""
+    return _jsonl(data_file("groundtruth", "measured.jsonl"))
+
+
+@cache
+def speed_rows() -> tuple[dict[str, Any], ...]:
+    """Published llama-bench speeds (``groundtruth/speed.jsonl``, SPEED.md)."""
+    return _jsonl(data_file("groundtruth", "speed.jsonl"))
 
 
 @cache
 def architectures() -> dict[str, dict[str, Any]]:
-    data = json.loads(shared_file("groundtruth", "architectures.json").read_text(encoding="utf-8"))
+    """Sourced architecture numbers by model (``groundtruth/architectures.json``)."""
+    data = json.loads(data_file("groundtruth", "architectures.json").read_text(encoding="utf-8"))
     models: dict[str, dict[str, Any]] = data["models"]
     return models
+
+
+@cache
+def eval_rows() -> tuple[dict[str, Any], ...]:
+    """Natural questions with the parse expected of them (``eval/queries_public.jsonl``)."""
+    return _jsonl(data_file("eval", "queries_public.jsonl"))

@@ -657,7 +657,7 @@ def test_merge_and_json_round_trip() -> None:
 
 
 def test_shard_flags_and_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bot.__main__ as entry
+    import bot.process as entry
 
     for name in ("VRAMFIT_SHARD_COUNT", "VRAMFIT_SHARD_IDS"):
         monkeypatch.delenv(name, raising=False)

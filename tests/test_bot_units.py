@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import bot.__main__ as entry
+import bot.process as entry
 from bot.bot import GLOBAL, extensions
 from bot.cooldowns import UserCooldown
 from bot.settings import Settings

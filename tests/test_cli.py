@@ -1,4 +1,4 @@
-"""The ``vram`` command's JSON contract (shared/spec/cli-json.md, extended in docs/cli-json.md): shapes, numbers,
+"""The ``vram`` command's JSON contract (docs/cli-json.md): shapes, numbers,
 errors (exit 2, localized), ``--config``, flags over text, and one key per intent.
 
 Expected numbers are worked out here from config numbers and GPU sizes written in the test.

@@ -1,7 +1,7 @@
-"""Estimates against published llama.cpp CUDA logs with every layer on the GPU (shared/groundtruth/measured.jsonl).
+"""Estimates against published llama.cpp CUDA logs with every layer on the GPU (tests/data/groundtruth/measured.jsonl).
 
 Bars from the calculator issue: GPU weights within 3 %, KV cache within 0.5 %, compute buffer within 15 %.
-Architectures come from shared/groundtruth/architectures.json (sourced config/GGUF numbers) or are written here
+Architectures come from tests/data/groundtruth/architectures.json (sourced config/GGUF numbers) or are written here
 from the model's config.json.
 """
 

@@ -1,9 +1,7 @@
-"""Every row of shared/eval/queries_public.jsonl parses exactly, against the shipped catalog."""
+"""Every row of tests/data/eval/queries_public.jsonl parses exactly, against the shipped catalog."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,21 +10,11 @@ from bot.parser import parse
 from calc.gpu import GIB
 from calc.presets import load_catalog
 from calc.tensors import count_params
+from tests.groundtruth import eval_rows
 
-EVAL_FILE = Path(__file__).resolve().parents[2] / "shared" / "eval" / "queries_public.jsonl"
-
-
-def _rows() -> list[dict[str, Any]]:
-    if not EVAL_FILE.exists():
-        return []
-    with EVAL_FILE.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+ROWS = list(eval_rows())
 
 
-ROWS = _rows()
-
-
-@pytest.mark.skipif(not ROWS, reason=f"{EVAL_FILE} not found")
 @pytest.mark.parametrize("row", ROWS, ids=[r["q"] for r in ROWS])
 def test_eval_row(row: dict[str, Any]) -> None:
     catalog = load_catalog()

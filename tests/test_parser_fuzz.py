@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot.parser import ParsedQuery, parse
@@ -211,12 +211,7 @@ def _check(text: str) -> None:
             assert exc.code == "bad_number"
 
 
-@settings(
-    max_examples=10_000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+@settings(database=None)  # examples per run: the profile's (tests/conftest.py; `make fuzz` runs the deep one)
 @given(messages)
 @example("")
 @example(" ")

@@ -1,15 +1,13 @@
 """Quant mix and weight bytes against llama.cpp's own quantizer output and measured allocations.
 
-Expected numbers come from the shared ground truth (``shared/groundtruth/llamacpp_cpu.jsonl``: files written by
+Expected numbers come from the measured ground truth (``tests/data/groundtruth/llamacpp_cpu.jsonl``: files written by
 ``llama_model_quantize``) or are written by hand from llama.cpp logs and ggml's block layouts, never from the code
 under test.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,33 +17,17 @@ from calc.errors import UnknownQuantError
 from calc.ggml import GgmlType, row_bytes, tensor_bytes
 from calc.quant import FileType, parse_file_type, tensor_types, weight_bytes
 from calc.tensors import count_params, gguf_tensors, loader_order
+from tests.groundtruth import llamacpp_rows
 
 MiB = 1 << 20
 GiB = 1 << 30
 
 
-def _shared_dir() -> Path:
-    """The shared ground truth: ``../shared`` next to the repository (or ``shared/`` inside a device copy)."""
-    here = Path(__file__).resolve()
-    candidates = [here.parents[2] / "shared", here.parents[1] / "shared"]
-    for candidate in candidates:
-        if (candidate / "groundtruth" / "llamacpp_cpu.jsonl").is_file():
-            return candidate
-    pytest.fail(
-        "shared ground truth not found: expected groundtruth/llamacpp_cpu.jsonl under one of "
-        + ", ".join(str(c) for c in candidates),
-        pytrace=False,
-    )
-
-
 def _quantized_files() -> list[dict[str, Any]]:
     """One row per (model, quant) file; later rows of the same file only vary the context parameters."""
-    path = _shared_dir() / "groundtruth" / "llamacpp_cpu.jsonl"
     files: dict[tuple[str, str], dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            files.setdefault((row["arch_model"], row["quant"]), row)
+    for row in llamacpp_rows():
+        files.setdefault((row["arch_model"], row["quant"]), row)
     return list(files.values())
 
 

@@ -1,4 +1,4 @@
-"""The vLLM profile against llm-d's H100 measurements (shared/groundtruth/measured.jsonl, vLLM 0.11)."""
+"""The vLLM profile against llm-d's H100 measurements (tests/data/groundtruth/measured.jsonl, vLLM 0.11)."""
 
 from __future__ import annotations
 

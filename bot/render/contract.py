@@ -1,4 +1,4 @@
-"""The JSON contract of ``vram --json`` (shared/spec/cli-json.md): stable field names, bytes as integers."""
+"""The JSON contract of ``vram --json`` (docs/cli-json.md): stable field names, bytes as integers."""
 
 from __future__ import annotations
 

@@ -1,0 +1,11 @@
+"""Hypothesis profiles: ``default`` keeps the suite quick; ``--hypothesis-profile=deep`` (``make fuzz``) runs the
+parser fuzz test at 100,000 generated inputs. Tests that set their own ``max_examples`` keep it in both."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+settings.register_profile("default", max_examples=600, **_COMMON)  # type: ignore[arg-type]
+settings.register_profile("deep", max_examples=100_000, **_COMMON)  # type: ignore[arg-type]
+settings.load_profile("default")
