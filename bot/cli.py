@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.i18n import Lang, Tr, _
-from calc.errors import BadFileError, BadNumberError, UnknownModelError, VramfitError
+from calc.errors import BadNumberError, UnknownModelError, VramfitError
 from calc.estimate import answer
 from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
 
@@ -111,6 +111,7 @@ def _number(text: str, what: str, low: int, high: int) -> int:
 
 def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
     from calc.architecture import from_hf_config
+    from calc.files import read_config_json
     from calc.gguf import architecture_from_gguf, read_gguf
 
     if args.gguf:
@@ -125,11 +126,8 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         )
     if args.config:
         path = Path(args.config)
-        try:
-            config = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise BadFileError(f"cannot read {path}: {exc}", path=str(path)) from exc
-        name = str(config.get("_name_or_path") or path.parent.name or path.stem) if isinstance(config, dict) else ""
+        config = read_config_json(path)
+        name = str(config.get("_name_or_path") or path.parent.name or path.stem)[:200]
         return ModelRef(
             id=name.split("/")[-1].lower() or "config",
             name=name or path.name,

@@ -13,9 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from calc.errors import BadFileError
+from calc.limits import (
+    MAX_CONTEXT_LENGTH,
+    MAX_EXPERTS,
+    MAX_FFN,
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_HIDDEN,
+    MAX_LAYERS,
+    MAX_VOCAB,
+)
 
 # Hugging Face `model_type` → llama.cpp architecture (convert_hf_to_gguf.py registers these).
 HF_TO_LLAMA_ARCH: dict[str, str] = {
@@ -142,30 +152,81 @@ class Architecture(BaseModel):
         return max(self.n_kv_heads)
 
 
-def _per_layer(value: Any, n_layers: int, name: str) -> tuple[int, ...]:
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        if len(value) != n_layers:
-            raise BadFileError(f"config.json: {name} has {len(value)} entries for {n_layers} layers")
-        return tuple(int(v) for v in value)
-    return (int(value),) * n_layers
+_REQUIRED: Any = object()
 
 
-def _get(config: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
-    for key in keys:
-        value = config.get(key)
-        if value is not None:
-            return value
-    return default
+class _ConfigFields:
+    """Reads whole numbers out of a config.json, naming the field of any value that is not one.
+
+    Sizes and counts must be whole numbers within :mod:`calc.limits`; a string, a fraction, a boolean, ``1e309`` or a
+    count of ten million layers is a :class:`BadFileError` that names the field, before anything is sized from it.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self.config = config
+
+    def first(self, *keys: str) -> tuple[str, Any]:
+        """The first of ``keys`` that is set (not None), and its value; (keys[0], None) when none is."""
+        for key in keys:
+            value = self.config.get(key)
+            if value is not None:
+                return key, value
+        return keys[0], None
+
+    @staticmethod
+    def whole(key: str, value: Any, low: int, high: int) -> int:
+        number: int | None = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        if number is None or not low <= number <= high:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+            raise BadFileError(
+                f"config.json: {key} must be a whole number from {low} to {high:,}, not {shown}", field=key
+            )
+        return number
+
+    def number(self, *keys: str, default: Any = _REQUIRED, low: int = 0, high: int) -> int:
+        key, value = self.first(*keys)
+        if value is None:
+            if default is _REQUIRED:
+                raise BadFileError(f"config.json lacks {key}", field=key)
+            return int(default)
+        return self.whole(key, value, low, high)
+
+    def per_layer(
+        self, *keys: str, n_layers: int, default: Any = _REQUIRED, low: int = 0, high: int
+    ) -> tuple[int, ...]:
+        """One value per layer: a list of ``n_layers`` numbers, or one number for every layer."""
+        key, value = self.first(*keys)
+        if value is None:
+            if default is _REQUIRED:
+                raise BadFileError(f"config.json lacks {key}", field=key)
+            value = default
+        if isinstance(value, Sequence) and not isinstance(value, str):
+            if len(value) != n_layers:
+                raise BadFileError(f"config.json: {key} has {len(value)} entries for {n_layers} layers", field=key)
+            return tuple(self.whole(key, v, low, high) for v in value)
+        return (self.whole(key, value, low, high),) * n_layers
+
+    def int_list(self, key: str, high: int) -> tuple[int, ...]:
+        value = self.config.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, Sequence) or isinstance(value, str) or len(value) > high + 1:
+            raise BadFileError(f"config.json: {key} must be a list of layer numbers", field=key)
+        return tuple(self.whole(key, v, 0, high) for v in value)
 
 
-def _swa_layers(config: Mapping[str, Any], arch: str, n_layers: int) -> tuple[bool, ...]:
+def _swa_layers(fields: _ConfigFields, arch: str, n_layers: int) -> tuple[bool, ...]:
     if arch not in SWA_PATTERN_BY_ARCH:
         return ()  # llama.cpp keeps full-size caches for this architecture whatever config.json says
-    layer_types = config.get("layer_types")
+    layer_types = fields.config.get("layer_types")
     if isinstance(layer_types, Sequence) and not isinstance(layer_types, str) and len(layer_types) == n_layers:
         return tuple(str(t) in ("sliding_attention", "sliding", "local") for t in layer_types)
-    pattern = config.get("sliding_window_pattern") or SWA_PATTERN_BY_ARCH.get(arch, 0)
-    if not isinstance(pattern, int) or pattern <= 1:
+    pattern = fields.number("sliding_window_pattern", default=0, high=MAX_LAYERS) or SWA_PATTERN_BY_ARCH.get(arch, 0)
+    if pattern <= 1:
         return ()
     # llama.cpp llama_hparams::set_swa_pattern: layer il slides when il % pattern < pattern - 1.
     return tuple(il % pattern < pattern - 1 for il in range(n_layers))
@@ -177,12 +238,12 @@ def _quant_method(config: Mapping[str, Any]) -> str:
     return str(quantization.get("quant_method", "")) if isinstance(quantization, Mapping) else ""
 
 
-def _moe_layers(config: Mapping[str, Any], n_layers: int, n_experts: int) -> tuple[bool, ...]:
+def _moe_layers(fields: _ConfigFields, n_layers: int, n_experts: int) -> tuple[bool, ...]:
     if n_experts == 0:
         return ()
-    first_dense = int(config.get("first_k_dense_replace") or 0)
-    step = int(config.get("moe_layer_freq") or config.get("decoder_sparse_step") or 1)
-    dense_only = {int(i) for i in config.get("mlp_only_layers") or ()}
+    first_dense = fields.number("first_k_dense_replace", default=0, high=MAX_LAYERS)
+    step = fields.number("moe_layer_freq", "decoder_sparse_step", default=1, high=MAX_LAYERS) or 1
+    dense_only = set(fields.int_list("mlp_only_layers", MAX_LAYERS))
     return tuple(il >= first_dense and il not in dense_only and (il % step == 0 or step == 1) for il in range(n_layers))
 
 
@@ -198,96 +259,105 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     model_type = str(config.get("model_type") or "llama")
     # A config written by vramfit's own tools may name the llama.cpp architecture directly.
     arch = str(config.get("llama_arch") or HF_TO_LLAMA_ARCH.get(model_type, model_type))
-    try:
-        n_layers = int(_get(config, "num_hidden_layers", "n_layer", "num_layers"))
-        hidden = int(_get(config, "hidden_size", "n_embd", "d_model"))
-        heads_raw = _get(config, "num_attention_heads", "n_head")
-        vocab = int(_get(config, "vocab_size"))
-    except (TypeError, ValueError) as exc:
-        raise BadFileError(f"config.json lacks a required field ({exc})") from exc
-    n_heads = _per_layer(heads_raw, n_layers, "num_attention_heads")
-    kv_raw = _get(config, "num_key_value_heads", "n_head_kv", default=heads_raw)
-    n_kv_heads = _per_layer(kv_raw, n_layers, "num_key_value_heads")
-    max_heads = max(n_heads) or 1
+    f = _ConfigFields(config)
+    n_layers = f.number("num_hidden_layers", "n_layer", "num_layers", low=1, high=MAX_LAYERS)
+    hidden = f.number("hidden_size", "n_embd", "d_model", low=1, high=MAX_HIDDEN)
+    heads_key, heads_raw = f.first("num_attention_heads", "n_head")
+    if heads_raw is None:
+        raise BadFileError(f"config.json lacks {heads_key}", field=heads_key)
+    vocab = f.number("vocab_size", low=1, high=MAX_VOCAB)
+    n_heads = f.per_layer("num_attention_heads", "n_head", n_layers=n_layers, high=MAX_HEADS)
+    n_kv_heads = f.per_layer("num_key_value_heads", "n_head_kv", n_layers=n_layers, default=heads_raw, high=MAX_HEADS)
+    if not any(n_heads):
+        raise BadFileError(f"config.json: {heads_key} is 0 in every layer", field=heads_key)
+    max_heads = max(n_heads)
 
-    kv_lora_rank = int(config.get("kv_lora_rank") or 0)
+    kv_lora_rank = f.number("kv_lora_rank", default=0, high=MAX_HEAD_DIM)
     if kv_lora_rank:
-        rope = int(config.get("qk_rope_head_dim") or 64)
-        nope = int(config.get("qk_nope_head_dim") or 128)
-        v_head = int(config.get("v_head_dim") or 128)
+        rope = f.number("qk_rope_head_dim", default=0, high=MAX_HEAD_DIM) or 64
+        nope = f.number("qk_nope_head_dim", default=0, high=MAX_HEAD_DIM) or 128
+        v_head = f.number("v_head_dim", default=0, high=MAX_HEAD_DIM) or 128
         # llama.cpp (since the MLA rework) stores the latent as one "head" of kv_lora_rank + rope dims, K only.
         head_k = kv_lora_rank + rope
         head_v = kv_lora_rank
         n_kv_heads = tuple(1 if h else 0 for h in n_heads)
     else:
         rope = nope = v_head = 0
-        head_k = int(config.get("head_dim") or hidden // max_heads)
-        head_v = int(config.get("v_head_dim") or head_k)
+        head_k = f.number("head_dim", default=0, high=MAX_HEAD_DIM) or hidden // max_heads
+        head_v = f.number("v_head_dim", default=0, high=MAX_HEAD_DIM) or head_k
 
-    n_experts = int(_get(config, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
-    n_used = int(_get(config, "num_experts_per_tok", "num_experts_per_token", "moe_topk", default=0) or 0)
-    dense_ffn_raw = _get(config, "intermediate_size", "n_inner", "ffn_hidden_size", default=4 * hidden)
-    moe_layers = _moe_layers(config, n_layers, n_experts)
+    n_experts = f.number("num_local_experts", "num_experts", "n_routed_experts", default=0, high=MAX_EXPERTS)
+    n_used = f.number("num_experts_per_tok", "num_experts_per_token", "moe_topk", default=0, high=MAX_EXPERTS)
+    ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
+    moe_layers = _moe_layers(f, n_layers, n_experts)
     if n_experts and (model_type in ("mixtral", "gpt_oss", "phimoe") or arch in ("gpt-oss", "phimoe")):
         # These configs give the per-expert width as intermediate_size and have no dense layers.
-        expert_ffn = int(dense_ffn_raw)
+        expert_ffn = f.number(*ffn_keys, default=4 * hidden, high=MAX_FFN)
         dense_ffn = (0,) * n_layers
     else:
-        expert_ffn = int(config.get("moe_intermediate_size") or 0)
-        dense_ffn = _per_layer(dense_ffn_raw, n_layers, "intermediate_size")
+        expert_ffn = f.number("moe_intermediate_size", default=0, high=MAX_FFN)
+        dense_ffn = f.per_layer(*ffn_keys, n_layers=n_layers, default=4 * hidden, high=MAX_FFN)
         if moe_layers:
-            dense_ffn = tuple(0 if moe else f for moe, f in zip(moe_layers, dense_ffn, strict=True))
-    n_shared = int(config.get("n_shared_experts") or 0)
-    shared_ffn = int(config.get("shared_expert_intermediate_size") or 0)
+            dense_ffn = tuple(0 if moe else width for moe, width in zip(moe_layers, dense_ffn, strict=True))
+    n_shared = f.number("n_shared_experts", default=0, high=MAX_EXPERTS)
+    shared_ffn = f.number("shared_expert_intermediate_size", default=0, high=MAX_FFN)
     if n_shared and not shared_ffn:
         shared_ffn = n_shared * expert_ffn  # DeepSeek: the shared experts form one FFN of n_shared × expert width
     if shared_ffn and not n_shared:
         n_shared = 1
 
-    window = int(config.get("sliding_window") or 0)
+    window = f.number("sliding_window", default=0, high=MAX_CONTEXT_LENGTH)
     if config.get("use_sliding_window") is False:
         window = 0
-    swa = _swa_layers(config, arch, n_layers) if window else ()
+    swa = _swa_layers(f, arch, n_layers) if window else ()
     if not any(swa):
         swa, window = (), 0
 
     tied = config.get("tie_word_embeddings")
     if tied is None:
         tied = arch in ("gemma", "gemma2", "gemma3")  # transformers' default for these configs
-    context = int(_get(config, "max_position_embeddings", "n_positions", "seq_length", default=4096))
+    context = f.number(
+        "max_position_embeddings", "n_positions", "seq_length", default=4096, low=1, high=MAX_CONTEXT_LENGTH
+    )
     scaling = config.get("rope_scaling")
     rope_type = str(scaling.get("rope_type") or scaling.get("type") or "") if isinstance(scaling, Mapping) else ""
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
+    q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
 
-    return Architecture(
-        arch=arch,
-        n_layers=n_layers,
-        hidden_size=hidden,
-        n_heads=n_heads,
-        n_kv_heads=n_kv_heads,
-        head_dim_k=head_k,
-        head_dim_v=head_v,
-        ffn_size=dense_ffn,
-        vocab_size=vocab,
-        tied_embeddings=bool(tied),
-        context_length=context,
-        sliding_window=window,
-        swa_layers=swa,
-        n_experts=n_experts,
-        n_experts_used=n_used,
-        expert_ffn_size=expert_ffn,
-        n_shared_experts=n_shared,
-        shared_expert_ffn_size=shared_ffn,
-        moe_layers=moe_layers,
-        experts_mxfp4=_quant_method(config) == "mxfp4",
-        kv_lora_rank=kv_lora_rank,
-        q_lora_rank=int(config.get("q_lora_rank") or 0),
-        qk_rope_head_dim=rope,
-        qk_nope_head_dim=nope,
-        v_head_dim=v_head,
-        # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
-        attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
-        qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2"),
-        rope_factor_tensors=rope_factor_tensors,
-    )
+    try:
+        return Architecture(
+            arch=arch,
+            n_layers=n_layers,
+            hidden_size=hidden,
+            n_heads=n_heads,
+            n_kv_heads=n_kv_heads,
+            head_dim_k=head_k,
+            head_dim_v=head_v,
+            ffn_size=dense_ffn,
+            vocab_size=vocab,
+            tied_embeddings=bool(tied),
+            context_length=context,
+            sliding_window=window,
+            swa_layers=swa,
+            n_experts=n_experts,
+            n_experts_used=n_used,
+            expert_ffn_size=expert_ffn,
+            n_shared_experts=n_shared,
+            shared_expert_ffn_size=shared_ffn,
+            moe_layers=moe_layers,
+            experts_mxfp4=_quant_method(config) == "mxfp4",
+            kv_lora_rank=kv_lora_rank,
+            q_lora_rank=q_lora_rank,
+            qk_rope_head_dim=rope,
+            qk_nope_head_dim=nope,
+            v_head_dim=v_head,
+            # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
+            attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
+            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2"),
+            rope_factor_tensors=rope_factor_tensors,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first.get("loc", ())) or "config"
+        raise BadFileError(f"config.json: {field}: {first.get('msg', 'invalid')}", field=field) from exc

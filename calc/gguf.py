@@ -18,18 +18,32 @@ from pydantic import BaseModel, ConfigDict
 
 from calc.architecture import Architecture, from_hf_config
 from calc.errors import BadFileError
+from calc.files import open_regular_file
 from calc.ggml import GgmlType, tensor_bytes
+from calc.limits import (
+    GGML_MAX_DIMS,
+    MAX_GGUF_ARRAY,
+    MAX_GGUF_HEADER_BYTES,
+    MAX_GGUF_KEYS,
+    MAX_GGUF_STRING,
+    MAX_GGUF_TENSORS,
+    MAX_KEPT_ARRAY,
+    MAX_TENSOR_ELEMENTS,
+)
 from calc.quant import WeightBytes
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
-MAX_STRING = 1 << 24  # a sane bound: no key, value or tensor name is 16 MB
-MAX_COUNT = 1 << 26
+MAX_ALIGNMENT = 1 << 16
+GGUF_ARRAY = 9
+GGUF_STRING = 8
 
 # gguf value types (gguf-py GGUFValueType) → struct format; 8 = string, 9 = array.
-_SCALAR_FORMATS: dict[int, str] = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?",
-                                   10: "<Q", 11: "<q", 12: "<d"}  # fmt: skip
+_SCALAR_FORMATS: dict[int, str] = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?",
+                                   10: "Q", 11: "q", 12: "d"}  # fmt: skip
 _GGML_BY_ID: dict[int, GgmlType] = {t.ggml_id: t for t in GgmlType}
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
 
 
 class GgufTensor(BaseModel):
@@ -51,97 +65,183 @@ class GgufHeader(BaseModel):
     file_bytes: int
 
 
-class _Reader:
-    def __init__(self, stream: BinaryIO, path: Path) -> None:
-        self.stream = stream
-        self.path = path
-
-    def read(self, n: int) -> bytes:
-        data = self.stream.read(n)
-        if len(data) != n:
-            raise BadFileError(f"{self.path.name}: truncated GGUF header")
-        return data
-
-    def unpack(self, fmt: str) -> Any:
-        return struct.unpack(fmt, self.read(struct.calcsize(fmt)))[0]
-
-    def string(self) -> str:
-        length = self.unpack("<Q")
-        if length > MAX_STRING:
-            raise BadFileError(f"{self.path.name}: implausible string length {length}")
-        return self.read(length).decode("utf-8", errors="replace")
-
-    def value(self, value_type: int) -> Any:
-        if value_type in _SCALAR_FORMATS:
-            return self.unpack(_SCALAR_FORMATS[value_type])
-        if value_type == 8:
-            return self.string()
-        if value_type == 9:
-            item_type = self.unpack("<I")
-            count = self.unpack("<Q")
-            if count > MAX_COUNT:
-                raise BadFileError(f"{self.path.name}: implausible array length {count}")
-            if item_type == 8:
-                # Token lists: keep their length only; the strings themselves do not matter for memory.
-                for _ in range(count):
-                    self.string()
-                return _Skipped(count)
-            return [self.value(item_type) for _ in range(count)]
-        raise BadFileError(f"{self.path.name}: unknown GGUF value type {value_type}")
-
-
 class _Skipped(int):
     """An array whose items were skipped; its value is the item count."""
 
 
+class _Reader:
+    """A GGUF header read from a growing in-memory buffer, never past :data:`calc.limits.MAX_GGUF_HEADER_BYTES`.
+
+    Reading into one buffer and walking it with ``struct.unpack_from`` lets arrays be skipped in bulk (one
+    ``unpack_from`` for a numeric array, one length read per string), so a header of millions of items costs
+    milliseconds rather than a Python object per item.
+    """
+
+    def __init__(self, stream: BinaryIO, name: str, size: int) -> None:
+        self.stream = stream
+        self.name = name
+        self.limit = min(size, MAX_GGUF_HEADER_BYTES)
+        self.buffer = bytearray()
+        self.pos = 0
+
+    def _need(self, n: int) -> None:
+        end = self.pos + n
+        if end <= len(self.buffer):
+            return
+        if end > self.limit:
+            if self.limit >= MAX_GGUF_HEADER_BYTES:
+                raise BadFileError(f"{self.name}: the GGUF header is larger than {MAX_GGUF_HEADER_BYTES >> 20} MiB")
+            raise BadFileError(f"{self.name}: truncated GGUF header")
+        want = min(self.limit, max(end, 2 * len(self.buffer), 1 << 20)) - len(self.buffer)
+        chunk = self.stream.read(want)
+        self.buffer += chunk
+        if len(self.buffer) < end:
+            raise BadFileError(f"{self.name}: truncated GGUF header")
+
+    def read(self, n: int) -> bytes:
+        self._need(n)
+        data = bytes(self.buffer[self.pos : self.pos + n])
+        self.pos += n
+        return data
+
+    def u32(self) -> int:
+        self._need(4)
+        value: int = _U32.unpack_from(self.buffer, self.pos)[0]
+        self.pos += 4
+        return value
+
+    def u64(self) -> int:
+        self._need(8)
+        value: int = _U64.unpack_from(self.buffer, self.pos)[0]
+        self.pos += 8
+        return value
+
+    def string(self, what: str = "string") -> str:
+        length = self.u64()
+        if length > MAX_GGUF_STRING:
+            raise BadFileError(f"{self.name}: implausible {what} length {length}")
+        return self.read(length).decode("utf-8", errors="replace")
+
+    def skip_strings(self, count: int) -> None:
+        # The hot loop of a header: one length read per token, with the buffer checks hoisted out of the common path.
+        unpack = _U64.unpack_from
+        buffer, pos = self.buffer, self.pos
+        for _ in range(count):
+            if pos + 8 > len(buffer):
+                self.pos = pos
+                self._need(8)
+            length = unpack(buffer, pos)[0]
+            pos += 8
+            if length > MAX_GGUF_STRING:
+                raise BadFileError(f"{self.name}: implausible string length {length}")
+            if pos + length > len(buffer):
+                self.pos = pos
+                self._need(length)
+            pos += length
+        self.pos = pos
+
+    def value(self, value_type: int, key: str) -> Any:
+        fmt = _SCALAR_FORMATS.get(value_type)
+        if fmt is not None:
+            size = struct.calcsize(fmt)
+            self._need(size)
+            value = struct.unpack_from("<" + fmt, self.buffer, self.pos)[0]
+            self.pos += size
+            return value
+        if value_type == GGUF_STRING:
+            return self.string()
+        if value_type == GGUF_ARRAY:
+            return self.array(key)
+        raise BadFileError(f"{self.name}: {key} has unknown GGUF value type {value_type}", field=key)
+
+    def array(self, key: str) -> Any:
+        item_type = self.u32()
+        count = self.u64()
+        if count > MAX_GGUF_ARRAY:
+            raise BadFileError(f"{self.name}: {key} has an implausible array length {count}", field=key)
+        if item_type == GGUF_ARRAY:
+            # llama.cpp's gguf.cpp refuses nested arrays too (gguf_init_from_file_impl: "nested arrays").
+            raise BadFileError(f"{self.name}: {key} is a nested array, which GGUF readers do not accept", field=key)
+        if item_type == GGUF_STRING:
+            # Token lists and merges: only their length matters for memory.
+            self.skip_strings(count)
+            return _Skipped(count)
+        fmt = _SCALAR_FORMATS.get(item_type)
+        if fmt is None:
+            raise BadFileError(f"{self.name}: {key} has unknown GGUF array type {item_type}", field=key)
+        size = struct.calcsize(fmt) * count
+        self._need(size)
+        if count > MAX_KEPT_ARRAY:  # token scores and types: counted, not kept
+            self.pos += size
+            return _Skipped(count)
+        items = list(struct.unpack_from(f"<{count}{fmt}", self.buffer, self.pos))
+        self.pos += size
+        return items
+
+
+def _alignment(metadata: Mapping[str, Any], name: str) -> int:
+    value = metadata.get("general.alignment", DEFAULT_ALIGNMENT)
+    # gguf.cpp: "alignment ... is not a power of 2" is refused at load.
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_ALIGNMENT or value & (value - 1):
+        raise BadFileError(
+            f"{name}: general.alignment must be a power of two, not {str(value)[:40]}", field="general.alignment"
+        )
+    return value
+
+
 def _read_one(path: Path) -> GgufHeader:
+    stream, size = open_regular_file(path)
+    name = path.name
     try:
-        size = path.stat().st_size
-        with path.open("rb") as stream:
-            reader = _Reader(stream, path)
+        with stream:
+            reader = _Reader(stream, name, size)
             if reader.read(4) != GGUF_MAGIC:
-                raise BadFileError(f"{path.name} is not a GGUF file")
-            version = reader.unpack("<I")
+                raise BadFileError(f"{name} is not a GGUF file")
+            version = reader.u32()
             if version not in (2, 3):
-                raise BadFileError(f"{path.name}: unsupported GGUF version {version}")
-            n_tensors = reader.unpack("<Q")
-            n_kv = reader.unpack("<Q")
-            if n_tensors > MAX_COUNT or n_kv > MAX_COUNT:
-                raise BadFileError(f"{path.name}: implausible GGUF counts")
+                raise BadFileError(f"{name}: unsupported GGUF version {version}")
+            n_tensors = reader.u64()
+            n_kv = reader.u64()
+            if n_tensors > MAX_GGUF_TENSORS or n_kv > MAX_GGUF_KEYS:
+                raise BadFileError(f"{name}: implausible GGUF counts ({n_tensors} tensors, {n_kv} keys)")
             metadata: dict[str, Any] = {}
             for _ in range(n_kv):
-                key = reader.string()
-                metadata[key] = reader.value(reader.unpack("<I"))
+                key = reader.string("key")
+                metadata[key] = reader.value(reader.u32(), key)
             tensors: list[GgufTensor] = []
             for _ in range(n_tensors):
-                name = reader.string()
-                n_dims = reader.unpack("<I")
-                shape = tuple(reader.unpack("<Q") for _ in range(n_dims))
-                type_id = reader.unpack("<I")
-                reader.unpack("<Q")  # data offset
+                tensor_name = reader.string("tensor name")
+                n_dims = reader.u32()
+                if n_dims > GGML_MAX_DIMS:
+                    raise BadFileError(f"{name}: tensor {tensor_name[:80]} has {n_dims} dimensions")
+                shape = tuple(reader.u64() for _ in range(n_dims))
+                type_id = reader.u32()
+                reader.u64()  # data offset
                 ggml_type = _GGML_BY_ID.get(type_id)
                 if ggml_type is None:
-                    raise BadFileError(f"{path.name}: tensor {name} has unknown ggml type {type_id}")
+                    raise BadFileError(f"{name}: tensor {tensor_name[:80]} has unknown ggml type {type_id}")
                 n_elements = 1
                 for dim in shape:
                     n_elements *= dim
+                if n_elements > MAX_TENSOR_ELEMENTS:
+                    raise BadFileError(f"{name}: tensor {tensor_name[:80]} has an implausible shape {shape}")
                 tensors.append(
                     GgufTensor(
-                        name=name,
+                        name=tensor_name,
                         ggml_type=ggml_type,
                         shape=shape,
                         n_elements=n_elements,
                         n_bytes=tensor_bytes(ggml_type, shape or (1,)),
                     )
                 )
-            alignment = int(metadata.get("general.alignment", DEFAULT_ALIGNMENT)) or DEFAULT_ALIGNMENT
-            header_end = stream.tell()
+            alignment = _alignment(metadata, name)
+            header_end = reader.pos
     except OSError as exc:
-        raise BadFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (struct.error, UnicodeDecodeError, ValueError) as exc:
+        raise BadFileError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    except (struct.error, UnicodeDecodeError, ValueError, OverflowError) as exc:
         if isinstance(exc, BadFileError):
             raise
-        raise BadFileError(f"{path.name}: malformed GGUF header ({exc})") from exc
+        raise BadFileError(f"{name}: malformed GGUF header ({str(exc)[:120]})") from exc
     data_offset = -(-header_end // alignment) * alignment
     return GgufHeader(metadata=metadata, tensors=tuple(tensors), metadata_bytes=data_offset, file_bytes=size)
 
@@ -191,7 +291,7 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
         "num_attention_heads": _meta(md, arch, "attention.head_count"),
         "num_key_value_heads": _meta(md, arch, "attention.head_count_kv"),
         "intermediate_size": _meta(md, arch, "feed_forward_length", 0),
-        "vocab_size": int(vocab),
+        "vocab_size": vocab,
         "max_position_embeddings": _meta(md, arch, "context_length", 4096),
         "tie_word_embeddings": "output.weight" not in names,
         "sliding_window": _meta(md, arch, "attention.sliding_window", 0),
@@ -215,6 +315,11 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
         )
         mla_key = _meta(md, arch, "attention.key_length_mla")
         if mla_key:
+            if not all(isinstance(v, int) for v in (mla_key, rope)):
+                raise BadFileError(
+                    f"GGUF metadata: {arch}.attention.key_length_mla must be a number",
+                    field=f"{arch}.attention.key_length_mla",
+                )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
     layer_pattern = _meta(md, arch, "attention.sliding_window_pattern")

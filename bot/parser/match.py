@@ -234,6 +234,9 @@ def loose_models(
     raise _ambiguous(text, ordered)
 
 
+MAX_HANGUL_WORD = 16  # syllables; the longest Korean word in the lexicon and aliases, "하이퍼클로바", has 6
+
+
 def _hangul_alternatives(tokens: Tokens, idx: CatalogIndex) -> list[str] | None:
     """Forms with misspelt Hangul words replaced by the closest known word (NFD, rapidfuzz), or None if none."""
     forms = [t.form for t in tokens.items]
@@ -243,6 +246,8 @@ def _hangul_alternatives(tokens: Tokens, idx: CatalogIndex) -> list[str] | None:
             continue  # two-syllable words collide too easily (파일 "file" is one jamo from 파이 "phi")
         if strip_particle(tok.text, idx.vocab) is not None:
             continue
+        if len(tok.text) > MAX_HANGUL_WORD:
+            continue  # no model name is misspelt into a run this long; its prefixes would cost O(n²) matches
         for word in (tok.text, *(tok.text[:k] for k in range(len(tok.text) - 1, 2, -1))):
             hit = process.extractOne(decompose(word), list(idx.decomposed_vocab), scorer=fuzz.ratio, score_cutoff=80.0)
             if hit is not None:

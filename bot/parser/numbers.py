@@ -26,6 +26,11 @@ from bot.parser.lexicon import ENGLISH_NUMBERS, MULTIPLIER_WORDS, NATIVE_NUMBERS
 from calc.errors import BadNumberError
 
 MAX_DIGITS = 15  # longer digit strings are not quantities anyone means
+# The longest Korean number anyone writes ("구천구백구십구만 구천구백구십구", "12억 3456만 7890") is under 24
+# characters; a scan stops there, so a message of 4,000 "만" reads in linear time instead of rescanning the rest of
+# the message from every start position.
+MAX_KOREAN_NUMBER_CHARS = 32
+_ARABIC = re.compile(r"\d+(?:\.\d+)?")
 
 SINO_DIGITS: dict[str, int] = {
     "영": 0,
@@ -90,7 +95,10 @@ def count_from_suffix(number: str, suffix: str) -> int:
     factor = {"": 1, "k": 1000, "m": 1_000_000}.get(unit)
     if factor is None:
         raise BadNumberError(f"unknown unit {suffix!r}", number=number + suffix)
-    return int((value * factor).to_integral_value())
+    scaled = value * factor
+    if scaled != scaled.to_integral_value():
+        raise BadNumberError(f"not a whole count: {number}{suffix}", number=number + suffix)  # "1.5 users"
+    return int(scaled)
 
 
 def _evaluate(pieces: list[tuple[str, Decimal]]) -> Decimal:
@@ -117,7 +125,7 @@ def _scan_korean(text: str, start: int) -> tuple[int, Decimal, bool] | None:
     has_arabic = False
     has_unit = False
     i = start
-    n = len(text)
+    n = min(len(text), start + MAX_KOREAN_NUMBER_CHARS)
     # Positions after which the number may end: after each unit and after each Arabic number.
     commit: tuple[int, int] | None = None  # (end position, number of pieces)
     while i < n:
@@ -125,11 +133,11 @@ def _scan_korean(text: str, start: int) -> tuple[int, Decimal, bool] | None:
         if ch.isascii() and ch.isdigit():
             if pieces and pieces[-1][0] == "num":
                 break
-            m = re.match(r"\d+(?:\.\d+)?", text[i:])
+            m = _ARABIC.match(text, i)
             assert m is not None
             pieces.append(("num", _decimal(m.group())))
             has_arabic = True
-            i += m.end()
+            i = m.end()
             if has_unit:
                 commit = (i, len(pieces))
             continue
@@ -170,6 +178,56 @@ def _scan_korean(text: str, start: int) -> tuple[int, Decimal, bool] | None:
     return end, _evaluate(pieces), has_arabic
 
 
+# --- numbers written the way a calculator or a terminal prints them --------------------------------------------
+
+# "32,768", "131,072", "1,000명": groups of three after the first; "3060,4090" and "8,1" are not.
+_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?!\d|,\d)")
+# "1e5", "1e309k", "10**6", "2^20": a number with an exponent (the size suffix may follow).
+_EXPONENT = re.compile(
+    r"(?<![a-z0-9.])(\d+(?:\.\d+)?)(?:e([+-]?\d+)|\s?(?:\*\*|\^)\s?(\d+))(?=[km]?(?![a-z0-9.]))"
+)
+_COUNTED = r"(?:tokens?|toks?|ctx|context|users?|people|requests?|seqs?|명|토큰|컨텍스트|사용자|유저)"
+_SLOT_WORD = r"(?:context|ctx|users?|-c|-np|--parallel|컨텍스트|사용자|유저)"
+# "-5 users", "-32k", "context -8192": a negative size or count (llama.cpp's "-c 8192" is a flag, not a sign).
+_NEGATIVE = re.compile(
+    rf"(?:(?:^|(?<=\s))[-−](\d+(?:\.\d+)?)(?:\s?[km](?![a-z0-9])|(?=\s?{_COUNTED}))"
+    rf"|(?<![a-z0-9]){_SLOT_WORD}\s?[:=]?\s?[-−](\d+(?:\.\d+)?[km]?))"
+)
+# "inf k", "nan users", "context: infinity", "∞ tokens": not numbers.
+_NON_FINITE = re.compile(
+    rf"(?<![a-z0-9])(inf(?:inity)?|nan|∞)\s?(?:[km](?![a-z0-9])|(?={_COUNTED}))"
+    rf"|(?<![a-z0-9]){_SLOT_WORD}\s?[:=]?\s?(inf(?:inity)?|nan|∞)(?![a-z0-9])"
+)
+MAX_EXPONENT = 15
+
+
+def _with_exponent(m: re.Match[str]) -> str:
+    token = m.group(0) + (m.string[m.end()] if m.end() < len(m.string) and m.string[m.end()] in "km" else "")
+    base = _decimal(m.group(1))
+    exponent_text = m.group(2) or m.group(3)
+    if len(exponent_text.lstrip("+-")) > 3 or abs(int(exponent_text)) > MAX_EXPONENT:
+        raise BadNumberError(f"number too large: {token}", number=token)
+    exponent = int(exponent_text)
+    value = base * Decimal(10) ** exponent if m.group(2) is not None else base**exponent
+    if value != value.to_integral_value() or len(str(int(value))) > MAX_DIGITS:
+        raise BadNumberError(f"not a whole number: {token}", number=token)
+    return str(int(value))
+
+
+def normalize_written_numbers(text: str) -> str:
+    """Read numbers as the project itself prints them, or refuse them by name; never drop one silently.
+
+    "32,768" → "32768" and "1,000명" → "1000명" (thousands separators, as both languages write them);
+    "10**6", "2^20", "1e5" → their digits; "-5 users", "-32k", "inf k", "nan users", "1e309k" raise
+    :class:`BadNumberError` naming the token. Runs on lowercased text with whitespace already collapsed.
+    """
+    for rx in (_NEGATIVE, _NON_FINITE):
+        if (m := rx.search(text)) is not None:
+            raise BadNumberError(f"not a size or count: {m.group(0).strip()}", number=m.group(0).strip())
+    text = _THOUSANDS.sub(lambda m: m.group(0).replace(",", ""), text)
+    return _EXPONENT.sub(_with_exponent, text)
+
+
 def parse_korean_number(text: str) -> int:
     """Strictly read one number: "3만 2천" → 32000, "삼만이천" → 32000, "8천" → 8000, "4096" → 4096."""
     s = text.strip().replace(",", "")
@@ -181,13 +239,25 @@ def parse_korean_number(text: str) -> int:
     return int(found[1].to_integral_value())
 
 
+MAX_FLAG_CHARS = 64  # "3만 2천 토큰" is 8; a longer flag value is not a number, and is refused before any pattern runs
+_CONTEXT_WORD_AT_END = re.compile(r" ?(?:tokens?|toks?|토큰|ctx|context|컨텍스트)$")
+
+
+def _flag_text(text: str) -> str:
+    """A flag value with its whitespace collapsed (so no pattern backtracks over a run of spaces), or refused."""
+    if len(text) > MAX_FLAG_CHARS:
+        shown = " ".join(text.split())[:24] + "…"
+        raise BadNumberError(f"not a number: {shown}", number=shown)
+    return " ".join(text.split()).lower()
+
+
 def parse_context(text: str) -> int:
     """A context size as a person writes it: "32k", "128K", "1M", "8192", "4096토큰", "8천 토큰", "3만 2천".
 
     Raises BadNumberError when the text is not a context size; the range is the caller's to check.
     """
-    s = text.strip().lower().replace(",", "")
-    s = re.sub(r"\s*(?:tokens?|toks?|토큰|ctx|context|컨텍스트)\s*$", "", s)
+    s = _flag_text(text).replace(",", "")
+    s = _CONTEXT_WORD_AT_END.sub("", s)
     m = _NUMBER_WITH_SUFFIX.match(s)
     if m:
         return tokens_from_suffix(m.group(1), m.group(2))
@@ -198,7 +268,7 @@ def parse_quantity(text: str) -> int | None:
     """A number given as a flag value ("--context 32k", "--users 8", "8천", "3만 2천"), or None if it is not one.
 
     Context rules apply ("32k" = 32,768). Absurdly long numbers raise BadNumberError."""
-    s = text.strip().lower().replace(",", "").replace("_", "")
+    s = _flag_text(text).replace(",", "").replace("_", "")
     if not s:
         return None
     try:
@@ -233,6 +303,11 @@ _ENGLISH_NUMBER = re.compile(r"\b(" + "|".join(sorted(ENGLISH_NUMBERS, key=len, 
 _MULTIPLIER = re.compile(r"\b(" + "|".join(MULTIPLIER_WORDS) + r")\b|\ba\s+pair\s+of\b")
 
 
+# A run of units and spaces ("만만 만만 …") that no digit follows can hold no number from any start inside it.
+_UNITS_ONLY = re.compile(r"[십백천만억조](?:[십백천만억조]| (?=[십백천만억조]))*")
+_DIGIT = re.compile(r" ?[0-9영공일이삼사오육륙칠팔구]")
+
+
 def _rewrite_korean_numbers(text: str) -> str:
     out: list[str] = []
     i = 0
@@ -244,6 +319,12 @@ def _rewrite_korean_numbers(text: str) -> str:
         starts_sino = ch in _KO_NUMBER_CHARS and not (
             "\uac00" <= prev <= "\ud7a3" or (prev.isascii() and prev.isalnum())
         )
+        if starts_sino and ch not in SINO_DIGITS:
+            run = _UNITS_ONLY.match(text, i)
+            if run is not None and not _DIGIT.match(text, run.end()):
+                out.append(run.group())
+                i = run.end()
+                continue
         if starts_arabic or starts_sino:
             found = _scan_korean(text, i)
             if found is not None:
@@ -252,10 +333,10 @@ def _rewrite_korean_numbers(text: str) -> str:
                 i = end
                 continue
             if starts_arabic:
-                m = re.match(r"\d+(?:\.\d+)?", text[i:])
+                m = _ARABIC.match(text, i)
                 assert m is not None
                 out.append(m.group())
-                i += m.end()
+                i = m.end()
                 continue
         out.append(ch)
         i += 1

@@ -6,11 +6,12 @@ import re
 import unicodedata
 
 from bot.parser.lexicon import HF_ORGS
-from bot.parser.numbers import rewrite_numbers
+from bot.parser.numbers import normalize_written_numbers, rewrite_numbers
 
 MAX_CHARS = 4000  # a Discord message is at most 4,000 characters; the rest of a longer text is ignored
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SPACES = re.compile(r"\s+")
 _INVISIBLE = re.compile(r"[\u200b-\u200f\u2060\ufeff\u00ad]")
 _MENTION = re.compile(r"<@[!&]?\d+>|<#\d+>|<a?:\w+:\d+>|<t:\d+(?::\w)?>|@everyone|@here")
 _HF_URL = re.compile(r"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?")
@@ -39,11 +40,15 @@ def clean(text: str) -> str:
     digits ("두 장" → "2 장", "3만 2천" → "32000"); memory sizes as "<n>gb"."""
     text = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text[:MAX_CHARS]))[:MAX_CHARS].lower()
     text = _CONTROL.sub(" ", text)
+    # Every run of whitespace becomes one space before any slot pattern runs: the patterns allow `\s*` between
+    # words, and on a long run of spaces adjacent `\s*` would backtrack over every split of it (seconds per message).
+    text = _SPACES.sub(" ", text)
     text = _MENTION.sub(" ", text)
     text = _HF_URL.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _HF_ORG.sub(" ", text)
     text = _COMMAND.sub(" ", text)
+    text = normalize_written_numbers(text)  # before "*" is read as a count or as markdown
     text = _GLUED_BRAND.sub(r"\1 ", text)
     text = _COUNT_BEFORE.sub(r"\1x ", text)
     text = _COUNT_AFTER.sub(r" x\1", text)

@@ -1,0 +1,73 @@
+"""Reading a model file a user names: regular files only, with a size cap, never blocking.
+
+``--config /dev/zero`` would read until memory runs out and ``--config some.fifo`` would wait forever; both are
+refused here by looking at the open file (``fstat`` after an ``O_NONBLOCK`` open, so a FIFO with no writer does not
+block the open itself and nothing can be swapped between the check and the read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from calc.errors import BadFileError
+from calc.limits import MAX_CONFIG_BYTES
+
+
+def open_regular_file(path: str | Path) -> tuple[BinaryIO, int]:
+    """Open ``path`` for reading if it is a regular file: (binary stream, size). Raises BadFileError otherwise."""
+    name = Path(path).name or str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise BadFileError(f"cannot read {name}: {exc.strerror or exc}", path=str(path), field="path") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise BadFileError(f"{name} is not a regular file", path=str(path), field="path")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb"), info.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is too large")
+    return value
+
+
+def parse_config_json(data: bytes, name: str = "config.json") -> dict[str, Any]:
+    """A config.json's bytes → its object; NaN, Infinity, 1e309, 5,000-digit integers and deep nesting refused."""
+    try:
+        config = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError as exc:
+        raise BadFileError(f"{name}: nested too deeply", field="json") from exc
+    except (UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError and int's digit limit are ValueErrors
+        raise BadFileError(f"{name}: not valid JSON ({str(exc)[:120]})", field="json") from exc
+    if not isinstance(config, dict):
+        raise BadFileError(f"{name} must be a JSON object", field="json")
+    return config
+
+
+def read_config_json(path: str | Path) -> dict[str, Any]:
+    """Read a Hugging Face config.json from disk, within :data:`calc.limits.MAX_CONFIG_BYTES`."""
+    stream, size = open_regular_file(path)
+    name = Path(path).name
+    with stream:
+        if size > MAX_CONFIG_BYTES:
+            raise BadFileError(f"{name} is {size:,} bytes; a config.json is at most {MAX_CONFIG_BYTES:,}", field="size")
+        data = stream.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise BadFileError(f"{name} is larger than {MAX_CONFIG_BYTES:,} bytes", field="size")
+    return parse_config_json(data, name)
