@@ -8,25 +8,33 @@ Start-up (``setup_hook``, before the gateway connects): open the settings store 
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import pkgutil
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 from discord.ext import commands
 
 import bot.exts
-from bot.answer_port import AnyCard, Backend, Overrides
+from bot.answer_port import AnswerError, AnyCard, Backend, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang
 from bot.settings import Settings
-from bot.storage import Store, open_store
+from bot.storage import StorageError, Store, open_store
 from bot.translator import VramTranslator
 from bot.tree import VramTree
 from bot.ui.buttons import DYNAMIC_ITEMS
 
+if TYPE_CHECKING:
+    from bot.storage.defaults import GuildDefaults
+
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 GLOBAL = 0  # sync target meaning "global commands"
 
 
@@ -84,10 +92,18 @@ class VramBot(commands.AutoShardedBot):
         self.button_cooldown = UserCooldown(settings.button_cooldown_rate, settings.button_cooldown_seconds)
         self.loaded_extensions: list[str] = []
         self.store: Store | None = None  # opened in setup_hook
+        self.store_error: str | None = None  # why the store could not be opened (the bot then runs without it)
+        # The parser and the calculator are CPU work: they run here, so no question can hold up the event loop.
+        self.answer_pool = ThreadPoolExecutor(max_workers=settings.answer_workers, thread_name_prefix="vramfit-answer")
 
     async def setup_hook(self) -> None:
-        if self.store is None:
-            self.store = await open_store(self.settings)
+        if self.store is None and self.store_error is None:
+            try:
+                self.store = await open_store(self.settings)
+            except Exception as exc:  # StorageError, OSError (a parent path that is a file), a driver's own error
+                # Answers do not need the store: run without server settings rather than not at all.
+                self.store_error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, StorageError) else str(exc)
+                log.error("Settings store unavailable, running without server settings: %s", self.store_error)
         await self.tree.set_translator(VramTranslator())
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for name in extensions():
@@ -106,6 +122,7 @@ class VramBot(commands.AutoShardedBot):
         store, self.store = self.store, None
         if store is not None:
             await store.close()
+        self.answer_pool.shutdown(wait=False, cancel_futures=True)
 
     async def sync_commands(self, guild_id: int | None = None) -> list[discord.app_commands.AppCommand]:
         """Push the commands (with their Korean localizations) to Discord: globally, or to one guild now."""
@@ -125,9 +142,31 @@ class VramBot(commands.AutoShardedBot):
             return None
         return discord.app_commands.Cooldown(self.settings.cooldown_rate, self.settings.cooldown_seconds)
 
-    def answer_card(self, text: str, lang: Lang | None, overrides: Overrides) -> AnyCard:
-        """Run the backend (raises :class:`bot.answer_port.AnswerError` for questions the user must fix)."""
+    def answer_card(
+        self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
+    ) -> AnyCard:
+        """Run the backend here and now (raises :class:`bot.answer_port.AnswerError` for questions the user must
+        fix); ``defaults`` (a server's /vram-settings) are applied first, since that too reads the question."""
+        if defaults is not None:
+            overrides = defaults.apply(text, overrides)
         return self.backend.answer(text, lang, overrides)
+
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run CPU work (a parse) in the answering threads, within ``answer_timeout_seconds``."""
+        loop = asyncio.get_running_loop()
+        job = functools.partial(fn, *args)
+        return await asyncio.wait_for(loop.run_in_executor(self.answer_pool, job), self.settings.answer_timeout_seconds)
+
+    async def answer(
+        self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
+    ) -> AnyCard:
+        """:meth:`answer_card` in a worker thread, within ``answer_timeout_seconds``: a question that takes longer
+        is answered "too long or too complex" (``AnswerError("too_complex")``) and the event loop never waits."""
+        try:
+            return await self.off_loop(self.answer_card, text, lang, overrides, defaults)
+        except TimeoutError:
+            log.warning("Gave up answering after %.1f s: %r", self.settings.answer_timeout_seconds, text[:200])
+            raise AnswerError("too_complex", "the question took too long to answer", subject=text[:60]) from None
 
     async def on_ready(self) -> None:
         log.info(

@@ -112,6 +112,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StorageError as exc:
         log.error("Cannot open the settings database: %s", exc)
         return 1
+    except discord.ConnectionClosed as exc:  # the gateway closed: 4004 bad token, 4013/4014 intents, ...
+        log.error("Discord closed the gateway connection (code %s): %s", exc.code, exc.reason or exc)
+        return 2 if exc.code == 4004 else 1
+    except discord.HTTPException as exc:  # a 5xx on login or on the gateway URL
+        log.error("Discord answered %s %s: %s", exc.status, getattr(exc.response, "reason", ""), exc.text or exc)
+        return 1
     except (OSError, aiohttp.ClientError) as exc:
         log.error("Cannot reach Discord: %s", exc)
         return 1

@@ -52,6 +52,13 @@ class Settings(BaseSettings):
     database_path: str = "vramfit.db"
     settings_cache_seconds: float = Field(default=30.0, ge=0)
     message_content: bool = False
+    # Answering: the parse and the calculation run in worker threads, never on the event loop, within a time limit.
+    answer_workers: int = Field(default=2, ge=1, le=64)
+    answer_timeout_seconds: float = Field(default=5.0, gt=0)
+    # The settings store on the answer path: a read slower than this answers with cached or default settings.
+    storage_timeout_seconds: float = Field(default=1.0, gt=0)
+    # An interaction whose answer is not ready by then is deferred (Discord's window is 3 s).
+    defer_after_seconds: float = Field(default=1.5, gt=0, lt=3.0)
 
     @field_validator("owner_ids", mode="before")
     @classmethod

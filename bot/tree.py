@@ -6,9 +6,11 @@ options, the user, guild and channel. Cooldowns answer "try again in N s".
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 from discord import app_commands
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from bot.bot import VramBot
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def retry_text(tr: Tr, seconds: float) -> str:
@@ -41,9 +44,38 @@ def interaction_context(interaction: discord.Interaction[Any]) -> dict[str, Any]
     }
 
 
-async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
-    """Reply privately, whether or not the interaction was already answered; never raises."""
+async def within_window(
+    interaction: discord.Interaction[Any], work: Coroutine[Any, Any, T], *, defer_after: float, thinking: bool = True
+) -> T:
+    """Await ``work``; if it is not done within ``defer_after`` seconds, defer the interaction first, so a slow
+    store, a slow source or a long question never misses Discord's 3-second window (the answer then follows)."""
+    task = asyncio.ensure_future(work)
     try:
+        return await asyncio.wait_for(asyncio.shield(task), defer_after)
+    except TimeoutError:
+        pass
+    if not interaction.response.is_done():
+        try:
+            if interaction.type == discord.InteractionType.component:
+                await interaction.response.defer()  # an edit of the card follows
+            else:
+                await interaction.response.defer(thinking=thinking)
+        except discord.HTTPException:
+            log.warning("Could not defer a slow answer", extra=interaction_context(interaction), exc_info=True)
+        else:
+            log.info("Deferred a slow answer: %s", interaction_context(interaction))
+    return await task
+
+
+async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
+    """Reply privately, whether or not the interaction was already answered (a public "thinking…" placeholder left
+    by a deferral is removed first); never raises."""
+    try:
+        if interaction.response.type == discord.InteractionResponseType.deferred_channel_message:
+            try:
+                await interaction.delete_original_response()
+            except discord.HTTPException:
+                log.debug("Could not remove the deferred placeholder", exc_info=True)
         if interaction.response.is_done():
             await interaction.followup.send(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
         else:
@@ -52,6 +84,14 @@ async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> No
             )
     except discord.HTTPException:
         log.warning("Could not send an error reply", extra=interaction_context(interaction), exc_info=True)
+
+
+async def send_private(interaction: discord.Interaction[Any], text: str) -> None:
+    """An ephemeral reply, or the private follow-up of an ephemeral deferral."""
+    if interaction.response.is_done():
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
+    else:
+        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
 
 
 class VramTree(app_commands.CommandTree["VramBot"]):
@@ -68,6 +108,13 @@ class VramTree(app_commands.CommandTree["VramBot"]):
             log.info("Missing bot permissions %s: %s", error.missing_permissions, context)
             await send_ephemeral(interaction, tr(_("I don't have the permissions I need in this channel.")))
             return
+        if isinstance(error, app_commands.NoPrivateMessage):
+            await send_ephemeral(interaction, tr(_("This command works only in a server.")))
+            return
+        if isinstance(error, app_commands.MissingPermissions):
+            log.info("Refused %s without %s: %s", context["command"], error.missing_permissions, context)
+            await send_ephemeral(interaction, tr(_("You need the Manage Server permission for this.")))
+            return
         if isinstance(error, app_commands.CheckFailure):
             log.info("Check failed (%s): %s", type(error).__name__, context)
             await send_ephemeral(interaction, tr(_("You can't use this command here.")))
@@ -77,6 +124,14 @@ class VramTree(app_commands.CommandTree["VramBot"]):
             await send_ephemeral(interaction, tr(_("One of the options has a value I can't read.")))
             return
         original = getattr(error, "original", error)
+        from bot.storage import StorageError
+
+        if isinstance(original, StorageError):
+            log.warning("Settings store unavailable for %s: %s", context["command"], original)
+            text = tr(_("The settings database is unavailable right now ({reason}). Answers still work, without this "
+                        "server's settings."), reason=str(original)[:200])
+            await send_ephemeral(interaction, text)
+            return
         if isinstance(original, discord.NotFound | discord.Forbidden):
             log.warning("Discord refused a reply (%s): %s", original, context)
             return

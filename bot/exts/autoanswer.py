@@ -99,15 +99,14 @@ class AutoAnswer(commands.Cog):
     async def _in_channel(
         self, store: Store, message: discord.Message, text: str, defaults: GuildDefaults, *, mentioned: bool
     ) -> None:
-        if not mentioned and not asks_memory_question(text):
+        if not mentioned and not await self.bot.off_loop(asks_memory_question, text):
             return
         if not await self._claim(store, message):
             return
         if not await self._allowed(message, mentioned):
             return
-        await self._answer(
-            store, message, text, defaults, defaults.lang, defaults.apply(text, Overrides()), mentioned=mentioned
-        )
+        overrides = await self.bot.off_loop(defaults.apply, text, Overrides())
+        await self._answer(store, message, text, defaults, defaults.lang, overrides, mentioned=mentioned)
 
     # -- a thread (a forum post): the first question once, then follow-ups ------------------------------------------
 
@@ -125,7 +124,7 @@ class AutoAnswer(commands.Cog):
         starter = message.id == thread.id  # a forum post's first message has the thread's id
         if previous is None:
             question = f"{thread.name}\n{text}".strip() if starter and thread.name else text
-            if not mentioned and not asks_memory_question(question):
+            if not mentioned and not await self.bot.off_loop(asks_memory_question, question):
                 return
             if not await self._claim(store, message):
                 return
@@ -135,7 +134,7 @@ class AutoAnswer(commands.Cog):
             if not await self._allowed(message, mentioned):
                 await store.release("thread", thread.id)
                 return
-            overrides = defaults.apply(question, Overrides())
+            overrides = await self.bot.off_loop(defaults.apply, question, Overrides())
             card_lang = await self._answer(
                 store, message, question, defaults, defaults.lang, overrides, mentioned=mentioned
             )
@@ -148,7 +147,7 @@ class AutoAnswer(commands.Cog):
         change = followup_slots(text) if text else None
         if change is None:
             if mentioned and await self._claim(store, message) and await self._allowed(message, True):
-                overrides = defaults.apply(text, Overrides())
+                overrides = await self.bot.off_loop(defaults.apply, text, Overrides())
                 await self._answer(store, message, text, defaults, defaults.lang, overrides, mentioned=True)
             return
         before = from_json(previous.overrides)
@@ -160,7 +159,7 @@ class AutoAnswer(commands.Cog):
         if not await self._allowed(message, mentioned):
             return
         lang = defaults.lang or followup_lang(text, previous.lang)
-        overrides = defaults.apply(previous.text, merged)
+        overrides = await self.bot.off_loop(defaults.apply, previous.text, merged)
         card_lang = await self._answer(store, message, previous.text, defaults, lang, overrides, mentioned=mentioned)
         if card_lang is not None:
             await store.set_thread_question(
@@ -188,7 +187,7 @@ class AutoAnswer(commands.Cog):
             await self._reply(store, message, private, reply_lang, content=help_text(reply_lang))
             return None
         try:
-            card = self.bot.answer_card(text[:MAX_QUERY], lang, overrides)
+            card = await self.bot.answer(text[:MAX_QUERY], lang, overrides)
         except AnswerError as error:
             log.debug("No card for message %s: %s", message.id, error.code)
             if mentioned or error.code in ("unknown_model", "unknown_gpu"):

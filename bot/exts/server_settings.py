@@ -18,9 +18,9 @@ from discord.ext import commands
 
 from bot.i18n import Tr, lang_for_locale
 from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
-from bot.storage import GuildSettings, Store
+from bot.storage import GuildSettings, StorageError, Store
 from bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
-from bot.tree import send_ephemeral
+from bot.tree import send_ephemeral, send_private
 
 if TYPE_CHECKING:
     from bot.bot import VramBot
@@ -126,21 +126,30 @@ class ServerSettings(
 
     # -- helpers -----------------------------------------------------------------------------------------------------
 
+    async def interaction_check(self, interaction: discord.Interaction[VramBot]) -> bool:  # type: ignore[override]
+        """Manage Server, checked here as well: Discord's default permissions can be changed by a server and a
+        crafted request is not bound by them. (Every store call is bounded well inside Discord's 3-second window:
+        :class:`bot.storage.Store` gives writes ``write_timeout`` seconds, so no deferral is needed.)"""
+        if interaction.guild_id is None:
+            raise app_commands.NoPrivateMessage()
+        if not interaction.permissions.manage_guild:
+            raise app_commands.MissingPermissions(["manage_guild"])
+        return True
+
     def _store(self) -> Store:
         if self.bot.store is None:
-            raise RuntimeError("the settings store is not open")
+            raise StorageError(self.bot.store_error or "the settings store is not open")
         return self.bot.store
 
     async def _reply(self, interaction: discord.Interaction[VramBot], lead: str, settings: GuildSettings) -> None:
         tr = Tr(lang_for_locale(interaction.locale))
         text = describe(settings, tr, message_content=self.bot.settings.message_content)
-        await interaction.response.send_message(
-            f"{lead}\n\n{text}" if lead else text, ephemeral=True, allowed_mentions=NO_MENTIONS
-        )
+        await send_private(interaction, f"{lead}\n\n{text}" if lead else text)
 
     @staticmethod
     def _guild_id(interaction: discord.Interaction[VramBot]) -> int:
-        assert interaction.guild_id is not None  # guild_only
+        if interaction.guild_id is None:  # interaction_check refuses DMs; this keeps the type honest
+            raise app_commands.NoPrivateMessage()
         return interaction.guild_id
 
     # -- commands ----------------------------------------------------------------------------------------------------
@@ -149,8 +158,7 @@ class ServerSettings(
     async def show(self, interaction: discord.Interaction[VramBot]) -> None:
         store = self._store()
         guild_id = self._guild_id(interaction)
-        store.forget(guild_id)  # an admin asking wants what is stored now, not a cached copy
-        await self._reply(interaction, "", await store.guild(guild_id))
+        await self._reply(interaction, "", await store.fresh_guild(guild_id))  # what is stored now, not a cached copy
 
     @app_commands.command(name=_("language"), description=_("The language of answers in this server"))
     @app_commands.rename(value=_("value"))

@@ -17,12 +17,12 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.answer_port import AnswerError, Overrides
+from bot.answer_port import AnswerError, AnyCard, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang, Tr, lang_for_locale, lang_of_text
 from bot.render.embed import help_text, render_card, render_error
 from bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
-from bot.tree import retry_text, send_ephemeral
+from bot.tree import retry_text, send_ephemeral, within_window
 from bot.ui.buttons import card_view
 from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
@@ -66,20 +66,28 @@ async def answer_interaction(
     bot: VramBot, interaction: discord.Interaction[VramBot], text: str, overrides: Overrides
 ) -> None:
     """Answer a slash command with the card for ``text`` and ``overrides``, the server's /vram-settings applied
-    (its language, its engine, and its GPU shortlist when the question names no GPU); errors go only to the asker."""
-    defaults = await guild_defaults(bot, interaction.guild_id)
-    lang = defaults.lang or lang_for_locale(interaction.locale)
-    overrides = defaults.apply(text, overrides)
-    try:
-        card = bot.answer_card(text, lang, overrides)
-    except AnswerError as error:
-        await send_ephemeral(interaction, render_error(error, lang))
+    (its language, its engine, and its GPU shortlist when the question names no GPU); errors go only to the asker.
+
+    The settings, the parse and the calculation run off the event loop; when they are not done within
+    ``defer_after_seconds`` the interaction is deferred, so the answer never misses Discord's window."""
+
+    async def work() -> tuple[Lang, AnyCard | AnswerError]:
+        defaults = await guild_defaults(bot, interaction.guild_id)
+        lang = defaults.lang or lang_for_locale(interaction.locale)
+        try:
+            return lang, await bot.answer(text, lang, overrides, defaults)
+        except AnswerError as error:
+            return lang, error
+
+    lang, card = await within_window(interaction, work(), defer_after=bot.settings.defer_after_seconds)
+    if isinstance(card, AnswerError):
+        await send_ephemeral(interaction, render_error(card, lang))
         return
-    await interaction.response.send_message(
-        embed=render_card(card, lang),
-        view=card_view(card, lang, pin=interaction.guild_id is not None),
-        allowed_mentions=NO_MENTIONS,
-    )
+    embed, view = render_card(card, lang), card_view(card, lang, pin=interaction.guild_id is not None)
+    if interaction.response.is_done():  # deferred: the placeholder becomes the card
+        await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+    else:
+        await interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
 
 
 def _bot_roles(message: discord.Message, user_id: int) -> list[int]:
@@ -204,7 +212,7 @@ class Vram(commands.Cog):
             await self._reply(message, defaults, lang, content=help_text(lang))
             return
         try:
-            card = self.bot.answer_card(text[:MAX_QUERY], defaults.lang, defaults.apply(text, Overrides()))
+            card = await self.bot.answer(text[:MAX_QUERY], defaults.lang, Overrides(), defaults)
         except AnswerError as error:
             await self._reply(message, defaults, lang, content=render_error(error, lang))
             return

@@ -60,6 +60,11 @@ def describe_error(
         text = tr(_("Unknown quantization: **{subject}**."), subject=subject)
     elif code == "bad_number":
         text = tr(_("That number is out of range or unreadable: **{subject}**."), subject=subject or "?")
+    elif code == "stale_button":
+        text = tr(_("I can't read this card's buttons any more. Ask again with /vram."))
+    elif code == "too_complex":
+        text = tr(_("That question is too long or too complex for me. Ask it in fewer words, for example "
+                    "`llama3 8b 32k on a 3060`."))
     elif code == "bad_file":
         text = tr(_("That file could not be read: {reason}"), reason=detail or code)
     else:

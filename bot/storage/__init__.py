@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from bot.storage.db import Database, PostgresDatabase, SqliteDatabase, StorageError, connect
 from bot.storage.repository import GuildSettings, Repository, ThreadQuestion
-from bot.storage.store import Store
+from bot.storage.store import StorageTimeout, Store
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -23,6 +23,7 @@ __all__ = [
     "Repository",
     "SqliteDatabase",
     "StorageError",
+    "StorageTimeout",
     "Store",
     "ThreadQuestion",
     "connect",
@@ -40,4 +41,9 @@ def database_for(settings: Settings) -> Database:
 async def open_store(settings: Settings, *, owner: str = "") -> Store:
     """Connect, migrate and return the bot's store."""
     owner = owner or f"{socket.gethostname()}:{os.getpid()}"
-    return await Store.open(lambda: database_for(settings), cache_seconds=settings.settings_cache_seconds, owner=owner)
+    return await Store.open(
+        lambda: database_for(settings),
+        cache_seconds=settings.settings_cache_seconds,
+        owner=owner,
+        answer_timeout=settings.storage_timeout_seconds,
+    )

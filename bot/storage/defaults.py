@@ -22,6 +22,7 @@ import discord
 
 from bot.answer_port import Overrides
 from bot.i18n import Lang, Tr, _
+from bot.storage.db import StorageError
 from bot.storage.repository import GuildSettings
 
 if TYPE_CHECKING:
@@ -102,6 +103,9 @@ async def guild_defaults(bot: VramBot, guild_id: int | None) -> GuildDefaults:
         return NO_DEFAULTS
     try:
         settings = await store.guild(guild_id)
+    except StorageError as exc:
+        log.warning("Could not read the settings of guild %s (%s); answering without them", guild_id, exc)
+        return NO_DEFAULTS
     except Exception:
         log.exception("Could not read the settings of guild %s; answering without them", guild_id)
         return NO_DEFAULTS
@@ -116,6 +120,9 @@ async def claim_message(bot: VramBot, message: discord.Message) -> bool:
         return True
     try:
         claimed: bool = await store.claim("message", message.id, message.guild.id if message.guild else None)
+    except StorageError as exc:
+        log.warning("Could not record message %s as answered (%s); answering anyway", message.id, exc)
+        return True
     except Exception:
         log.exception("Could not record message %s as answered; answering anyway", message.id)
         return True

@@ -5,6 +5,12 @@ SQLite, the pool's size for PostgreSQL), so the event loop never blocks on the d
 server for ``cache_seconds``: a process that changes a server's settings updates its cache at once; another
 process (after a reshard, say) sees the change within ``cache_seconds``. Claims and thread questions are never
 cached: they must see the other processes' writes.
+
+Nothing waits on the database for long: a read on the answer path (a server's settings, a claim, a thread's last
+question) gets ``answer_timeout`` seconds (about 1 s) and then answers from the cache, even an expired entry, or
+raises :class:`StorageTimeout` for the caller's fallback; a write gets ``write_timeout`` seconds. After a timeout the
+store is treated as unavailable for ``DEGRADED_SECONDS``: calls fail fast instead of queueing behind a locked or
+dead database.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from bot.storage.db import Database
+from bot.storage.db import Database, StorageError
 from bot.storage.migrations import migrate
 from bot.storage.repository import (
     AddResult,
@@ -37,13 +43,29 @@ T = TypeVar("T")
 ANSWERED_RETENTION_MS = 14 * 24 * 3600 * 1000  # Discord replays at most a few minutes of events; keep two weeks
 # A thread quiet for three months is answered afresh: its next question no longer follows up the old one.
 THREAD_RETENTION_MS = 90 * 24 * 3600 * 1000
+DEGRADED_SECONDS = 10.0
+
+
+class StorageTimeout(StorageError):
+    """The database did not answer in time (locked by another process, a server that is gone)."""
 
 
 class Store:
     """Async access to the bot's data."""
 
-    def __init__(self, db: Database, *, cache_seconds: float = 30.0, owner: str = "") -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        cache_seconds: float = 30.0,
+        owner: str = "",
+        answer_timeout: float = 1.0,
+        write_timeout: float = 2.0,
+    ) -> None:
         self.db = db
+        self.answer_timeout = answer_timeout
+        self.write_timeout = write_timeout
+        self._degraded_until = 0.0
         self.repo = Repository(db)
         self.cache_seconds = cache_seconds
         self.owner = owner  # written into "answered" records: which process answered (for logs and debugging)
@@ -51,11 +73,13 @@ class Store:
         self._cache: dict[int, tuple[float, GuildSettings]] = {}
 
     @classmethod
-    async def open(cls, db_factory: Callable[[], Database], *, cache_seconds: float = 30.0, owner: str = "") -> Store:
+    async def open(
+        cls, db_factory: Callable[[], Database], *, cache_seconds: float = 30.0, owner: str = "", **timeouts: float
+    ) -> Store:
         """Connect (in a thread), migrate, prune old answered records and quiet threads, and return the store."""
         loop = asyncio.get_running_loop()
         db = await loop.run_in_executor(None, db_factory)
-        store = cls(db, cache_seconds=cache_seconds, owner=owner)
+        store = cls(db, cache_seconds=cache_seconds, owner=owner, **timeouts)
         try:
             await store._run(migrate, db)
             pruned = await store._run(store.repo.prune_answered, now_ms() - ANSWERED_RETENTION_MS)
@@ -79,13 +103,44 @@ class Store:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
 
+    @property
+    def degraded(self) -> bool:
+        """True for a while after the database failed to answer in time."""
+        return time.monotonic() < self._degraded_until
+
+    async def _timed(self, fn: Callable[..., T], *args: object, timeout: float) -> T:
+        """``fn`` within ``timeout`` seconds, failing fast while the store is degraded."""
+        if self.degraded:
+            raise StorageTimeout("the settings database did not answer a moment ago; not waiting on it again yet")
+        try:
+            return await asyncio.wait_for(self._run(fn, *args), timeout)
+        except TimeoutError:
+            self._degraded_until = time.monotonic() + DEGRADED_SECONDS
+            log.warning("The settings database did not answer within %.1f s (%s)", timeout, self.db.description)
+            raise StorageTimeout(f"the settings database did not answer within {timeout:g} s") from None
+
     # -- settings ------------------------------------------------------------------------------------------------
 
     async def guild(self, guild_id: int) -> GuildSettings:
+        """A server's settings: cached, else read within ``answer_timeout``; when the database is slow or down, the
+        last known settings (however old) or, for a server never read, :class:`StorageError`."""
         cached = self._cache.get(guild_id)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
-        return self._remember(await self._run(self.repo.guild, guild_id))
+        try:
+            return self._remember(await self._timed(self.repo.guild, guild_id, timeout=self.answer_timeout))
+        except Exception:
+            if cached is None:
+                raise
+            log.warning("Using the last known settings of guild %s (the database is unavailable)", guild_id)
+            return cached[1]
+
+    async def fresh_guild(self, guild_id: int) -> GuildSettings:
+        """A server's settings as stored now (for ``/vram-settings show``), within ``write_timeout``."""
+        return self._remember(await self._timed(self.repo.guild, guild_id, timeout=self.write_timeout))
+
+    async def _write(self, fn: Callable[..., T], *args: object) -> T:
+        return await self._timed(fn, *args, timeout=self.write_timeout)
 
     def forget(self, guild_id: int | None = None) -> None:
         """Drop cached settings (one server's, or all)."""
@@ -95,41 +150,41 @@ class Store:
             self._cache.pop(guild_id, None)
 
     async def set_language(self, guild_id: int, value: LanguageSetting) -> GuildSettings:
-        return self._remember(await self._run(self.repo.set_language, guild_id, value))
+        return self._remember(await self._write(self.repo.set_language, guild_id, value))
 
     async def set_engine(self, guild_id: int, value: EngineSetting) -> GuildSettings:
-        return self._remember(await self._run(self.repo.set_engine, guild_id, value))
+        return self._remember(await self._write(self.repo.set_engine, guild_id, value))
 
     async def set_mention_replies(self, guild_id: int, value: MentionReplies) -> GuildSettings:
-        return self._remember(await self._run(self.repo.set_mention_replies, guild_id, value))
+        return self._remember(await self._write(self.repo.set_mention_replies, guild_id, value))
 
     async def add_gpu(self, guild_id: int, gpu_id: str) -> AddResult:
-        result, settings = await self._run(self.repo.add_gpu, guild_id, gpu_id)
+        result, settings = await self._write(self.repo.add_gpu, guild_id, gpu_id)
         self._remember(settings)
         return result
 
     async def remove_gpu(self, guild_id: int, gpu_id: str) -> bool:
-        removed, settings = await self._run(self.repo.remove_gpu, guild_id, gpu_id)
+        removed, settings = await self._write(self.repo.remove_gpu, guild_id, gpu_id)
         self._remember(settings)
         return removed
 
     async def clear_gpus(self, guild_id: int) -> bool:
-        removed, settings = await self._run(self.repo.clear_gpus, guild_id)
+        removed, settings = await self._write(self.repo.clear_gpus, guild_id)
         self._remember(settings)
         return removed
 
     async def add_channel(self, guild_id: int, channel_id: int) -> AddResult:
-        result, settings = await self._run(self.repo.add_channel, guild_id, channel_id)
+        result, settings = await self._write(self.repo.add_channel, guild_id, channel_id)
         self._remember(settings)
         return result
 
     async def remove_channel(self, guild_id: int, channel_id: int) -> bool:
-        removed, settings = await self._run(self.repo.remove_channel, guild_id, channel_id)
+        removed, settings = await self._write(self.repo.remove_channel, guild_id, channel_id)
         self._remember(settings)
         return removed
 
     async def reset(self, guild_id: int) -> GuildSettings:
-        return self._remember(await self._run(self.repo.reset, guild_id))
+        return self._remember(await self._write(self.repo.reset, guild_id))
 
     def _remember(self, settings: GuildSettings) -> GuildSettings:
         if self.cache_seconds > 0:
@@ -140,16 +195,15 @@ class Store:
 
     async def claim(self, kind: AnswerKind, target_id: int, guild_id: int | None = None) -> bool:
         """``True`` when this process is the one to answer ``target_id`` (first claim ever)."""
-        claimed: bool = await self._run(
-            functools.partial(self.repo.claim, kind, target_id, guild_id=guild_id, owner=self.owner)
-        )
+        claim = functools.partial(self.repo.claim, kind, target_id, guild_id=guild_id, owner=self.owner)
+        claimed: bool = await self._timed(claim, timeout=self.answer_timeout)
         return claimed
 
     async def release(self, kind: AnswerKind, target_id: int) -> None:
-        await self._run(self.repo.release, kind, target_id)
+        await self._timed(self.repo.release, kind, target_id, timeout=self.write_timeout)
 
     async def thread_question(self, thread_id: int) -> ThreadQuestion | None:
-        return await self._run(self.repo.thread_question, thread_id)
+        return await self._timed(self.repo.thread_question, thread_id, timeout=self.answer_timeout)
 
     async def set_thread_question(self, thread_id: int, guild_id: int | None, question: ThreadQuestion) -> None:
-        await self._run(self.repo.set_thread_question, thread_id, guild_id, question)
+        await self._timed(self.repo.set_thread_question, thread_id, guild_id, question, timeout=self.write_timeout)

@@ -21,7 +21,7 @@ from discord import ui
 from bot.answer_port import AnswerError, AnyCard, Card, CompareCard
 from bot.i18n import Lang, Tr, _, format_tokens_short
 from bot.render.embed import render_card, render_error, render_math
-from bot.tree import interaction_context, retry_text, send_ephemeral
+from bot.tree import interaction_context, retry_text, send_ephemeral, within_window
 from bot.ui.state import STATE_PATTERN, CardState, custom_id
 
 if TYPE_CHECKING:
@@ -64,6 +64,15 @@ class _CardButton:
         raise NotImplementedError
 
 
+def _decoded(match: re.Match[str]) -> CardState | None:
+    """The card state a button id carries, or None when it cannot be read (a crafted or damaged id)."""
+    try:
+        return CardState.decode(match["state"])
+    except ValueError:  # pydantic's ValidationError included
+        log.info("Unreadable button state %r", match["state"][:200])
+        return None
+
+
 class _StatefulButton(_CardButton):
     state: CardState
 
@@ -71,10 +80,15 @@ class _StatefulButton(_CardButton):
         return self.state.lang
 
     async def rerender(self, interaction: discord.Interaction[Any], bot: VramBot, state: CardState) -> None:
-        card = bot.answer_card("", state.lang, state.overrides())
+        card = await within_window(
+            interaction, bot.answer("", state.lang, state.overrides()), defer_after=bot.settings.defer_after_seconds
+        )
         embed = render_card(card, state.lang)
         view = card_view(card, state.lang, pin=interaction.guild_id is not None)
-        await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        if interaction.response.is_done():  # deferred: edit the card's message through the webhook
+            await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        else:
+            await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
 
 
 class ContextButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf:ctx:(?P<arg>\d+):{STATE_PATTERN}"):
@@ -100,7 +114,7 @@ class ContextButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf
     async def from_custom_id(
         cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
     ) -> ContextButton:
-        return cls(CardState.decode(match["state"]), int(match["arg"]))
+        return cls(state, int(match["arg"])) if (state := _decoded(match)) else UnreadableButton()  # type: ignore[return-value]
 
     async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
         await self.rerender(interaction, bot, self.state.with_context(self.context))
@@ -130,7 +144,7 @@ class LanguageButton(
     async def from_custom_id(
         cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
     ) -> LanguageButton:
-        return cls(CardState.decode(match["state"]), "ko" if match["arg"] == "ko" else "en")
+        return cls(state, "ko" if match["arg"] == "ko" else "en") if (state := _decoded(match)) else UnreadableButton()  # type: ignore[return-value]
 
     async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
         await self.rerender(interaction, bot, self.state.with_lang(self.target))
@@ -157,10 +171,10 @@ class MathButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf
     async def from_custom_id(
         cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
     ) -> MathButton:
-        return cls(CardState.decode(match["state"]))
+        return cls(state) if (state := _decoded(match)) else UnreadableButton()  # type: ignore[return-value]
 
     async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
-        card = bot.answer_card("", self.state.lang, self.state.overrides())
+        card = await bot.answer("", self.state.lang, self.state.overrides())
         if isinstance(card, CompareCard):
             card = card.a
         if not isinstance(card, Card):
@@ -217,7 +231,32 @@ class PinButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=r"vf:pin:(
         await send_ephemeral(interaction, tr(_("Pinned.")))
 
 
-DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (ContextButton, LanguageButton, MathButton, PinButton)
+_KNOWN_IDS = "|".join(
+    re.sub(r"\(\?P<\w+>", "(?:", cls.__discord_ui_compiled_template__.pattern)
+    for cls in (ContextButton, LanguageButton, MathButton, PinButton)
+)
+
+
+class UnreadableButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=rf"(?!(?:{_KNOWN_IDS})$)vf:.*"):
+    """Any ``vf:`` id that no other button reads (or whose card state is damaged): the presser is told so instead
+    of getting no reply. discord.py dispatches every template that matches, hence the negative lookahead."""
+
+    def __init__(self) -> None:
+        super().__init__(ui.Button(label="?", custom_id="vf:unreadable"))
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> UnreadableButton:
+        return cls()
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        raise AnswerError("stale_button", "this button's card cannot be read")
+
+
+DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (
+    ContextButton, LanguageButton, MathButton, PinButton, UnreadableButton
+)
 
 
 def card_view(card: AnyCard, lang: Lang, *, pin: bool = True) -> ui.View:

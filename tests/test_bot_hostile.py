@@ -1,0 +1,225 @@
+"""Failing parts and hostile requests, through the real bot and the fake Discord on 127.0.0.1.
+
+A locked SQLite file and a killed PostgreSQL server leave ``/vram`` answering within Discord's 3-second window; a
+slow answer is deferred and then delivered; a question past the time limit gets "too long or too complex"; a
+broken store at start-up leaves the bot running without server settings; ``/vram-settings`` checks Manage Server
+itself; a crafted button id gets a reply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.answer_port import Backend, Overrides
+from bot.i18n import Lang
+from bot.settings import Settings
+from tests import pg
+from tests.fake_discord import EPHEMERAL, Recorded
+from tests.fake_discord import payloads as p
+from tests.fake_discord.backend import FakeBackend
+from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, World, make_settings, run
+
+WINDOW = 3.0  # Discord's window for the first response to an interaction
+MANAGE_GUILD = 1 << 5
+DEFERRED = 5  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE
+MESSAGE = 4  # CHANNEL_MESSAGE_WITH_SOURCE
+
+
+@contextlib.asynccontextmanager
+async def world_with(settings: Settings, backend: Backend | None = None) -> AsyncIterator[World]:
+    async with World.start(settings=settings, backend=backend) as world:
+        yield world
+
+
+async def timed_slash(world: World, query: str, **kwargs: Any) -> tuple[Recorded, float]:
+    start = time.monotonic()
+    interaction = await world.slash(query, **kwargs)
+    sent = await world.callback(interaction, timeout=10)
+    return sent, time.monotonic() - start
+
+
+def test_a_locked_sqlite_file_leaves_the_bot_answering_within_the_window(tmp_path: Path) -> None:
+    path = tmp_path / "settings.db"
+
+    async def scenario() -> None:
+        async with world_with(make_settings(database_path=str(path), settings_cache_seconds=0)) as world:
+            locker = sqlite3.connect(path, isolation_level=None, timeout=0.1)
+            locker.execute("CREATE TABLE IF NOT EXISTS other_process (x)")
+            locker.execute("BEGIN IMMEDIATE")  # another process holds the write lock and does not let go
+            locker.execute("INSERT INTO other_process VALUES (1)")
+            try:
+                for _ in range(2):
+                    sent, seconds = await timed_slash(world, "llama3 8b 32k 3060")
+                    assert sent.json["type"] == MESSAGE
+                    assert seconds < WINDOW, f"{seconds:.2f} s"
+                start = time.monotonic()
+                await world.say("llama3 8b 32k 3060")  # a mention: its claim is a write, which waits on the lock
+                reply = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages", timeout=10)
+                assert time.monotonic() - start < WINDOW
+                assert reply.json["embeds"][0]["title"].startswith("Llama 3 8B")
+                start = time.monotonic()
+                changed = await settings_command(world, "language", [p.command_option("value", "ko")])
+                assert time.monotonic() - start < WINDOW
+                assert changed.json["data"]["flags"] & EPHEMERAL
+                assert "unavailable" in changed.json["data"]["content"]
+            finally:
+                locker.execute("ROLLBACK")
+                locker.close()
+
+    run(scenario())
+
+
+def test_a_killed_postgresql_server_leaves_vram_answering_within_the_window() -> None:
+    private = pg._start()  # a server of this test's own, to kill
+    assert private.data_dir is not None
+    binaries = pg.bin_dir()
+    assert binaries is not None
+
+    async def scenario() -> None:
+        settings = make_settings(database_url=private.url, settings_cache_seconds=0)
+        async with world_with(settings) as world:
+            sent, _ = await timed_slash(world, "llama3 8b 32k 3060")
+            assert sent.json["type"] == MESSAGE
+            subprocess.run(pg._as_postgres([str(binaries / "pg_ctl"), "-D", str(private.data_dir), "-m", "immediate",
+                                            "-w", "stop"]), check=True, capture_output=True, timeout=60)  # fmt: skip
+            for _ in range(3):
+                sent, seconds = await timed_slash(world, "llama3 8b 32k 3060")
+                assert seconds < WINDOW, f"{seconds:.2f} s"
+                assert sent.json["type"] in (MESSAGE, DEFERRED)
+
+    run(scenario(), timeout=60)
+
+
+class SlowBackend:
+    """The fake backend, taking ``seconds`` per answer (in the worker thread, as a slow source would)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fake = FakeBackend()
+        self.seconds = seconds
+
+    def answer(self, text: str, lang: Lang | None, overrides: Overrides) -> Any:
+        time.sleep(self.seconds)
+        return self.fake.answer(text, lang, overrides)
+
+    def backend(self) -> Backend:
+        return Backend(answer=self.answer, suggest_models=self.fake.suggest_models, suggest_gpus=self.fake.suggest_gpus)
+
+
+def test_a_slow_answer_is_deferred_then_delivered() -> None:
+    async def scenario() -> None:
+        async with world_with(make_settings(), SlowBackend(2.2).backend()) as world:
+            other = await world.slash("llama3 8b 8k 3060")  # another user's question is not held up meanwhile
+            start = time.monotonic()
+            interaction = await world.slash("llama3 8b 32k 3060")
+            sent = await world.callback(interaction, timeout=10)
+            assert sent.json["type"] == DEFERRED
+            assert time.monotonic() - start < WINDOW
+            edit = await world.fake.wait_request("PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original",
+                                                 timeout=10)  # fmt: skip
+            assert edit.json["embeds"][0]["title"].startswith("Llama 3 8B")
+            await world.callback(other, timeout=10)
+
+    run(scenario())
+
+
+def test_a_question_past_the_time_limit_is_answered_too_complex() -> None:
+    async def scenario() -> None:
+        settings = make_settings(answer_timeout_seconds=0.3)
+        async with world_with(settings, SlowBackend(1.0).backend()) as world:
+            sent, seconds = await timed_slash(world, "llama3 8b 32k 3060", locale="ko")
+            assert sent.json["data"]["flags"] & EPHEMERAL
+            assert "너무 길거나 복잡해요" in sent.json["data"]["content"]
+            assert seconds < 1.0
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("kind", ["garbage", "parent is a file", "a directory"])
+def test_a_broken_store_at_start_up_runs_without_server_settings(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "settings.db"
+    if kind == "garbage":
+        path.write_bytes(b"this is not a database" * 100)
+    elif kind == "parent is a file":
+        (tmp_path / "file").write_text("x")
+        path = tmp_path / "file" / "settings.db"
+    else:
+        path.mkdir()
+
+    async def scenario() -> None:
+        async with world_with(make_settings(database_path=str(path))) as world:
+            assert world.bot.store is None and world.bot.store_error
+            sent, _ = await timed_slash(world, "llama3 8b 32k 3060")
+            assert sent.json["type"] == MESSAGE
+            shown = await settings_show(world)
+            assert "unavailable" in shown.json["data"]["content"]
+
+    run(scenario())
+
+
+async def settings_show(world: World, *, guild: bool = True) -> Recorded:
+    return await settings_command(world, "show", [], guild=guild)
+
+
+async def settings_command(
+    world: World,
+    name: str,
+    options: list[Any],
+    *,
+    guild: bool = True,
+    permissions: int = p.MEMBER_PERMISSIONS | MANAGE_GUILD,
+) -> Recorded:
+    payload = p.slash_command(
+        app_id=world.fake.app_id, command_id=p.snowflake(), name="vram-settings", options=[p.subcommand(name, options)],
+        user_data=world.user, guild_id=GUILD_ID if guild else None, permissions=permissions,
+        channel=world.channel if guild else {"id": str(p.snowflake()), "type": 1, "recipients": [world.user]},
+    )  # fmt: skip
+    await world.fake.interaction(payload)
+    return await world.callback(payload)
+
+
+def test_settings_need_manage_server_whatever_the_payload_claims() -> None:
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            payload = p.slash_command(
+                app_id=world.fake.app_id, command_id=p.snowflake(), name="vram-settings",
+                options=[p.subcommand("language", [p.command_option("value", "ko")])], user_data=world.user,
+                guild_id=GUILD_ID, channel=world.channel, permissions=p.MEMBER_PERMISSIONS, locale="ko",
+            )  # fmt: skip
+            await world.fake.interaction(payload)
+            sent = await world.callback(payload)
+            assert sent.json["data"]["flags"] & EPHEMERAL
+            assert "서버 관리 권한" in sent.json["data"]["content"]
+            assert world.bot.store is not None
+            assert (await world.bot.store.guild(GUILD_ID)).language == "user"  # nothing changed
+            dm = await settings_show(world, guild=False)
+            assert "only in a server" in dm.json["data"]["content"]
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    "custom_id",
+    ["vf:ctx:4096:x:y:z", "vf:lang:ko:" + ":".join(["a"] * 9), "vf:math:" + "llama-3-8b:Q4_K_M:0:1:f16:l:1:-:en"],
+)
+def test_a_crafted_button_id_gets_a_reply(custom_id: str) -> None:
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            card = await world.slash("llama3 8b 32k 3060")
+            await world.callback(card)
+            message = world.message_for(card)
+            button = {"type": 2, "style": 2, "label": "?", "custom_id": custom_id}  # a crafted card carries it
+            message = {**message, "components": [*message["components"][:4], {"type": 1, "components": [button]}]}
+            payload = await world.press(message, custom_id)
+            sent = await world.callback(payload)
+            assert sent.json["data"]["flags"] & EPHEMERAL
+            assert "/vram" in sent.json["data"]["content"]
+
+    run(scenario())
