@@ -51,6 +51,8 @@ QUESTIONS = [
     ("qwen3 30b a3b 32k 4090", "en-US"),
     ("엑사원 3.5 7.8b 3060", "ko"),
 ]
+UNIQUE_QUANTS = ("q4_k_m", "q5_k_m", "q6_k", "q8_0", "q3_k_m", "iq4_xs", "q4_0")
+UNIQUE_KV = ("f16", "q8_0", "q4_0")
 MIX = [*QUESTIONS, *((q + " 4 users", loc) for q, loc in QUESTIONS)]
 FAKE_MIX = [  # what tests/fake_discord/backend.py understands
     ("llama3 8b 32k 3060", "en-US"),
@@ -143,8 +145,9 @@ async def _load(
             await slots.acquire()
             text, locale = mix[(offset + i) % len(mix)]
             guild_id, channel = guild_ids[i % shards], channels[i % shards]
-            if unique:
-                text = f"{text} {(offset + i) % 2000 + 1}k"
+            if unique:  # another context, weight format and KV type each time: no parse or calculation cache hit
+                n = offset + i
+                text = f"{text} {n % 2000 + 1}k {UNIQUE_QUANTS[n % len(UNIQUE_QUANTS)]} kv {UNIQUE_KV[n // 7 % 3]}"
             payload = p.slash_command(
                 app_id=fake.app_id,
                 command_id=command_id,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -68,17 +69,20 @@ class _LruCache:
     def __init__(self, size: int) -> None:
         self.size = size
         self._data: OrderedDict[Any, AnyCard] = OrderedDict()
+        self._lock = threading.Lock()  # answers are computed in several worker threads
 
     def get(self, key: Any) -> AnyCard | None:
-        card = self._data.get(key)
-        if card is not None:
-            self._data.move_to_end(key)
-        return card
+        with self._lock:
+            card = self._data.get(key)
+            if card is not None:
+                self._data.move_to_end(key)
+            return card
 
     def put(self, key: Any, card: AnyCard) -> None:
-        self._data[key] = card
-        if len(self._data) > self.size:
-            self._data.popitem(last=False)
+        with self._lock:
+            self._data[key] = card
+            if len(self._data) > self.size:
+                self._data.popitem(last=False)
 
 
 def to_answer_error(exc: Exception) -> AnswerError:

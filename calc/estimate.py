@@ -7,6 +7,7 @@ fit), the largest context that fits each named GPU and a decode-speed bound. Pur
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -152,6 +153,7 @@ class _Parts:
 
 _PARTS_CACHE: dict[tuple[object, ...], _Parts] = {}
 _PARTS_CACHE_SIZE = 512
+_PARTS_LOCK = threading.Lock()  # the bot calls the calculator from several worker threads
 
 
 def _parts(request: Request) -> _Parts:
@@ -167,11 +169,12 @@ def _parts(request: Request) -> _Parts:
         request.kv_unified,
         request.swa_full,
     )
-    parts = _PARTS_CACHE.get(key)
-    if parts is None:
-        if len(_PARTS_CACHE) >= _PARTS_CACHE_SIZE:
-            _PARTS_CACHE.pop(next(iter(_PARTS_CACHE)))
-        parts = _PARTS_CACHE[key] = _Parts(request)
+    with _PARTS_LOCK:
+        parts = _PARTS_CACHE.get(key)
+        if parts is None:
+            if len(_PARTS_CACHE) >= _PARTS_CACHE_SIZE:
+                _PARTS_CACHE.pop(next(iter(_PARTS_CACHE)))
+            parts = _PARTS_CACHE[key] = _Parts(request)
     return parts
 
 

@@ -223,3 +223,50 @@ def test_a_crafted_button_id_gets_a_reply(custom_id: str) -> None:
             assert "/vram" in sent.json["data"]["content"]
 
     run(scenario())
+
+
+def test_the_real_backend_answers_from_several_threads_at_once() -> None:
+    """The bot answers in worker threads: the calculator's and the card caches must hold up to that."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bot.answer_port import AnswerError
+    from bot.backend import default_backend
+
+    backend = default_backend()
+    quants = ("q4_k_m", "q5_k_m", "q6_k", "q8_0", "q3_k_m", "iq4_xs", "q4_0")
+    questions = [f"qwen2.5 7b {n % 700 + 1}k {quants[n % 7]} kv {('f16', 'q8_0', 'q4_0')[n // 7 % 3]} 3060"
+                 for n in range(1200)]  # fmt: skip
+
+    def answer(text: str) -> str:
+        try:
+            backend.answer(text, "en", Overrides())
+        except AnswerError as error:
+            return error.code
+        return "ok"
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, so a race shows
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(answer, questions))
+    finally:
+        sys.setswitchinterval(interval)
+    assert set(results) == {"ok"}
+
+
+def test_a_rate_limited_reply_still_reaches_the_channel() -> None:
+    """Discord asks the callback to wait 5 s, past its own 3-second window: the card is posted in the channel."""
+
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            world.fake.rate_limit_next(r"/interactions/\d+/[^/]+/callback", 5.0)
+            start = time.monotonic()
+            await world.slash("llama3 8b 32k 3060")
+            posted = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages", timeout=10)
+            assert time.monotonic() - start < WINDOW + 0.5
+            assert posted.json["embeds"][0]["title"].startswith("Llama 3 8B")
+            assert f"<@{world.user['id']}>" in posted.json["content"]
+            assert posted.json["allowed_mentions"] == {"parse": []}
+
+    run(scenario())

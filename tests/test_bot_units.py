@@ -122,3 +122,43 @@ def test_sync_only_syncs_and_exits(monkeypatch: pytest.MonkeyPatch) -> None:
             assert "vram" in {c["name"] for c in fake.global_commands}
 
     run(scenario())
+
+
+@pytest.mark.usefixtures("root_logging")
+@pytest.mark.parametrize(
+    ("failure", "status", "words"),
+    [
+        ("gateway 4004", 2, "code 4004"),
+        ("login 500", 1, "Discord answered 500"),
+        ("settings store", 1, "Cannot open the settings database"),
+    ],
+)
+def test_start_up_failures_end_in_one_log_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, failure: str, status: int, words: str
+) -> None:
+    from types import SimpleNamespace
+
+    import discord
+
+    from bot.storage import StorageError
+
+    errors: dict[str, BaseException] = {
+        "gateway 4004": discord.ConnectionClosed(SimpleNamespace(close_code=4004), shard_id=0),  # type: ignore[arg-type]
+        "login 500": discord.DiscordServerError(
+            SimpleNamespace(status=500, reason="Internal Server Error"),
+            {"message": "oops", "code": 0},  # type: ignore[arg-type]
+        ),
+        "settings store": StorageError("disk I/O error"),
+    }
+
+    async def failing_run(settings: Settings, *, sync_to: int | None, sync_only: bool) -> None:
+        raise errors[failure]
+
+    monkeypatch.setenv("DISCORD_TOKEN", SECRET)
+    monkeypatch.chdir(Path(__file__).parent)
+    monkeypatch.setattr(entry, "run", failing_run)
+    with caplog.at_level(logging.INFO):
+        assert entry.main([]) == status
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(failures) == 1 and failures[0].exc_info is None
+    assert words in failures[0].getMessage()

@@ -8,8 +8,10 @@ bots (itself included) are never answered.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -20,6 +22,7 @@ from discord.ext import commands
 from bot.answer_port import AnswerError, AnyCard, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang, Tr, lang_for_locale, lang_of_text
+from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from bot.render.embed import help_text, render_card, render_error
 from bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
 from bot.tree import retry_text, send_ephemeral, within_window
@@ -33,6 +36,7 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 MAX_QUERY = 300
+RESPONSE_WINDOW_SECONDS = 2.8  # Discord accepts the first response to an interaction for 3 s
 
 KV_CHOICES = [
     app_commands.Choice(name=_("f16 (default)"), value="f16"),
@@ -79,15 +83,37 @@ async def answer_interaction(
         except AnswerError as error:
             return lang, error
 
+    started = time.monotonic()
     lang, card = await within_window(interaction, work(), defer_after=bot.settings.defer_after_seconds)
     if isinstance(card, AnswerError):
         await send_ephemeral(interaction, render_error(card, lang))
         return
     embed, view = render_card(card, lang), card_view(card, lang, pin=interaction.guild_id is not None)
-    if interaction.response.is_done():  # deferred: the placeholder becomes the card
+    if interaction.response.is_done():  # deferred: the placeholder becomes the card (follow-ups have 15 minutes)
         await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
-    else:
-        await interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        return
+    window_left = max(0.1, RESPONSE_WINDOW_SECONDS - (time.monotonic() - started))
+    try:
+        send = interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        await asyncio.wait_for(send, window_left)
+    except TimeoutError:
+        await _post_in_channel(interaction, lang, embed, view)
+
+
+async def _post_in_channel(
+    interaction: discord.Interaction[VramBot], lang: Lang, embed: discord.Embed, view: discord.ui.View
+) -> None:
+    """The reply could not get through within Discord's window (a rate limit asked to wait longer): the
+    interaction can no longer be answered, so the card goes to the channel as a message, naming whose it is."""
+    log.warning("The answer missed the interaction window; posting it in the channel: %s", interaction.id)
+    channel = interaction.channel
+    if not isinstance(channel, discord.abc.Messageable):
+        return
+    lead = Tr(lang)(N_("Answer to {user}'s /vram"), user=interaction.user.mention)
+    try:
+        await channel.send(content=lead, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException:
+        log.warning("Could not post the late answer in channel %s", interaction.channel_id, exc_info=True)
 
 
 def _bot_roles(message: discord.Message, user_id: int) -> list[int]:

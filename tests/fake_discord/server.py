@@ -122,6 +122,7 @@ class FakeDiscord:
         self._runner: web.AppRunner | None = None
         self.host = ""
         self.on_request: Callable[[Recorded], None] | None = None  # called for every REST request (benchmarks)
+        self.rate_limits: list[tuple[str, float]] = []  # (path pattern, retry_after): the next match answers 429
         self.record = True  # False: keep no history (long benchmark runs)
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
@@ -355,8 +356,19 @@ class FakeDiscord:
         record.status = response.status
         return response
 
+    def rate_limit_next(self, pattern: str, retry_after: float) -> None:
+        """Answer the next request whose path matches ``pattern`` with a 429 asking to wait ``retry_after`` s."""
+        self.rate_limits.append((pattern, retry_after))
+
     def _route(self, r: Recorded) -> web.Response:
         m, path, body = r.method, r.path, r.json
+        for i, (pattern, retry_after) in enumerate(self.rate_limits):
+            if re.fullmatch(pattern, path):
+                del self.rate_limits[i]
+                limited = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
+                response = self._json(limited, 429)
+                response.headers["Via"] = "1.1 fake"  # discord.py retries a 429 only when it came through a proxy
+                return response
         app = str(self.app_id)
         if m == "GET" and path == "/users/@me":
             return self._json(self.bot_user)
