@@ -31,6 +31,7 @@ run: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check calc
+	$(BIN)/python -m tests.import_layers
 
 typecheck: setup
 	$(BIN)/mypy calc

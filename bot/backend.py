@@ -38,15 +38,15 @@ from bot.answer_port import (
     WhatFitsCard,
 )
 from bot.i18n import Lang
-from bot.render.errors import error_reason, error_subject
+from calc.errors import error_reason, error_subject
 
 if TYPE_CHECKING:
     from bot.intents import CompareResult, IntentResult, WhatFitsResult
     from bot.parser import ParsedQuery
-    from calc.estimate import Answer, Fit
     from calc.gpu import Gpu
     from calc.presets import Catalog
     from calc.request import GpuChoice, Request
+    from calc.results import Answer, Fit
 
 log = logging.getLogger(__name__)
 
@@ -329,7 +329,7 @@ class CalcBackend:
         )
 
     def compare_card(self, result: CompareResult, lang: Lang) -> CompareCard:
-        from calc.estimate import Answer
+        from calc.results import Answer
 
         cmp = result.comparison
         a = Answer(request=result.a, estimate=cmp.a, fits=(cmp.fit_a,) if cmp.fit_a is not None else ())

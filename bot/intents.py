@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict
 from bot.parser import ParsedQuery
 from calc.advice import Comparison, ModelFit, compare, models_that_fit
 from calc.errors import UnknownGpuError
-from calc.estimate import Answer, answer
+from calc.estimate import answer
 from calc.presets import Catalog, load_catalog
 from calc.request import Engine, GpuChoice, Request
+from calc.results import Answer
 from calc.solve import best_quant, max_context, max_users
 
 SolveKind = Literal["max_context", "max_users", "best_quant"]

@@ -1,4 +1,5 @@
-"""The command tree: one place where app-command errors become a short, localized, ephemeral reply.
+"""The command tree: one place where app-command errors become a short, localized, ephemeral reply (the reply
+helpers themselves are in :mod:`bot.ui.replies`).
 
 Users see a sentence in their language (never a traceback); the log gets the traceback with the command, its
 options, the user, guild and channel. Cooldowns answer "try again in N s".
@@ -6,92 +7,19 @@ options, the user, guild and channel. Cooldowns answer "try again in N s".
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import math
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
 
 from bot.i18n import Tr, _, lang_for_locale
+from bot.ui.replies import interaction_context, retry_text, send_ephemeral
 
 if TYPE_CHECKING:
     from bot.bot import VramBot
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-def retry_text(tr: Tr, seconds: float) -> str:
-    """The localized "try again in N s" line."""
-    return tr(_("You're asking a little fast. Try again in {seconds} s."), seconds=tr.num(max(1, math.ceil(seconds))))
-
-
-def interaction_context(interaction: discord.Interaction[Any]) -> dict[str, Any]:
-    """What the log needs to find an interaction again (no message content beyond the command's options)."""
-    command = interaction.command
-    data: dict[str, Any] = dict(interaction.data or {})
-    return {
-        "command": command.qualified_name if command is not None else data.get("custom_id") or data.get("name"),
-        "options": data.get("options"),
-        "user_id": interaction.user.id if interaction.user else None,
-        "guild_id": interaction.guild_id,
-        "channel_id": interaction.channel_id,
-        "interaction_id": interaction.id,
-        "locale": str(interaction.locale),
-    }
-
-
-async def within_window(
-    interaction: discord.Interaction[Any], work: Coroutine[Any, Any, T], *, defer_after: float, thinking: bool = True
-) -> T:
-    """Await ``work``; if it is not done within ``defer_after`` seconds, defer the interaction first, so a slow
-    store, a slow source or a long question never misses Discord's 3-second window (the answer then follows)."""
-    task = asyncio.ensure_future(work)
-    try:
-        return await asyncio.wait_for(asyncio.shield(task), defer_after)
-    except TimeoutError:
-        pass
-    if not interaction.response.is_done():
-        try:
-            if interaction.type == discord.InteractionType.component:
-                await interaction.response.defer()  # an edit of the card follows
-            else:
-                await interaction.response.defer(thinking=thinking)
-        except discord.HTTPException:
-            log.warning("Could not defer a slow answer", extra=interaction_context(interaction), exc_info=True)
-        else:
-            log.info("Deferred a slow answer: %s", interaction_context(interaction))
-    return await task
-
-
-async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
-    """Reply privately, whether or not the interaction was already answered (a public "thinking…" placeholder left
-    by a deferral is removed first); never raises."""
-    try:
-        if interaction.response.type == discord.InteractionResponseType.deferred_channel_message:
-            try:
-                await interaction.delete_original_response()
-            except discord.HTTPException:
-                log.debug("Could not remove the deferred placeholder", exc_info=True)
-        if interaction.response.is_done():
-            await interaction.followup.send(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
-        else:
-            await interaction.response.send_message(
-                text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
-            )
-    except discord.HTTPException:
-        log.warning("Could not send an error reply", extra=interaction_context(interaction), exc_info=True)
-
-
-async def send_private(interaction: discord.Interaction[Any], text: str) -> None:
-    """An ephemeral reply, or the private follow-up of an ephemeral deferral."""
-    if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
-    else:
-        await interaction.response.send_message(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
 
 
 class VramTree(app_commands.CommandTree["VramBot"]):

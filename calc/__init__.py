@@ -17,11 +17,12 @@ from calc.errors import (
     UnknownQuantError,
     VramfitError,
 )
-from calc.estimate import Answer, Estimate, Fit, answer, estimate, fit_gpu
+from calc.estimate import answer, estimate, fit_gpu
 from calc.fit import Verdict
 from calc.gpu import Gpu, generic_gpu
 from calc.presets import Catalog, ModelPreset, load_catalog
 from calc.request import Engine, GpuChoice, KvType, ModelRef, Request
+from calc.results import Answer, Estimate, Fit
 from calc.solve import best_quant, max_context, max_users, smallest_gpus
 
 __all__ = [

@@ -56,9 +56,9 @@ class GpuChoice(BaseModel):
 
 
 class Request(BaseModel):
-    """A fully specified question; defaults follow the JSON contract (shared/spec/cli-json.md)."""
+    """A fully specified question; defaults follow the JSON contract (docs/cli-json.md)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: ModelRef
     quant: str = "Q4_K_M"

@@ -1,77 +1,36 @@
 """Solvers: the largest context, the most users, the best quant and the smallest GPUs for a request.
 
-Memory never decreases with context, users or bits (property-tested), so the numeric solvers bisect.
+Memory never decreases with context, users or bits (property-tested), so the numeric solvers bisect
+(:mod:`calc.search`); every probe goes through the engine dispatch (:mod:`calc.engines`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from calc.estimate import Fit, fit_gpu, fits_within, total_bytes
-from calc.fit import Verdict
+from calc.engines import fit_gpu, fits_with_margin, runs_on_gpu
 from calc.gpu import Gpu
-from calc.request import MAX_CONTEXT, MAX_USERS, Engine, GpuChoice, Request
+from calc.request import MAX_USERS, Engine, GpuChoice, Request
+from calc.results import Fit
+from calc.search import largest, largest_context
 
 # Weight formats from most to least faithful, as people step down when a model does not fit.
 QUANT_LADDER: tuple[str, ...] = (
     "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "IQ4_XS", "Q3_K_L", "Q3_K_M", "Q3_K_S", "Q2_K",
 )  # fmt: skip
 VLLM_QUANT_LADDER: tuple[str, ...] = ("BF16", "FP8", "INT4")
-CONTEXT_STEP = 256  # llama.cpp pads contexts to 256 cells, and --fit rounds down to 256 too
 GPU_COUNTS = (1, 2, 4, 8)
-
-
-def _largest(ok: Callable[[int], bool], low: int, high: int, step: int = 1) -> int | None:
-    """Largest multiple of ``step`` in [low, high] with ok() true, assuming ok is monotone (true, then false)."""
-    lo, hi = low // step, high // step
-    if lo < 1 or not ok(lo * step):
-        return None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if ok(mid * step):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo * step
-
-
-def fits_with_margin(request: Request, choice: GpuChoice) -> bool:
-    """True when the request fits ``choice`` whole with the tight margin left (vLLM: the KV pool holds it)."""
-    if request.engine == Engine.VLLM:
-        from calc.vllm import vllm_fit  # local import: vllm builds on the estimate module
-
-        return vllm_fit(request, choice, with_max_context=False).verdict == Verdict.FITS
-    return fits_within(total_bytes(request, choice.count, choice.gpu.backend), choice.gpu, choice.count)
-
-
-def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
-    """True when every layer fits (verdict fits or tight; vLLM: the KV pool holds one full-length sequence per
-    user)."""
-    if request.engine == Engine.VLLM:
-        from calc.vllm import vllm_fit
-
-        return vllm_fit(request, choice, with_max_context=False).verdict == Verdict.FITS
-    return total_bytes(request, choice.count, choice.gpu.backend) <= choice.gpu.usable_bytes * choice.count
 
 
 def max_context(request: Request, choice: GpuChoice, limit: int | None = None) -> int | None:
     """Largest context per user (a multiple of 256) with every layer on the GPU (tight allowed), up to the model's
     training context (with no cap when the question already asks for more)."""
-    trained = request.model.architecture.context_length
-    # Within the training context the model's own limit caps the answer; a question already past it (RoPE scaling)
-    # gets the memory limit alone.
-    ceiling = min(limit or (trained if request.context <= trained else MAX_CONTEXT), MAX_CONTEXT)
-    ceiling = max(ceiling, CONTEXT_STEP)
-
-    def fits_at(context: int) -> bool:
-        return runs_on_gpu(request.model_copy(update={"context": context}), choice)
-
-    return _largest(fits_at, CONTEXT_STEP, ceiling, CONTEXT_STEP)
+    return largest_context(request, choice, runs_on_gpu, limit)
 
 
 def max_users(request: Request, choice: GpuChoice, limit: int = MAX_USERS) -> int | None:
     """Most users at the request's context with every layer on the GPU (tight allowed)."""
-    return _largest(lambda u: runs_on_gpu(request.model_copy(update={"users": u}), choice), 1, limit)
+    return largest(lambda u: runs_on_gpu(request.model_copy(update={"users": u}), choice), 1, limit)
 
 
 def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None = None) -> str | None:

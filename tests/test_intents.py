@@ -29,10 +29,11 @@ import pytest
 
 from bot.intents import CompareResult, FitResult, SolveResult, WhatFitsResult, resolve
 from bot.parser import parse
-from calc.estimate import Estimate, estimate
+from calc.estimate import estimate
 from calc.gpu import generic_gpu
 from calc.presets import Catalog, load_catalog
 from calc.request import Engine, GpuChoice, KvType, Request
+from calc.results import Estimate
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from calc.estimate import model_weights
+from calc.engines.vllm import fit as vllm_fit
+from calc.engines.vllm import kv_bytes_per_token_per_gpu, kv_pool_tokens
 from calc.fit import Verdict
 from calc.gpu import GIB, Gpu
 from calc.presets import load_catalog
 from calc.request import Engine, GpuChoice, Request
-from calc.vllm import kv_bytes_per_token_per_gpu, kv_pool_tokens, vllm_fit
+from calc.weights import model_weights
 from tests.groundtruth import MIB, measured_rows
 
 # "NVIDIA H100 80GB (79.18 GiB total)" as vLLM reported it in these runs.

@@ -31,8 +31,8 @@ from bot.i18n import Lang, Tr, lang_of_text
 from bot.render.embed import help_text, render_card, render_error
 from bot.storage import Store, ThreadQuestion
 from bot.storage.defaults import GuildDefaults, guild_defaults, reply_to_mention
-from bot.tree import retry_text
 from bot.ui.buttons import card_view
+from bot.ui.replies import retry_text
 
 if TYPE_CHECKING:
     from bot.bot import VramBot

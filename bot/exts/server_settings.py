@@ -20,7 +20,7 @@ from bot.i18n import Tr, lang_for_locale
 from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from bot.storage import GuildSettings, StorageError, Store
 from bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
-from bot.tree import send_ephemeral, send_private
+from bot.ui.replies import send_ephemeral, send_private
 
 if TYPE_CHECKING:
     from bot.bot import VramBot

@@ -25,8 +25,8 @@ from bot.i18n import Lang, Tr, lang_for_locale, lang_of_text
 from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from bot.render.embed import help_text, render_card, render_error
 from bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
-from bot.tree import retry_text, send_ephemeral, within_window
 from bot.ui.buttons import card_view
+from bot.ui.replies import retry_text, send_ephemeral, within_window
 from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
 if TYPE_CHECKING:

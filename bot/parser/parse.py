@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
-from bot.parser import match, slots
+import bot.parser.match as match
+import bot.parser.slots as slots
 from bot.parser.index import index_for, tokenize
 from bot.parser.lexicon import POPULAR_MODELS, has_hangul
 from bot.parser.text import clean

@@ -6,9 +6,9 @@ from typing import Any
 
 from bot.intents import CompareResult, FitResult, IntentResult, SolveResult
 from calc.errors import VramfitError
-from calc.estimate import Answer, Fit
 from calc.kv import naive_heads_and_dim
 from calc.request import Request
+from calc.results import Answer, Fit
 
 CONTRACT_VERSION = 1
 
@@ -16,7 +16,7 @@ CONTRACT_VERSION = 1
 def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:
     arch = request.model.architecture
     kv_heads, head_dim = naive_heads_and_dim(arch)
-    from calc.estimate import model_weights  # the parameter count comes from the tensor list
+    from calc.weights import model_weights  # the parameter count comes from the tensor list
 
     params = model_weights(request.model, request.quant).params
     return {

@@ -9,30 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.i18n import Lang, Tr, _
+from calc.errors import error_reason, error_subject
 
-# Keys of VramfitError.details that name the text the user must fix, most specific first.
-SUBJECT_KEYS = ("subject", "query", "text", "model", "gpu", "quant", "number", "value", "name")
-SUBJECT_CODES = ("unknown_model", "unknown_gpu", "unknown_quant", "bad_number")
-
-
-def error_subject(error: object) -> str:
-    """The offending text ("lamma-9b") of a calculator or parser error, when it is known."""
-    details = getattr(error, "details", {}) or {}
-    for key in SUBJECT_KEYS:
-        value = details.get(key)
-        if isinstance(value, str | int | float) and str(value):
-            return str(value)
-    message = str(getattr(error, "message", "") or "")
-    if ": " in message and getattr(error, "code", "") in SUBJECT_CODES:
-        return message.split(": ", 1)[1].strip(" '\"")
-    return ""
-
-
-def error_reason(error: object) -> str:
-    """Why the parser gave up: "ambiguous" (several presets match), "no_model", or "" (nothing matched)."""
-    details = getattr(error, "details", {}) or {}
-    return str(details.get("reason") or "")
-
+__all__ = ["describe_error", "error_reason", "error_subject"]
 
 def describe_error(
     code: str,

@@ -6,11 +6,11 @@ import unicodedata
 
 from bot.i18n import Lang, Tr, _, format_number
 from bot.intents import CompareResult, IntentResult, SolveResult, WhatFitsResult
-from bot.render.errors import describe_error, error_reason, error_subject
-from calc.errors import VramfitError
-from calc.estimate import Answer, Fit
+from bot.render.errors import describe_error
+from calc.errors import VramfitError, error_reason, error_subject
 from calc.presets import Catalog
 from calc.request import Engine, GpuChoice, Request
+from calc.results import Answer, Fit
 
 VERDICT_LABELS: dict[str, str] = {
     "fits": _("fits"),

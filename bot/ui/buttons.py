@@ -21,7 +21,7 @@ from discord import ui
 from bot.answer_port import AnswerError, AnyCard, Card, CompareCard
 from bot.i18n import Lang, Tr, _, format_tokens_short
 from bot.render.embed import render_card, render_error, render_math
-from bot.tree import interaction_context, retry_text, send_ephemeral, within_window
+from bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window
 from bot.ui.state import STATE_PATTERN, CardState, custom_id
 
 if TYPE_CHECKING:

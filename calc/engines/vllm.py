@@ -5,7 +5,7 @@ vLLM's memory is a budget, not a function of context (vllm/v1/worker/gpu_worker.
 non-torch memory``, per GPU with tensor parallelism. A request fits when the pool holds ``users`` sequences of
 ``context`` tokens (16-token blocks); vLLM refuses to start when it cannot hold one full-length sequence.
 
-Constants, fitted to the llm-d H100 profiles in shared/groundtruth/measured.jsonl (vLLM 0.11):
+Constants, fitted to the llm-d H100 profiles in tests/data/groundtruth/measured.jsonl (vLLM 0.11):
 
 * gpu_memory_utilization 0.9 (the engine default the issue asks for; newer releases use 0.92).
 * activation peak ≈ 4.8 bytes × max_num_batched_tokens (8192) × vocabulary: the profile run's f32 logits and
@@ -17,10 +17,12 @@ Constants, fitted to the llm-d H100 profiles in shared/groundtruth/measured.json
 from __future__ import annotations
 
 from calc.architecture import Architecture
-from calc.estimate import Estimate, Fit, model_weights
+from calc.engines.profile import EngineProfile
 from calc.fit import Verdict
 from calc.kv import naive_kv_bytes, pad
 from calc.request import Engine, GpuChoice, KvType, Request
+from calc.results import Estimate, Fit
+from calc.weights import model_weights
 
 MIB = 1 << 20
 GPU_MEMORY_UTILIZATION = (9, 10)
@@ -72,7 +74,8 @@ def needed_kv_bytes(request: Request, tp: int) -> int:
     return request.users * pad(request.context, BLOCK_SIZE) * per_token
 
 
-def vllm_estimate(request: Request, gpu_count: int | None = None) -> Estimate:
+def estimate(request: Request, gpu_count: int | None = None, backend: str | None = None) -> Estimate:
+    """Memory by component on ``gpu_count`` GPUs with tensor parallelism (``backend`` does not change it)."""
     tp = gpu_count if gpu_count is not None else (request.gpus[0].count if request.gpus else 1)
     choice = request.gpus[0] if request.gpus else None
     arch = request.model.architecture
@@ -118,9 +121,10 @@ def kv_pool_tokens(request: Request, memory_bytes: int, tp: int) -> int:
     return budget // per_token // BLOCK_SIZE * BLOCK_SIZE
 
 
-def vllm_fit(request: Request, choice: GpuChoice, *, with_max_context: bool = True) -> Fit:
+def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> Fit:
+    """The verdict is the KV pool's: it holds every user's full context, one sequence (tight), or not one."""
     tp = choice.count
-    est = vllm_estimate(request.model_copy(update={"gpus": (choice,)}), tp)
+    est = estimate(request.model_copy(update={"gpus": (choice,)}), tp)
     pool = kv_pool_tokens(request, choice.gpu.memory_bytes, tp)
     wanted = request.users * pad(request.context, BLOCK_SIZE)
     n_layers = request.model.architecture.n_layers + 1
@@ -149,3 +153,17 @@ def vllm_fit(request: Request, choice: GpuChoice, *, with_max_context: bool = Tr
         max_context=max_ctx,
         tokens_per_second=None,
     )
+
+
+def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
+    return estimate(request, gpu_count, backend).total_bytes
+
+
+def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
+    """True when the KV pool holds one full-length sequence per user."""
+    return fit(request, choice, False).verdict == Verdict.FITS
+
+
+PROFILE = EngineProfile(
+    estimate=estimate, total_bytes=total_bytes, fit=fit, runs_on_gpu=runs_on_gpu, fits_with_margin=runs_on_gpu
+)

@@ -1,0 +1,209 @@
+"""llama.cpp's memory: weights as its quantizer lays them out, the KV cache as ``llama_kv_cache`` allocates it, the
+CUDA compute buffers and runtime, on whole or partly offloaded GPUs.
+
+The rules themselves live one concept a module (:mod:`calc.kv`, :mod:`calc.compute`, :mod:`calc.runtime`,
+:mod:`calc.fit`, :mod:`calc.weights`); this profile adds them up per request and GPU choice, and caches the
+GPU-independent parts, since the solvers probe one request shape many times.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from calc.architecture import Architecture
+from calc.compute import ComputeBuffers, compute_buffers
+from calc.engines.profile import EngineProfile
+from calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
+from calc.gpu import Gpu
+from calc.kv import KvCache, kv_cache, naive_kv_bytes
+from calc.request import GpuChoice, KvType, Request
+from calc.results import Estimate, Fit
+from calc.runtime import runtime_bytes
+from calc.search import largest_context
+from calc.speed import decode_tokens_per_second
+from calc.weights import model_weights
+
+
+def request_kv(request: Request) -> KvCache:
+    return _kv_cached(
+        request.model.architecture,
+        request.context,
+        request.users,
+        request.kv_cache,
+        request.flash_attn_effective,
+        request.n_ubatch,
+        request.kv_unified,
+        request.swa_full,
+    )
+
+
+@lru_cache(maxsize=1024)  # bounded: the solvers probe many one-off contexts
+def _kv_cached(
+    arch: Architecture,
+    context: int,
+    users: int,
+    kv: KvType,
+    flash_attn: bool,
+    n_ubatch: int,
+    unified: bool,
+    swa_full: bool,
+) -> KvCache:
+    """The KV cache does not depend on the weight format: "what fits" and "best quant" try several formats of one
+    request, and share this."""
+    return kv_cache(
+        arch, context, users, kv, flash_attn=flash_attn, n_ubatch=n_ubatch, unified=unified, swa_full=swa_full
+    )
+
+
+class _Parts:
+    """The GPU-independent pieces of a llama.cpp footprint, computed once per request shape."""
+
+    def __init__(self, request: Request) -> None:
+        self.arch = request.model.architecture
+        self.weights = model_weights(request.model, request.quant)
+        self.kv = request_kv(request)
+        self.naive_kv = naive_kv_bytes(self.arch, request.context, request.users, request.kv_cache)
+        self.per_layer = tuple(w + k for w, k in zip(self.weights.layer_bytes, self.kv.layer_bytes, strict=True))
+        self.flash_attn = request.flash_attn_effective
+        self.n_ubatch = request.n_ubatch
+        self._compute: dict[tuple[int, bool], ComputeBuffers] = {}
+
+    def compute(self, gpu_count: int, output_on_gpu: bool = True) -> ComputeBuffers:
+        key = (gpu_count, output_on_gpu)
+        if key not in self._compute:
+            self._compute[key] = compute_buffers(
+                self.arch,
+                self.kv.full_cells,
+                n_ubatch=self.n_ubatch,
+                flash_attn=self.flash_attn,
+                gpu_count=gpu_count,
+                output_on_gpu=output_on_gpu,
+            )
+        return self._compute[key]
+
+
+_PARTS_CACHE: dict[tuple[object, ...], _Parts] = {}
+_PARTS_CACHE_SIZE = 512
+_PARTS_LOCK = threading.Lock()  # the bot calls the calculator from several worker threads
+
+
+def _parts(request: Request) -> _Parts:
+    key = (
+        request.model.architecture,
+        id(request.model.gguf) if request.model.gguf is not None else None,
+        request.quant,
+        request.context,
+        request.users,
+        request.kv_cache,
+        request.flash_attn_effective,
+        request.n_ubatch,
+        request.kv_unified,
+        request.swa_full,
+    )
+    with _PARTS_LOCK:
+        parts = _PARTS_CACHE.get(key)
+        if parts is None:
+            if len(_PARTS_CACHE) >= _PARTS_CACHE_SIZE:
+                _PARTS_CACHE.pop(next(iter(_PARTS_CACHE)))
+            parts = _PARTS_CACHE[key] = _Parts(request)
+    return parts
+
+
+def _gpu_backend(request: Request) -> str:
+    return request.gpus[0].gpu.backend if request.gpus else "cuda"
+
+
+def estimate(request: Request, gpu_count: int | None = None, backend: str | None = None) -> Estimate:
+    """Memory by component for ``gpu_count`` devices (default: the first named GPU's count, else 1)."""
+    count = gpu_count if gpu_count is not None else (request.gpus[0].count if request.gpus else 1)
+    parts = _parts(request)
+    weights, kv = parts.weights, parts.kv
+    compute = parts.compute(count)
+    runtime = runtime_bytes(backend or _gpu_backend(request), count)
+    total = weights.gpu_bytes + kv.total_bytes + compute.gpu_bytes + runtime
+    return Estimate(
+        file_bytes=weights.file_bytes,
+        weights_bytes=weights.gpu_bytes,
+        host_bytes=weights.host_bytes,
+        kv_cache_bytes=kv.total_bytes,
+        kv_cache_naive_bytes=parts.naive_kv,
+        compute_bytes=compute.gpu_bytes,
+        runtime_bytes=runtime,
+        total_bytes=total,
+        params=weights.params,
+        bits_per_weight=round(weights.tensor_bytes * 8 / max(weights.params, 1), 3),
+        kv_k_bytes=kv.k_bytes,
+        kv_v_bytes=kv.v_bytes,
+        kv_cells=kv.full_cells,
+        kv_swa_cells=kv.swa_cells,
+        kv_type_v=kv.type_v.value,
+        gpu_count=count,
+    )
+
+
+def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
+    """``estimate(...).total_bytes`` without building the whole answer (the solvers call this many times)."""
+    parts = _parts(request)
+    return (
+        parts.weights.gpu_bytes
+        + parts.kv.total_bytes
+        + parts.compute(gpu_count).gpu_bytes
+        + runtime_bytes(backend, gpu_count)
+    )
+
+
+def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> Fit:
+    """Verdict, layers on the GPU and headroom for one GPU choice (and the largest context that runs there)."""
+    gpu, count = choice.gpu, choice.count
+    parts = _parts(request)
+    arch = parts.arch
+    runtime = runtime_bytes(gpu.backend, count)
+    total = total_bytes(request, count, gpu.backend)
+    usable = gpu.usable_bytes * count
+    n_layers = arch.n_layers + 1  # llama.cpp counts the output layer
+    verdict = whole_verdict(total, usable)
+    gpu_layers = n_layers
+    if verdict is None:
+        fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
+        gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
+        verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
+    speed = None
+    if verdict in (Verdict.FITS, Verdict.TIGHT):
+        speed = decode_tokens_per_second(gpu, parts.weights, arch, parts.kv.total_bytes // request.users)
+    max_ctx = largest_context(request, choice, runs_on_gpu) if with_max_context else None
+    return Fit(
+        gpu=gpu.id,
+        name=gpu.name,
+        count=count,
+        memory_bytes=gpu.memory_bytes,
+        usable_bytes=usable,
+        verdict=verdict,
+        gpu_layers=gpu_layers,
+        layers=n_layers,
+        headroom_bytes=usable - total,
+        total_bytes=total,
+        max_context=max_ctx,
+        tokens_per_second=speed,
+    )
+
+
+def fits_within(total_bytes: int, gpu: Gpu, count: int) -> bool:
+    """True when ``total_bytes`` fits ``count`` devices with the tight margin left over."""
+    usable = gpu.usable_bytes * count
+    return usable - total_bytes >= tight_margin(usable)
+
+
+def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
+    """True when every layer fits (verdict fits or tight)."""
+    return total_bytes(request, choice.count, choice.gpu.backend) <= choice.gpu.usable_bytes * choice.count
+
+
+def fits_with_margin(request: Request, choice: GpuChoice) -> bool:
+    """True when the request fits ``choice`` whole with the tight margin left."""
+    return fits_within(total_bytes(request, choice.count, choice.gpu.backend), choice.gpu, choice.count)
+
+
+PROFILE = EngineProfile(
+    estimate=estimate, total_bytes=total_bytes, fit=fit, runs_on_gpu=runs_on_gpu, fits_with_margin=fits_with_margin
+)

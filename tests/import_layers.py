@@ -1,0 +1,157 @@
+"""The import-layers contract: which package may import which, and no import cycles.
+
+    python -m tests.import_layers        # prints the violations, exit 1 when there are any (``make lint`` runs it)
+
+Layers, highest first; a module may import its own layer and the ones below, never above:
+
+    bot.exts, bot.bot, bot.process, bot.tree, bot.translator, bot.__main__   the discord.py application
+    bot.cli                                                                    the terminal front end
+    bot.ui, bot.render                                                         what users see
+    bot.storage, bot.backend, bot.intents, bot.followup, bot.cli, ...         answering, storage, the CLI
+    bot.parser                                                                 text → a question
+    calc                                                                       the calculator (stdlib + pydantic)
+
+and inside calc, the engine profiles never import the solvers or the answer, nor each other. Imports inside
+``if TYPE_CHECKING:`` do not count (they never run); function-local imports do.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("calc", "bot")
+APP = ("bot.exts", "bot.bot", "bot.process", "bot.tree", "bot.translator", "bot.__main__", "bot.cli")
+VIEW = ("bot.ui", "bot.render")
+FORBIDDEN_IN_CALC = ("bot", "discord", "babel", "aiohttp", "psycopg")
+CALC_ABOVE_ENGINES = ("calc.solve", "calc.estimate", "calc.advice", "calc.presets")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(path: Path) -> Iterator[tuple[str, int, bool]]:
+    """(imported module, line, at module level) for every import that runs."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+
+    def walk(node: ast.AST, top: bool) -> Iterator[tuple[str, int, bool]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for other in child.orelse:
+                    yield from walk(other, top)
+                continue
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield alias.name, child.lineno, top
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    base = ".".join([*package.split(".")[: len(package.split(".")) - child.level + 1], base]).strip(".")
+                yield base, child.lineno, top
+                for alias in child.names:  # "from calc.engines import vllm" imports the module calc.engines.vllm
+                    yield f"{base}.{alias.name}", child.lineno, top
+            else:
+                inner = top and not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                yield from walk(child, inner)
+
+    yield from walk(tree, True)
+
+
+def layer(module: str) -> int:
+    if module == "calc" or module.startswith("calc."):
+        return 0
+    if module == "bot.parser" or module.startswith("bot.parser."):
+        return 1
+    if module.startswith(VIEW):
+        return 3
+    if module.startswith(APP) or module == "bot":
+        return 4
+    return 2
+
+
+def violations() -> list[str]:
+    modules = {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
+    found: list[str] = []
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        where = path.relative_to(ROOT)
+        for target, line, top in imports(path):
+            if module.startswith("calc") and target.split(".")[0] in FORBIDDEN_IN_CALC:
+                found.append(f"{where}:{line}: calc imports {target} (calc stays pure)")
+            if target not in modules:
+                continue
+            if layer(target) > layer(module) and module != "bot":
+                above = f"{target} (layer {layer(target)})"
+                found.append(f"{where}:{line}: {module} (layer {layer(module)}) imports {above}")
+            if module.startswith("calc.engines.") and (
+                target.startswith(CALC_ABOVE_ENGINES)
+                or (target.startswith("calc.engines.") and target not in ("calc.engines.profile", module))
+            ):
+                found.append(f"{where}:{line}: the engine profile {module} imports {target}")
+            if top and target != module:
+                graph[module].add(target)
+    found += [f"import cycle: {' → '.join(cycle)}" for cycle in cycles(graph)]
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle of module-level imports, one path each (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                connect(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return components
+
+
+def main() -> int:
+    found = violations()
+    for line in found:
+        print(line)
+    print(f"import layers: {len(found)} violation(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,26 @@
+"""The import-layers contract (tests/import_layers.py) holds, and the checker itself finds what it should."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.import_layers import cycles, layer, violations
+
+
+def test_the_tree_keeps_its_layers_and_has_no_cycles() -> None:
+    assert violations() == []
+
+
+@pytest.mark.parametrize(
+    ("module", "expected"),
+    [("calc.engines.vllm", 0), ("bot.parser.numbers", 1), ("bot.backend", 2), ("bot.storage.store", 2),
+     ("bot.render.embed", 3), ("bot.ui.replies", 3), ("bot.exts.vram", 4), ("bot.cli", 4), ("bot.tree", 4)],
+)  # fmt: skip
+def test_layers(module: str, expected: int) -> None:
+    assert layer(module) == expected
+
+
+def test_cycles_are_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
