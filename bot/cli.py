@@ -138,11 +138,11 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
 
 
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
+    if not args.gpu:
+        return None
     from bot.parser import parse_gpu_spec
     from calc.presets import load_catalog
 
-    if not args.gpu:
-        return None
     catalog = load_catalog()
     choices = [parse_gpu_spec(spec, catalog) for spec in args.gpu]
     if args.gpu_count:
@@ -197,12 +197,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...]]:
     """The answer for the command line, its language and what was assumed."""
     from bot.intents import FitResult, resolve, still_assumed
-    from bot.parser import parse
     from calc.presets import load_catalog
 
     text = " ".join(args.query).strip()
     overrides = _overrides(args)
     if text:
+        from bot.parser import parse  # the parser's tables take a while to build; a question in flags needs none
+
         parsed = parse(text)
         lang: Lang = args.lang or parsed.lang
         result = resolve(parsed, **overrides)

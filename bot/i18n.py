@@ -16,13 +16,12 @@ import logging
 import re
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from babel.core import Locale
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from babel.numbers import NumberPattern, parse_pattern
-from babel.support import Translations
+if TYPE_CHECKING:  # Babel is imported where it is used: an English JSON answer needs none of it at start-up
+    from babel.core import Locale
+    from babel.numbers import NumberPattern
+    from babel.support import Translations
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +58,10 @@ class CatalogError(RuntimeError):
 @lru_cache(maxsize=len(LANGS))
 def translations(lang: Lang) -> Translations:
     """The compiled catalog for ``lang`` (read from ``locales/<lang>/LC_MESSAGES/messages.po`` once)."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+    from babel.support import Translations
+
     po_file = resources.files("locales").joinpath(lang, "LC_MESSAGES", "messages.po")
     try:
         with po_file.open("rb") as fp:
@@ -79,6 +82,9 @@ def translate(message: str, lang: Lang, /, **fields: Any) -> str:
 
 @lru_cache(maxsize=16)
 def _number_format(lang: Lang, digits: int) -> tuple[NumberPattern, Locale]:
+    from babel.core import Locale
+    from babel.numbers import parse_pattern
+
     pattern = "#,##0" + ("." + "0" * digits if digits else "")
     return parse_pattern(pattern), Locale.parse(BABEL_LOCALE[lang])
 

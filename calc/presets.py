@@ -8,11 +8,15 @@ config.json verbatim, so a preset and ``vram --config config.json`` go through t
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
+import os
 import re
 import tomllib
 from collections.abc import Mapping
 from functools import cached_property, lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -105,9 +109,39 @@ def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
     return ids[:limit]
 
 
+def cache_dir() -> Path | None:
+    """Where parsed presets are kept between runs: ``VRAMFIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/vramfit`` or
+    ``~/.cache/vramfit``; ``VRAMFIT_CACHE_DIR=""`` turns the cache off."""
+    configured = os.environ.get("VRAMFIT_CACHE_DIR")
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "vramfit"
+
+
 def _load_toml(name: str) -> dict[str, Any]:
-    data = resources.files("presets").joinpath(name).read_text(encoding="utf-8")
-    return tomllib.loads(data)
+    """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
+    as JSON next to the user's other caches, under the TOML's SHA-256: an edited preset file is parsed afresh, and a
+    cache that cannot be read or written is simply not used."""
+    raw = resources.files("presets").joinpath(name).read_bytes()
+    folder = cache_dir()
+    cached = folder / f"{Path(name).stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json" if folder else None
+    if cached is not None:
+        try:
+            data: dict[str, Any] = json.loads(cached.read_bytes())
+            return data
+        except (OSError, ValueError):
+            pass
+    data = tomllib.loads(raw.decode("utf-8"))
+    if cached is not None:
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(json.dumps(data), encoding="utf-8")
+            partial.replace(cached)  # atomic: a concurrent reader sees the old state or the whole file
+        except OSError:
+            pass
+    return data
 
 
 def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:

@@ -3,9 +3,15 @@ parser fuzz test at 100,000 generated inputs. Tests that set their own ``max_exa
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 from hypothesis import HealthCheck, settings
 
 _COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 settings.register_profile("default", max_examples=600, **_COMMON)  # type: ignore[arg-type]
 settings.register_profile("deep", max_examples=100_000, **_COMMON)  # type: ignore[arg-type]
 settings.load_profile("default")
+
+# The parsed-presets cache (calc.presets.cache_dir) goes to a folder of this test run, never the user's home.
+os.environ["VRAMFIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="vramfit-test-cache-")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from calc.gpu import GIB
@@ -70,3 +72,21 @@ def test_gpu_families_have_one_default() -> None:
 def test_gpu_aliases(alias: str, gpu_id: str, memory_gib: int) -> None:
     gpu = load_catalog().gpu(alias)
     assert (gpu.id, gpu.memory_bytes) == (gpu_id, memory_gib * GIB)
+
+
+def test_parsed_presets_are_cached_under_the_toml_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomllib
+    from importlib import resources
+
+    from calc import presets
+
+    monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
+    expected = tomllib.loads(resources.files("presets").joinpath("gpus.toml").read_text(encoding="utf-8"))
+    assert presets._load_toml("gpus.toml") == expected  # parsed, and written
+    (cached,) = tmp_path.glob("gpus-*.json")
+    cached.write_text('{"gpu": []}')  # what the next run reads, whatever the TOML says
+    assert presets._load_toml("gpus.toml") == {"gpu": []}
+    cached.write_text("{not json")  # a damaged cache is parsed afresh
+    assert presets._load_toml("gpus.toml") == expected
+    monkeypatch.setenv("VRAMFIT_CACHE_DIR", "")  # off
+    assert presets._load_toml("gpus.toml") == expected
