@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from calc.architecture import from_hf_config
 from calc.compute import compute_buffers
+from calc.file_types import parse_file_type
 from calc.kv import kv_cache, naive_kv_bytes
-from calc.quant import parse_file_type, weight_bytes
 from calc.request import KvType
+from calc.weights import weight_bytes
 from tests.groundtruth import MIB, llamacpp_rows, measured_rows
 from tests.test_measured import CASES, _kv_types
 

@@ -12,30 +12,18 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from timing import timed  # noqa: E402
 
 from calc.estimate import estimate, fit_gpu  # noqa: E402
 from calc.presets import load_catalog  # noqa: E402
 from calc.request import GpuChoice, Request  # noqa: E402
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-
-
-def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
-    fn()  # warm caches, as a running bot or a second CLI call would have them
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return percentiles(samples)
 
 
 def main() -> None:
@@ -47,14 +35,15 @@ def main() -> None:
         request = Request(model=catalog.models[model_id].ref(), context=32768)
         contexts = iter(range(1000, 10**6))
         # A new question each time (another context): nothing is cached but the quantizer's tensor mix.
-        p50, p99 = timed(lambda r=request, c=contexts: estimate(r.model_copy(update={"context": next(c)})), 500)
+        fresh = lambda r=request, c=contexts: estimate(r.model_copy(update={"context": next(c)}))  # noqa: E731
+        p50, p99 = timed(fresh, 500, warm=True)
         print(f"{'one estimate, new question, ' + model_id:<52} {p50:9.3f} {p99:9.3f}")
 
         def fit_catalog(r: Request = request, c: Iterator[int] = contexts) -> list[object]:
             fresh = r.model_copy(update={"context": next(c)})  # a new question: no cached pieces
             return [fit_gpu(fresh, GpuChoice(gpu=g), with_max_context=False) for g in gpus]
 
-        p50, p99 = timed(fit_catalog, 200)
+        p50, p99 = timed(fit_catalog, 200, warm=True)
         print(f"{f'fit all {len(gpus)} catalog GPUs, ' + model_id:<52} {p50:9.3f} {p99:9.3f}")
     cli_cold_starts()
 

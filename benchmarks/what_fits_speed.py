@@ -16,15 +16,16 @@ Plus the whole path a chat message takes (parse + resolve), warm. Prints a table
 from __future__ import annotations
 
 import importlib
-import statistics
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from timing import timed  # noqa: E402
 
 from bot.intents import resolve  # noqa: E402
 from bot.parser import parse  # noqa: E402
@@ -32,7 +33,8 @@ from calc.advice import models_that_fit  # noqa: E402
 from calc.presets import load_catalog  # noqa: E402
 from calc.request import GpuChoice, Request  # noqa: E402
 
-estimate_module = importlib.import_module("calc.estimate")  # calc.estimate is also a function in calc/__init__
+llama_cpp = importlib.import_module("calc.engines.llama_cpp")
+weights = importlib.import_module("calc.weights")
 tensors = importlib.import_module("calc.tensors")
 
 GPUS = ("rtx-3060-12gb", "rtx-4090", "apple-m2-16gb", "h100-sxm")
@@ -40,26 +42,10 @@ QUESTIONS = ("what can I run on a 3060 at 32k", "4090으로 돌릴 수 있는 �
 
 
 def clear_caches() -> None:
-    estimate_module._weights_cached.cache_clear()
-    estimate_module._kv_cached.cache_clear()
-    estimate_module._PARTS_CACHE.clear()
+    weights._weights_cached.cache_clear()
+    llama_cpp._kv_cached.cache_clear()
+    llama_cpp._PARTS_CACHE.clear()
     tensors.gguf_tensors.cache_clear()
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-
-
-def timed(fn: Callable[[], object], runs: int, before: Callable[[], None] | None = None) -> tuple[float, float]:
-    samples = []
-    for _ in range(runs):
-        if before is not None:
-            before()
-        start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return percentiles(samples)
 
 
 def main() -> None:

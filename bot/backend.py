@@ -159,7 +159,7 @@ class CalcBackend:
         fields for :func:`bot.intents.resolve`). Also the question's language."""
         from bot.parser import ParsedQuery, parse
         from calc.errors import UnknownModelError
-        from calc.quant import parse_file_type
+        from calc.file_types import parse_file_type
         from calc.request import Engine, GpuChoice, KvType
 
         fields: dict[str, Any] = {}

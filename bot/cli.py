@@ -162,7 +162,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if model is not None:
         overrides["model"] = model
     if args.quant:
-        from calc.quant import parse_file_type
+        from calc.file_types import parse_file_type
 
         overrides["quant"] = parse_file_type(args.quant).value
     if args.context:

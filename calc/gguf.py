@@ -30,7 +30,7 @@ from calc.limits import (
     MAX_KEPT_ARRAY,
     MAX_TENSOR_ELEMENTS,
 )
-from calc.quant import WeightBytes
+from calc.weight_bytes import WeightBytes, layer_of, sum_by_role
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -334,41 +334,17 @@ def architecture_from_gguf(header: GgufHeader) -> Architecture:
     return from_hf_config(hf_config_from_gguf(header))
 
 
-_LAYER = re.compile(r"^blk\.(\d+)\.")
-
-
 def weights_from_gguf(arch: Architecture, header: GgufHeader) -> WeightBytes:
     """Exact weight bytes from a GGUF header, split as llama.cpp places them (token_embd in system RAM)."""
-    layers = [0] * arch.n_layers
-    experts = [0] * arch.n_layers
-    embd_bytes, embd_type, out_bytes, out_type = 0, "", 0, ""
-    for tensor in header.tensors:
-        match = _LAYER.match(tensor.name)
-        if match and int(match[1]) < arch.n_layers:
-            layers[int(match[1])] += tensor.n_bytes
-            if "_exps" in tensor.name:
-                experts[int(match[1])] += tensor.n_bytes
-        elif tensor.name == "token_embd.weight":
-            embd_bytes, embd_type = tensor.n_bytes, tensor.ggml_type.value
-        elif tensor.name == "output.weight":
-            out_bytes, out_type = tensor.n_bytes, tensor.ggml_type.value
-    tied = not out_bytes
-    if tied:
-        out_bytes, out_type = embd_bytes, embd_type  # the output head is a GPU copy of token_embd
-    total = sum(t.n_bytes for t in header.tensors)
+    rows = ((t.name, layer_of(t.name), "_exps" in t.name, t.n_bytes, t.ggml_type.value) for t in header.tensors)
+    roles = sum_by_role(rows, arch.n_layers)
     file_type = header.metadata.get("general.file_type")
-    return WeightBytes(
+    return WeightBytes.as_llama_cpp_places_them(
         file_type=str(file_type) if file_type is not None else "",
         params=sum(t.n_elements for t in header.tensors),
-        tensor_bytes=total,
+        tensor_bytes=sum(t.n_bytes for t in header.tensors),
         metadata_bytes=header.metadata_bytes,
         file_bytes=header.file_bytes,
-        token_embd_bytes=embd_bytes,
-        token_embd_type=embd_type,
-        output_bytes=out_bytes,
-        output_type=out_type,
-        layer_bytes=tuple(layers),
-        expert_layer_bytes=tuple(experts),
-        gpu_bytes=total - embd_bytes + (out_bytes if tied else 0),
-        host_bytes=embd_bytes,
+        roles=roles,
+        tied=not roles.out_bytes,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from calc.architecture import Architecture
 from calc.gpu import Gpu
-from calc.quant import WeightBytes
+from calc.weight_bytes import WeightBytes
 
 
 def bytes_read_per_token(weights: WeightBytes, arch: Architecture, kv_bytes_one_sequence: int) -> int:

@@ -1,14 +1,29 @@
 """The weights of a model in a weight format: exact tensor sizes from a GGUF header when the model came from one, else
-llama.cpp's quantizer mix (:mod:`calc.quant`) or the safetensors checkpoint vLLM loads. Shared by every engine."""
+llama.cpp's quantizer mix (:mod:`calc.llama_quant`) or the safetensors checkpoint vLLM loads
+(:mod:`calc.checkpoints`). Shared by every engine."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
 from calc.architecture import Architecture
+from calc.checkpoints import checkpoint_weights
+from calc.file_types import FileType, parse_file_type
 from calc.gguf import weights_from_gguf
-from calc.quant import FileType, WeightBytes, parse_file_type, weight_bytes
+from calc.llama_quant import gguf_file_weights
 from calc.request import Engine, ModelRef
+from calc.weight_bytes import WeightBytes
+
+
+def weight_bytes(
+    arch: Architecture, ftype: FileType, *, engine: str = "llama.cpp", has_imatrix: bool = False
+) -> WeightBytes:
+    """Weight sizes of ``arch`` in ``ftype``: a GGUF as llama.cpp loads it (quantized without an importance matrix
+    unless ``has_imatrix``), or (FP8/INT8/INT4, or a 16/32-bit type with ``engine="vllm"``) a safetensors
+    checkpoint as vLLM holds it on the GPU."""
+    if not ftype.is_gguf or (engine == "vllm" and ftype in (FileType.F16, FileType.BF16, FileType.F32)):
+        return checkpoint_weights(arch, ftype)
+    return gguf_file_weights(arch, ftype, has_imatrix)
 
 
 @lru_cache(maxsize=4096)

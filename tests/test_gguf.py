@@ -11,9 +11,11 @@ from gguf import GGMLQuantizationType, GGUFWriter
 
 from calc.architecture import from_hf_config
 from calc.errors import BadFileError
+from calc.file_types import FileType
 from calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
-from calc.quant import FileType, tensor_types, weight_bytes
+from calc.llama_quant import tensor_types
 from calc.tensors import gguf_tensors
+from calc.weights import weight_bytes
 
 TINY_LLAMA = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 3,
               "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 2048,

@@ -13,9 +13,10 @@ import pytest
 
 from calc.architecture import Architecture, from_hf_config
 from calc.compute import compute_buffers
+from calc.file_types import parse_file_type
 from calc.kv import kv_cache
-from calc.quant import parse_file_type, weight_bytes
 from calc.request import KvType
+from calc.weights import weight_bytes
 from tests.groundtruth import MIB, architectures, measured_rows
 
 # meta-llama/Llama-2-13b-hf config.json (LLaVA 1.5 13B's language model).

@@ -14,9 +14,11 @@ import pytest
 
 from calc.architecture import Architecture, from_hf_config
 from calc.errors import UnknownQuantError
+from calc.file_types import FileType, parse_file_type
 from calc.ggml import GgmlType, row_bytes, tensor_bytes
-from calc.quant import FileType, parse_file_type, tensor_types, weight_bytes
+from calc.llama_quant import tensor_types
 from calc.tensors import count_params, gguf_tensors, loader_order
+from calc.weights import weight_bytes
 from tests.groundtruth import llamacpp_rows
 
 MiB = 1 << 20

@@ -59,7 +59,7 @@ class ParsedQuery(BaseModel):
     model: str | None = None  # preset id
     compare_model: str | None = None  # second preset id ("X vs Y"); intent is then "compare"
     model_candidates: tuple[str, ...] = ()  # preset ids of a family named without a size ("what qwen fits")
-    quant: str | None = None  # calc.quant.FileType value: "Q4_K_M", "Q8_0", "F16", "INT4", ...
+    quant: str | None = None  # calc.file_types.FileType value: "Q4_K_M", "Q8_0", "F16", "INT4", ...
     context: int | None = None  # tokens per user
     users: int | None = None
     kv_cache: KvType | None = None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from bot.parser.numbers import count_from_suffix, tokens_from_suffix
 from calc.errors import BadNumberError, UnknownQuantError
-from calc.quant import FileType
+from calc.file_types import FileType
 from calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
 
 USED = "\x00"

@@ -1,155 +1,29 @@
-"""Per-tensor quantization types and the resulting weight bytes, as llama.cpp's quantizer chooses them.
+"""A port of llama.cpp's quantizer type choice (``src/llama-quant.cpp``), and the GGUF file it writes.
 
-:func:`tensor_types` is a port of ``src/llama-quant.cpp`` (``llama_tensor_get_type`` and
-``llama_tensor_get_type_impl``, ``tensor_allows_quantization``, ``tensor_type_fallback``,
-``init_quantize_state_counters``) for ``llama_model_quantize`` with default parameters and no importance matrix:
-which tensors are quantized at all, the output/token_embd rules (a tied token_embd takes the output rule),
-the extra-bits layers picked by the running counters in the loader's order, the 8-expert and 70B (GQA) bumps,
-and the fallback when a row is not a whole number of blocks. :func:`weight_bytes` sums the result into the
-numbers the memory model needs: file size, bytes per layer and per expert block, and the GPU / host split llama.cpp
-makes when every layer is offloaded (token_embd stays in system RAM; a tied model gets a GPU copy of it as the
-output head).
-
-The vLLM-side formats (FP8, INT8, INT4 = AWQ/GPTQ, and BF16/F16 safetensors) are sized as vLLM holds them on the
-GPU: quantized linear weights, everything else in the 16-bit model dtype, embeddings on the GPU, one shared matrix
-for tied embeddings.
+:func:`tensor_types` ports ``llama_tensor_get_type`` and ``llama_tensor_get_type_impl``,
+``tensor_allows_quantization``, ``tensor_type_fallback`` and ``init_quantize_state_counters`` for
+``llama_model_quantize`` with default parameters and no importance matrix: which tensors are quantized at all, the
+output/token_embd rules (a tied token_embd takes the output rule), the extra-bits layers picked by the running
+counters in the loader's order, the 8-expert and 70B (GQA) bumps, and the fallback when a row is not a whole number
+of blocks. It mirrors llama.cpp 0c1e57098 (the revision llama-cpp-python 0.3.36 vendors), against which
+tests/data/groundtruth/llamacpp_cpu.jsonl was measured (every tensor type of 112 files matches).
+:func:`gguf_file_weights` adds the result up as the file and as llama.cpp places it with every layer offloaded
+(token_embd stays in system RAM; a tied model gets a GPU copy of it as the output head).
 """
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from calc.architecture import Architecture
 from calc.errors import UnknownQuantError
+from calc.file_types import FileType
 from calc.ggml import GgmlType, tensor_bytes
 from calc.tensors import TensorSpec, gguf_tensors, has_output_tensor, loader_order
+from calc.weight_bytes import WeightBytes, sum_by_role
 
 GGUF_ALIGNMENT = 32  # GGUF_DEFAULT_ALIGNMENT: the data section and every tensor start on a 32-byte boundary
-
-
-class FileType(StrEnum):
-    """A model file format: llama.cpp's ``llama_ftype`` names (GGUF) and the vLLM checkpoint formats."""
-
-    F32 = "F32"
-    F16 = "F16"
-    BF16 = "BF16"
-    Q8_0 = "Q8_0"
-    Q6_K = "Q6_K"
-    Q5_K_M = "Q5_K_M"
-    Q5_K_S = "Q5_K_S"
-    Q5_1 = "Q5_1"
-    Q5_0 = "Q5_0"
-    Q4_K_M = "Q4_K_M"
-    Q4_K_S = "Q4_K_S"
-    Q4_1 = "Q4_1"
-    Q4_0 = "Q4_0"
-    IQ4_XS = "IQ4_XS"
-    IQ4_NL = "IQ4_NL"
-    Q3_K_L = "Q3_K_L"
-    Q3_K_M = "Q3_K_M"
-    Q3_K_S = "Q3_K_S"
-    IQ3_M = "IQ3_M"
-    IQ3_S = "IQ3_S"
-    IQ3_XS = "IQ3_XS"
-    IQ3_XXS = "IQ3_XXS"
-    Q2_K = "Q2_K"
-    Q2_K_S = "Q2_K_S"
-    IQ2_M = "IQ2_M"
-    IQ2_S = "IQ2_S"
-    IQ2_XS = "IQ2_XS"
-    IQ2_XXS = "IQ2_XXS"
-    IQ1_M = "IQ1_M"
-    IQ1_S = "IQ1_S"
-    MXFP4_MOE = "MXFP4_MOE"
-    # vLLM checkpoint formats (no GGUF equivalent).
-    FP8 = "FP8"
-    INT8 = "INT8"
-    INT4 = "INT4"
-
-    @property
-    def is_gguf(self) -> bool:
-        return self not in (FileType.FP8, FileType.INT8, FileType.INT4)
-
-    @property
-    def default_type(self) -> GgmlType:
-        """``llama_ftype_get_default_type``: the type every quantizable tensor starts from."""
-        return _DEFAULT_TYPE[self]
-
-
-_DEFAULT_TYPE: dict[FileType, GgmlType] = {
-    FileType.F32: GgmlType.F32,
-    FileType.F16: GgmlType.F16,
-    FileType.BF16: GgmlType.BF16,
-    FileType.Q8_0: GgmlType.Q8_0,
-    FileType.Q6_K: GgmlType.Q6_K,
-    FileType.Q5_K_M: GgmlType.Q5_K,
-    FileType.Q5_K_S: GgmlType.Q5_K,
-    FileType.Q5_1: GgmlType.Q5_1,
-    FileType.Q5_0: GgmlType.Q5_0,
-    FileType.Q4_K_M: GgmlType.Q4_K,
-    FileType.Q4_K_S: GgmlType.Q4_K,
-    FileType.Q4_1: GgmlType.Q4_1,
-    FileType.Q4_0: GgmlType.Q4_0,
-    FileType.IQ4_XS: GgmlType.IQ4_XS,
-    FileType.IQ4_NL: GgmlType.IQ4_NL,
-    FileType.Q3_K_L: GgmlType.Q3_K,
-    FileType.Q3_K_M: GgmlType.Q3_K,
-    FileType.Q3_K_S: GgmlType.Q3_K,
-    FileType.IQ3_M: GgmlType.IQ3_S,
-    FileType.IQ3_S: GgmlType.IQ3_S,
-    FileType.IQ3_XS: GgmlType.IQ3_S,
-    FileType.IQ3_XXS: GgmlType.IQ3_XXS,
-    FileType.Q2_K: GgmlType.Q2_K,
-    FileType.Q2_K_S: GgmlType.Q2_K,
-    FileType.IQ2_M: GgmlType.IQ2_S,
-    FileType.IQ2_S: GgmlType.IQ2_XS,  # sic: llama.cpp's IQ2_S mix starts from IQ2_XS
-    FileType.IQ2_XS: GgmlType.IQ2_XS,
-    FileType.IQ2_XXS: GgmlType.IQ2_XXS,
-    FileType.IQ1_M: GgmlType.IQ1_M,
-    FileType.IQ1_S: GgmlType.IQ1_S,
-    FileType.MXFP4_MOE: GgmlType.MXFP4,
-    # vLLM formats: the dtype of everything that is not a quantized linear weight.
-    FileType.FP8: GgmlType.BF16,
-    FileType.INT8: GgmlType.BF16,
-    FileType.INT4: GgmlType.BF16,
-}
-
-# Other spellings people use; llama-quantize itself accepts Q3_K / Q4_K / Q5_K for the _M mixes.
-_ALIASES: dict[str, FileType] = {
-    "FP16": FileType.F16,
-    "FP32": FileType.F32,
-    "Q3_K": FileType.Q3_K_M,
-    "Q4_K": FileType.Q4_K_M,
-    "Q5_K": FileType.Q5_K_M,
-    "MXFP4": FileType.MXFP4_MOE,
-    "F8": FileType.FP8,
-    "FP8_DYNAMIC": FileType.FP8,
-    "W8A8_FP8": FileType.FP8,
-    "W8A8": FileType.INT8,
-    "INT8_W8A8": FileType.INT8,
-    "AWQ": FileType.INT4,
-    "GPTQ": FileType.INT4,
-    "W4A16": FileType.INT4,
-    "INT4_AWQ": FileType.INT4,
-    "INT4_GPTQ": FileType.INT4,
-}
-
-
-def parse_file_type(name: str) -> FileType:
-    """The file type for a user's spelling (case and '-' / '_' insensitive); UnknownQuantError with suggestions."""
-    key = name.strip().upper().replace("-", "_").replace(" ", "_")
-    if key in FileType.__members__:
-        return FileType[key]
-    if key in _ALIASES:
-        return _ALIASES[key]
-    known = [*FileType.__members__, *_ALIASES]
-    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
-    suggestions = [_ALIASES[c].value if c in _ALIASES else c for c in close]
-    raise UnknownQuantError(f"unknown quantization {name!r}", list(dict.fromkeys(suggestions)), quant=name)
 
 
 # --- the quantizer port ---------------------------------------------------------------------------------------
@@ -531,7 +405,7 @@ def tensor_types(
     return result
 
 
-# --- bytes ---------------------------------------------------------------------------------------------------
+# --- the file ------------------------------------------------------------------------------------------------
 
 
 def _pad(n: int, align: int = GGUF_ALIGNMENT) -> int:
@@ -565,157 +439,20 @@ def metadata_bytes(arch: Architecture, tensors: tuple[TensorSpec, ...] | None = 
     return _pad(_GGUF_HEADER_BYTES + _GGUF_KV_BYTES + infos + arch.vocab_size * per_token)
 
 
-class WeightBytes(BaseModel):
-    """The weights of one model in one format, split the ways the memory model needs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    file_type: str
-    params: int = Field(description="llama_model_n_params: elements of all tensors (tied head counted once)")
-    tensor_bytes: int = Field(description="sum of tensor sizes (llama_model_size; vLLM: its weight memory)")
-    metadata_bytes: int = Field(description="estimated GGUF header + tokenizer (0 for vLLM formats)")
-    file_bytes: int = Field(description="metadata + every tensor padded to the GGUF alignment")
-    token_embd_bytes: int
-    token_embd_type: str
-    output_bytes: int = Field(description="output.weight, or the GPU copy of token_embd when the model is tied")
-    output_type: str
-    layer_bytes: tuple[int, ...] = Field(description="all tensors of blk.N, per layer")
-    expert_layer_bytes: tuple[int, ...] = Field(description="the routed-expert (ffn_*_exps) part of each layer")
-    gpu_bytes: int = Field(description="on the GPU with every layer offloaded")
-    host_bytes: int = Field(description="kept in system RAM with every layer offloaded (llama.cpp: token_embd)")
-
-    @property
-    def bits_per_weight(self) -> float:
-        return self.tensor_bytes * 8 / self.params if self.params else 0.0
-
-
-def _gguf_weight_bytes(arch: Architecture, ftype: FileType, has_imatrix: bool) -> WeightBytes:
+def gguf_file_weights(arch: Architecture, ftype: FileType, has_imatrix: bool = False) -> WeightBytes:
+    """The GGUF file llama-quantize writes for ``arch`` in ``ftype``, summed the ways the memory model needs."""
     typed = tensor_types(arch, ftype, has_imatrix=has_imatrix)
     specs = tuple(spec for spec, _ in typed)
     sizes = [(spec, t, tensor_bytes(t, spec.shape)) for spec, t in typed]
     total = sum(n for _, _, n in sizes)
-    layers = [0] * arch.n_layers
-    experts = [0] * arch.n_layers
-    embd_bytes, embd_type = 0, ""
-    out_bytes, out_type = 0, ""
-    for spec, t, n in sizes:
-        if spec.layer is not None:
-            layers[spec.layer] += n
-            if spec.is_expert:
-                experts[spec.layer] += n
-        elif spec.name == "token_embd.weight":
-            embd_bytes, embd_type = n, t.value
-        elif spec.name == "output.weight":
-            out_bytes, out_type = n, t.value
-    tied = not has_output_tensor(arch)
-    if tied:
-        # llama.cpp loads token_embd twice: the input copy stays on the CPU, the output head (same data, same
-        # type) goes to the GPU with the output layer.
-        out_bytes, out_type = embd_bytes, embd_type
+    roles = sum_by_role(((spec.name, spec.layer, spec.is_expert, n, t.value) for spec, t, n in sizes), arch.n_layers)
     meta = metadata_bytes(arch, specs)
-    return WeightBytes(
+    return WeightBytes.as_llama_cpp_places_them(
         file_type=ftype.value,
         params=sum(spec.n_elements for spec in specs),
         tensor_bytes=total,
         metadata_bytes=meta,
         file_bytes=meta + sum(_pad(n) for _, _, n in sizes),
-        token_embd_bytes=embd_bytes,
-        token_embd_type=embd_type,
-        output_bytes=out_bytes,
-        output_type=out_type,
-        layer_bytes=tuple(layers),
-        expert_layer_bytes=tuple(experts),
-        gpu_bytes=total - embd_bytes + (out_bytes if tied else 0),
-        host_bytes=embd_bytes,
+        roles=roles,
+        tied=not has_output_tensor(arch),
     )
-
-
-_VLLM_GROUP = 128  # AWQ / GPTQ group size
-
-
-def _is_linear(spec: TensorSpec) -> bool:
-    """A projection matrix an FP8/INT8/AWQ/GPTQ checkpoint quantizes (not embeddings, head, router or norms)."""
-    if spec.n_dims < 2 or not spec.name.endswith(".weight") or spec.name.endswith("_norm.weight"):
-        return False
-    return spec.name not in ("token_embd.weight", "output.weight") and ".ffn_gate_inp." not in spec.name
-
-
-def _vllm_mxfp4_bytes(spec: TensorSpec, arch: Architecture) -> int:
-    """gpt-oss experts as vLLM's MXFP4 MoE holds them: the expert width rounded up to 256 (2880 -> 3072 on an H100,
-    which matches the 13.47 / 64.38 GiB vLLM reports for gpt-oss-20b / -120b)."""
-    n_ff = arch.expert_ffn_size
-    padded = -(-n_ff // 256) * 256
-    shape = list(spec.shape)
-    dim = 0 if "ffn_down_exps" in spec.name else 1
-    if shape[dim] == n_ff:
-        shape[dim] = padded
-    return tensor_bytes(GgmlType.MXFP4, shape)
-
-
-def _vllm_tensor_bytes(spec: TensorSpec, ftype: FileType, arch: Architecture) -> int:
-    if spec.source_type == GgmlType.MXFP4:
-        return _vllm_mxfp4_bytes(spec, arch)  # gpt-oss: vLLM runs the MXFP4 checkpoint as is
-    n = spec.n_elements
-    if ftype == FileType.F32:
-        return 4 * n
-    if not _is_linear(spec) or ftype in (FileType.F16, FileType.BF16):
-        return 2 * n  # the 16-bit model dtype (norms, biases, embeddings, lm_head, router)
-    rows = n // spec.row_length
-    if ftype in (FileType.FP8, FileType.INT8):
-        return n + 4 * rows  # 1 byte per weight + an fp32 scale per output channel (FP8-dynamic, W8A8)
-    # INT4 (AWQ/GPTQ): packed 4-bit weights + per group of 128 inputs an fp16 scale and a packed 4-bit zero point.
-    groups = rows * -(-spec.row_length // _VLLM_GROUP)
-    return -(-n // 2) + 2 * groups + -(-groups // 2)
-
-
-def _rotary_cache_bytes(arch: Architecture, ftype: FileType) -> int:
-    """vLLM's RotaryEmbedding cos/sin cache, counted in its weight memory: max positions x rotary dim x dtype.
-    (Llama-3.1-8B: 14.96 GiB of weights + 32 MiB = the 14.99 GiB vLLM reports; Qwen3-0.6B 1.11 + 0.01.)"""
-    rot_dim = arch.qk_rope_head_dim if arch.is_mla else arch.head_dim_k
-    return arch.context_length * rot_dim * (4 if ftype == FileType.F32 else 2)
-
-
-def _vllm_weight_bytes(arch: Architecture, ftype: FileType) -> WeightBytes:
-    specs = gguf_tensors(arch)
-    sizes = [(spec, _vllm_tensor_bytes(spec, ftype, arch)) for spec in specs]
-    checkpoint = sum(n for _, n in sizes)
-    total = checkpoint + _rotary_cache_bytes(arch, ftype)
-    layers = [0] * arch.n_layers
-    experts = [0] * arch.n_layers
-    embd = out = 0
-    for spec, n in sizes:
-        if spec.layer is not None:
-            layers[spec.layer] += n
-            if spec.is_expert:
-                experts[spec.layer] += n
-        elif spec.name == "token_embd.weight":
-            embd = n
-        elif spec.name == "output.weight":
-            out = n
-    dtype = "F32" if ftype == FileType.F32 else "BF16" if ftype != FileType.F16 else "F16"
-    return WeightBytes(
-        file_type=ftype.value,
-        params=sum(spec.n_elements for spec in specs),
-        tensor_bytes=total,
-        metadata_bytes=0,
-        file_bytes=checkpoint,  # safetensors: the tensors (headers are a few KiB), without the rotary cache
-        token_embd_bytes=embd,
-        token_embd_type=dtype,
-        output_bytes=out,  # tied: vLLM shares one matrix, so no separate head
-        output_type=dtype if out else "",
-        layer_bytes=tuple(layers),
-        expert_layer_bytes=tuple(experts),
-        gpu_bytes=total,  # vLLM keeps the embeddings on the GPU too
-        host_bytes=0,
-    )
-
-
-def weight_bytes(
-    arch: Architecture, ftype: FileType, *, engine: str = "llama.cpp", has_imatrix: bool = False
-) -> WeightBytes:
-    """Weight sizes of ``arch`` in ``ftype``: a GGUF as llama.cpp loads it (quantized without an importance matrix
-    unless ``has_imatrix``), or (FP8/INT8/INT4, or a 16/32-bit type with ``engine="vllm"``) a safetensors
-    checkpoint as vLLM holds it on the GPU."""
-    if not ftype.is_gguf or (engine == "vllm" and ftype in (FileType.F16, FileType.BF16, FileType.F32)):
-        return _vllm_weight_bytes(arch, ftype)
-    return _gguf_weight_bytes(arch, ftype, has_imatrix)

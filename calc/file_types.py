@@ -1,0 +1,131 @@
+"""Weight formats: llama.cpp's ``llama_ftype`` names (GGUF) and the vLLM checkpoint formats, with the spellings people
+use for them. One alias table for the calculator; the parser maps chat words ("4비트", "awq") onto these names."""
+
+from __future__ import annotations
+
+import difflib
+from enum import StrEnum
+
+from calc.errors import UnknownQuantError
+from calc.ggml import GgmlType
+
+
+class FileType(StrEnum):
+    """A model file format: llama.cpp's ``llama_ftype`` names (GGUF) and the vLLM checkpoint formats."""
+
+    F32 = "F32"
+    F16 = "F16"
+    BF16 = "BF16"
+    Q8_0 = "Q8_0"
+    Q6_K = "Q6_K"
+    Q5_K_M = "Q5_K_M"
+    Q5_K_S = "Q5_K_S"
+    Q5_1 = "Q5_1"
+    Q5_0 = "Q5_0"
+    Q4_K_M = "Q4_K_M"
+    Q4_K_S = "Q4_K_S"
+    Q4_1 = "Q4_1"
+    Q4_0 = "Q4_0"
+    IQ4_XS = "IQ4_XS"
+    IQ4_NL = "IQ4_NL"
+    Q3_K_L = "Q3_K_L"
+    Q3_K_M = "Q3_K_M"
+    Q3_K_S = "Q3_K_S"
+    IQ3_M = "IQ3_M"
+    IQ3_S = "IQ3_S"
+    IQ3_XS = "IQ3_XS"
+    IQ3_XXS = "IQ3_XXS"
+    Q2_K = "Q2_K"
+    Q2_K_S = "Q2_K_S"
+    IQ2_M = "IQ2_M"
+    IQ2_S = "IQ2_S"
+    IQ2_XS = "IQ2_XS"
+    IQ2_XXS = "IQ2_XXS"
+    IQ1_M = "IQ1_M"
+    IQ1_S = "IQ1_S"
+    MXFP4_MOE = "MXFP4_MOE"
+    # vLLM checkpoint formats (no GGUF equivalent).
+    FP8 = "FP8"
+    INT8 = "INT8"
+    INT4 = "INT4"
+
+    @property
+    def is_gguf(self) -> bool:
+        return self not in (FileType.FP8, FileType.INT8, FileType.INT4)
+
+    @property
+    def default_type(self) -> GgmlType:
+        """``llama_ftype_get_default_type``: the type every quantizable tensor starts from."""
+        return _DEFAULT_TYPE[self]
+
+
+_DEFAULT_TYPE: dict[FileType, GgmlType] = {
+    FileType.F32: GgmlType.F32,
+    FileType.F16: GgmlType.F16,
+    FileType.BF16: GgmlType.BF16,
+    FileType.Q8_0: GgmlType.Q8_0,
+    FileType.Q6_K: GgmlType.Q6_K,
+    FileType.Q5_K_M: GgmlType.Q5_K,
+    FileType.Q5_K_S: GgmlType.Q5_K,
+    FileType.Q5_1: GgmlType.Q5_1,
+    FileType.Q5_0: GgmlType.Q5_0,
+    FileType.Q4_K_M: GgmlType.Q4_K,
+    FileType.Q4_K_S: GgmlType.Q4_K,
+    FileType.Q4_1: GgmlType.Q4_1,
+    FileType.Q4_0: GgmlType.Q4_0,
+    FileType.IQ4_XS: GgmlType.IQ4_XS,
+    FileType.IQ4_NL: GgmlType.IQ4_NL,
+    FileType.Q3_K_L: GgmlType.Q3_K,
+    FileType.Q3_K_M: GgmlType.Q3_K,
+    FileType.Q3_K_S: GgmlType.Q3_K,
+    FileType.IQ3_M: GgmlType.IQ3_S,
+    FileType.IQ3_S: GgmlType.IQ3_S,
+    FileType.IQ3_XS: GgmlType.IQ3_S,
+    FileType.IQ3_XXS: GgmlType.IQ3_XXS,
+    FileType.Q2_K: GgmlType.Q2_K,
+    FileType.Q2_K_S: GgmlType.Q2_K,
+    FileType.IQ2_M: GgmlType.IQ2_S,
+    FileType.IQ2_S: GgmlType.IQ2_XS,  # sic: llama.cpp's IQ2_S mix starts from IQ2_XS
+    FileType.IQ2_XS: GgmlType.IQ2_XS,
+    FileType.IQ2_XXS: GgmlType.IQ2_XXS,
+    FileType.IQ1_M: GgmlType.IQ1_M,
+    FileType.IQ1_S: GgmlType.IQ1_S,
+    FileType.MXFP4_MOE: GgmlType.MXFP4,
+    # vLLM formats: the dtype of everything that is not a quantized linear weight.
+    FileType.FP8: GgmlType.BF16,
+    FileType.INT8: GgmlType.BF16,
+    FileType.INT4: GgmlType.BF16,
+}
+
+# Other spellings people use; llama-quantize itself accepts Q3_K / Q4_K / Q5_K for the _M mixes.
+_ALIASES: dict[str, FileType] = {
+    "FP16": FileType.F16,
+    "FP32": FileType.F32,
+    "Q3_K": FileType.Q3_K_M,
+    "Q4_K": FileType.Q4_K_M,
+    "Q5_K": FileType.Q5_K_M,
+    "MXFP4": FileType.MXFP4_MOE,
+    "F8": FileType.FP8,
+    "FP8_DYNAMIC": FileType.FP8,
+    "W8A8_FP8": FileType.FP8,
+    "W8A8": FileType.INT8,
+    "INT8_W8A8": FileType.INT8,
+    "AWQ": FileType.INT4,
+    "GPTQ": FileType.INT4,
+    "W4A16": FileType.INT4,
+    "INT4_AWQ": FileType.INT4,
+    "INT4_GPTQ": FileType.INT4,
+}
+
+
+def parse_file_type(name: str) -> FileType:
+    """The file type for a user's spelling (case and '-' / '_' insensitive); UnknownQuantError with suggestions."""
+    key = name.strip().upper().replace("-", "_").replace(" ", "_")
+    if key in FileType.__members__:
+        return FileType[key]
+    if key in _ALIASES:
+        return _ALIASES[key]
+    known = [*FileType.__members__, *_ALIASES]
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
+    suggestions = [_ALIASES[c].value if c in _ALIASES else c for c in close]
+    raise UnknownQuantError(f"unknown quantization {name!r}", list(dict.fromkeys(suggestions)), quant=name)
