@@ -199,7 +199,7 @@ async def run_bot(
 
         backend = FakeBackend().backend()
     else:
-        from bot.backend import CalcBackend
+        from bot.answering.service import CalcBackend
 
         backend = CalcBackend().backend()
     settings = Settings(

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from timing import timed  # noqa: E402
 
-from bot.intents import resolve  # noqa: E402
+from bot.answering.resolve import resolve  # noqa: E402
 from bot.parser import parse  # noqa: E402
 from calc.advice import models_that_fit  # noqa: E402
 from calc.presets import load_catalog  # noqa: E402

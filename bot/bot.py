@@ -20,7 +20,7 @@ import discord
 from discord.ext import commands
 
 import bot.exts
-from bot.answer_port import AnswerError, AnyCard, Backend, Overrides
+from bot.answering.cards import AnswerError, AnyCard, Backend, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang
 from bot.settings import Settings
@@ -145,7 +145,7 @@ class VramBot(commands.AutoShardedBot):
     def answer_card(
         self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
     ) -> AnyCard:
-        """Run the backend here and now (raises :class:`bot.answer_port.AnswerError` for questions the user must
+        """Run the backend here and now (raises :class:`bot.answering.cards.AnswerError` for questions the user must
         fix); ``defaults`` (a server's /vram-settings) are applied first, since that too reads the question."""
         if defaults is not None:
             overrides = defaults.apply(text, overrides)

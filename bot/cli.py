@@ -24,7 +24,7 @@ from calc.estimate import answer
 from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
 
 if TYPE_CHECKING:
-    from bot.intents import IntentResult
+    from bot.answering.resolve import IntentResult
 
 EXIT_ERROR = 2
 
@@ -196,7 +196,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...]]:
     """The answer for the command line, its language and what was assumed."""
-    from bot.intents import FitResult, resolve, still_assumed
+    from bot.answering.resolve import FitResult, resolve, still_assumed
     from calc.presets import load_catalog
 
     text = " ".join(args.query).strip()

@@ -66,7 +66,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 async def run(settings: Settings, *, sync_to: int | None, sync_only: bool) -> None:
-    from bot.backend import default_backend
+    from bot.answering.service import default_backend
 
     assert settings.discord_token is not None
     token = settings.discord_token.get_secret_value()

@@ -33,7 +33,14 @@ class WeightBytes(BaseModel):
 
     @classmethod
     def as_llama_cpp_places_them(
-        cls, *, file_type: str, params: int, tensor_bytes: int, metadata_bytes: int, file_bytes: int, roles: RoleSums,
+        cls,
+        *,
+        file_type: str,
+        params: int,
+        tensor_bytes: int,
+        metadata_bytes: int,
+        file_bytes: int,
+        roles: RoleSums,
         tied: bool,
     ) -> WeightBytes:
         """Split as llama.cpp places a GGUF with every layer offloaded: token_embd in system RAM; a tied model loads

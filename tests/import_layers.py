@@ -7,7 +7,7 @@ Layers, highest first; a module may import its own layer and the ones below, nev
     bot.exts, bot.bot, bot.process, bot.tree, bot.translator, bot.__main__   the discord.py application
     bot.cli                                                                    the terminal front end
     bot.ui, bot.render                                                         what users see
-    bot.storage, bot.backend, bot.intents, bot.followup, bot.cli, ...         answering, storage, the CLI
+    bot.answering, bot.storage, bot.i18n, ...                                  answering (no Discord), storage
     bot.parser                                                                 text → a question
     calc                                                                       the calculator (stdlib + pydantic)
 
@@ -27,6 +27,7 @@ PACKAGES = ("calc", "bot")
 APP = ("bot.exts", "bot.bot", "bot.process", "bot.tree", "bot.translator", "bot.__main__", "bot.cli")
 VIEW = ("bot.ui", "bot.render")
 FORBIDDEN_IN_CALC = ("bot", "discord", "babel", "aiohttp", "psycopg")
+DISCORD_FREE = ("bot.answering", "bot.parser", "bot.render.text", "bot.render.contract", "bot.render.errors", "bot.cli")
 CALC_ABOVE_ENGINES = ("calc.solve", "calc.estimate", "calc.advice", "calc.presets")
 
 
@@ -93,6 +94,8 @@ def violations() -> list[str]:
         for target, line, top in imports(path):
             if module.startswith("calc") and target.split(".")[0] in FORBIDDEN_IN_CALC:
                 found.append(f"{where}:{line}: calc imports {target} (calc stays pure)")
+            if module.startswith(DISCORD_FREE) and target.split(".")[0] == "discord":
+                found.append(f"{where}:{line}: {module} imports {target} (terminal and JSON answers need no Discord)")
             if target not in modules:
                 continue
             if layer(target) > layer(module) and module != "bot":

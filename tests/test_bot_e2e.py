@@ -477,7 +477,7 @@ def test_gateway_close_resume_and_answer_again() -> None:
 
 def test_real_calculator_end_to_end() -> None:
     pytest.importorskip("bot.parser.parse")
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
     from calc.estimate import answer
     from calc.presets import load_catalog
     from calc.request import GpuChoice, Request

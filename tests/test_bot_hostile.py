@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bot.answer_port import Backend, Overrides
+from bot.answering.cards import Backend, Overrides
 from bot.i18n import Lang
 from bot.settings import Settings
 from tests import pg
@@ -230,8 +230,8 @@ def test_the_real_backend_answers_from_several_threads_at_once() -> None:
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
-    from bot.answer_port import AnswerError
-    from bot.backend import default_backend
+    from bot.answering.cards import AnswerError
+    from bot.answering.service import default_backend
 
     backend = default_backend()
     quants = ("q4_k_m", "q5_k_m", "q6_k", "q8_0", "q3_k_m", "iq4_xs", "q4_0")

@@ -33,7 +33,7 @@ from tests.test_intents import (
 
 @cache
 def backend() -> Any:
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     return CalcBackend()
 

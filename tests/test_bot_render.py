@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from bot.answer_port import (
+from bot.answering.cards import (
     AnswerError,
     AnyCard,
     Card,
@@ -171,7 +171,7 @@ calc_estimate = pytest.importorskip("calc.estimate")
 
 @pytest.fixture(scope="module")
 def real() -> object:
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     return CalcBackend()
 
@@ -180,7 +180,7 @@ GPU_SETS: list[tuple[tuple[str, int], ...]] = [(), (("rtx-3060-12gb", 1),), (("r
 
 
 def test_every_preset_model_renders_within_limits(real: object) -> None:
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     models = sorted(real.catalog.models)
@@ -200,7 +200,7 @@ def test_every_preset_model_renders_within_limits(real: object) -> None:
 
 def test_every_intent_card_renders_within_limits(real: object) -> None:
     """Solvers, engines side by side and comparisons for every preset model; what fits for every GPU set."""
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     models = sorted(real.catalog.models)
@@ -235,7 +235,7 @@ def test_every_intent_card_renders_within_limits(real: object) -> None:
 
 def test_intent_cards_recompute_from_their_state(real: object) -> None:
     """A button's packed state answers with the same card (what a press after a restart relies on)."""
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     for question in (
@@ -256,7 +256,7 @@ def test_intent_cards_recompute_from_their_state(real: object) -> None:
 
 
 def test_real_numbers_reach_the_card(real: object) -> None:
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
     from calc.estimate import answer
     from calc.request import GpuChoice, Request
 
@@ -281,7 +281,7 @@ def test_real_numbers_reach_the_card(real: object) -> None:
 
 
 def test_real_tips_when_the_gpu_is_short(real: object) -> None:
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     card = real.answer("", None, {"model": "gemma-3-27b", "context": 131072, "gpus": (("rtx-4090", 1),)})
@@ -293,7 +293,7 @@ def test_real_tips_when_the_gpu_is_short(real: object) -> None:
 
 
 def test_real_autocomplete(real: object) -> None:
-    from bot.backend import CalcBackend
+    from bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     models = real.suggest_models("llama3.1")

@@ -17,8 +17,8 @@ from typing import Any, cast
 
 import pytest
 
+from bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
 from bot.bot import GLOBAL, VramBot
-from bot.followup import asks_memory_question, followup_slots, from_json, merge, to_json
 from bot.settings import Settings
 from tests import pg
 from tests.fake_discord import EPHEMERAL, FakeDiscord, Recorded

@@ -106,7 +106,7 @@ def test_main_never_logs_the_token(monkeypatch: pytest.MonkeyPatch, caplog: pyte
 
 def test_sync_only_syncs_and_exits(monkeypatch: pytest.MonkeyPatch) -> None:
     """``python -m bot --sync-only``: REST login and one PUT of the commands, no gateway connection."""
-    monkeypatch.setattr("bot.backend.default_backend", lambda: FakeBackend().backend())
+    monkeypatch.setattr("bot.answering.service.default_backend", lambda: FakeBackend().backend())
 
     async def scenario() -> None:
         async with FakeDiscord() as fake:

@@ -13,7 +13,7 @@ def test_the_tree_keeps_its_layers_and_has_no_cycles() -> None:
 
 @pytest.mark.parametrize(
     ("module", "expected"),
-    [("calc.engines.vllm", 0), ("bot.parser.numbers", 1), ("bot.backend", 2), ("bot.storage.store", 2),
+    [("calc.engines.vllm", 0), ("bot.parser.numbers", 1), ("bot.answering.service", 2), ("bot.storage.store", 2),
      ("bot.render.embed", 3), ("bot.ui.replies", 3), ("bot.exts.vram", 4), ("bot.cli", 4), ("bot.tree", 4)],
 )  # fmt: skip
 def test_layers(module: str, expected: int) -> None:

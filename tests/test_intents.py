@@ -1,7 +1,7 @@
 """Every intent, table-driven, in Korean and English: the parser's intent and the answer's numbers.
 
-Questions go through ``bot.parser.parse`` and ``bot.intents.resolve`` (what the CLI and the bot do), and through the
-CLI's JSON contract. Expected numbers are computed here, independently of the code under test:
+Questions go through ``bot.parser.parse`` and ``bot.answering.resolve.resolve`` (what the CLI and the bot do), and
+through the CLI's JSON contract. Expected numbers are computed here, independently of the code under test:
 
 * KV cache per token from the config.json numbers written below: ``2 × layers × kv_heads × head_dim × bytes``
   (f16 2 bytes, q8_0 34 bytes per 32 values); sliding-window layers hold ``pad256(min(n_ctx, window × users + 512))``
@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from bot.intents import CompareResult, FitResult, SolveResult, WhatFitsResult, resolve
+from bot.answering.resolve import CompareResult, FitResult, SolveResult, WhatFitsResult, resolve
 from bot.parser import parse
 from calc.estimate import estimate
 from calc.gpu import generic_gpu

@@ -1,10 +1,11 @@
 """Answering on one's own in the channels a server chose (``/vram-settings channels add``).
 
 * A new forum post (its title and starter message) or a message in a chosen channel that asks a memory question
-  (:func:`bot.followup.asks_memory_question`) gets one answer, as a reply. In a thread (forum posts included) the
+  (:func:`bot.answering.followups.asks_memory_question`) gets one answer, as a reply. In a thread (forum posts
+  included) the
   first question is answered once per thread; the thread then remembers it.
 * Follow-ups in that thread that change something ("what about 32k?", "q8이면?", "4090이면?") are answered
-  against the thread's last question (:func:`bot.followup.merge`), which then becomes the thread's question.
+  against the thread's last question (:func:`bot.answering.followups.merge`), which then becomes the thread's question.
 * Mentions of the bot in those channels are answered here too (the mention handler leaves them alone), so
   "@vramfit q8이면?" in such a thread also follows up; they follow ``/vram-settings mentions`` (public, or by DM).
 
@@ -24,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from bot.answer_port import AnswerError, Overrides
+from bot.answering.cards import AnswerError, Overrides
+from bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
 from bot.exts.vram import MAX_QUERY, mentions_bot, strip_mentions
-from bot.followup import asks_memory_question, followup_slots, from_json, merge, to_json
 from bot.i18n import Lang, Tr, lang_of_text
 from bot.render.embed import help_text, render_card, render_error
 from bot.storage import Store, ThreadQuestion

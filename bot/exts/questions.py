@@ -19,7 +19,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.answer_port import Overrides
+from bot.answering.cards import Overrides
 from bot.exts.vram import QUANT_CHOICES, answer_interaction
 from calc.request import MAX_CONTEXT, MAX_USERS
 

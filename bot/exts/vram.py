@@ -19,7 +19,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.answer_port import AnswerError, AnyCard, Overrides
+from bot.answering.cards import AnswerError, AnyCard, Overrides
 from bot.cooldowns import UserCooldown
 from bot.i18n import Lang, Tr, lang_for_locale, lang_of_text
 from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.intents import CompareResult, FitResult, IntentResult, SolveResult
+from bot.answering.resolve import CompareResult, FitResult, IntentResult, SolveResult
 from calc.errors import VramfitError
 from calc.kv import naive_heads_and_dim
 from calc.request import Request

@@ -3,7 +3,7 @@
 One card per intent: does it fit (with a solver's number on top, or llama.cpp and vLLM side by side), what fits a
 GPU, and two models compared component by component with the reason their KV caches differ.
 
-Pure functions of a :class:`bot.answer_port.Card` and a language: no I/O, so they are tested directly against
+Pure functions of a :class:`bot.answering.cards.Card` and a language: no I/O, so they are tested directly against
 Discord's limits (:mod:`bot.render.limits`). Korean copy never puts a particle right after a placeholder
 ("실행 가능 — **{gpu}**", not "{gpu}에서"), because the right particle depends on how the name is read.
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.answer_port import (
+from bot.answering.cards import (
     AnswerError,
     AnyCard,
     Assumptions,

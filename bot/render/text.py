@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from bot.i18n import Lang, Tr, _, format_number
-from bot.intents import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from bot.render.errors import describe_error
 from calc.errors import VramfitError, error_reason, error_subject
 from calc.presets import Catalog

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.answer_port import Overrides
+from bot.answering.cards import Overrides
 from bot.i18n import Lang, Tr, _
 from bot.storage.db import StorageError
 from bot.storage.repository import GuildSettings

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import ui
 
-from bot.answer_port import AnswerError, AnyCard, Card, CompareCard
+from bot.answering.cards import AnswerError, AnyCard, Card, CompareCard
 from bot.i18n import Lang, Tr, _, format_tokens_short
 from bot.render.embed import render_card, render_error, render_math
 from bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from bot.answer_port import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides
+from bot.answering.cards import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides
 from bot.i18n import Lang
 
 PREFIX = "vf"
@@ -50,7 +50,7 @@ class CardState:
     flash_attn: bool
     gpus: tuple[tuple[str, int], ...]
     lang: Lang
-    intent: str = "fit"  # an answer_port Intent, or "engines" (llama.cpp and vLLM side by side)
+    intent: str = "fit"  # a bot.answering.cards Intent, or "engines" (llama.cpp and vLLM side by side)
     other: str = ""  # compare: the second model; what fits: the model-id prefix ("" all)
 
     @classmethod

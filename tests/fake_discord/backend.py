@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.answer_port import (
+from bot.answering.cards import (
     AnswerError,
     Assumptions,
     Backend,
@@ -74,7 +74,7 @@ TIGHT_GIB = 1.0
 
 
 class FakeBackend:
-    """Implements the :class:`bot.answer_port.Backend` functions; counts calls."""
+    """Implements the :class:`bot.answering.cards.Backend` functions; counts calls."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Lang | None, Overrides]] = []

@@ -1,13 +1,13 @@
-"""The bot's side of the calculator: what a card needs, and the function type that produces it.
+"""What a card needs, whatever renders it (an embed, the terminal, JSON), and the function type that produces it.
 
-The bot never reaches into ``calc`` or the parser directly. It calls an :data:`Answerer`
-``(text, lang, overrides) -> AnyCard``: ``text`` is the free-text question (may be empty when ``overrides`` names the
-model), ``lang`` the language the caller already knows (``None``: the question's own language), and ``overrides``
-the structured options that win over the text (:class:`Overrides`). The answer is the card for the question's
-intent: a :class:`Card` (does it fit; with a solver's number in ``solution``, or both engines in ``engines``), a
-:class:`WhatFitsCard` or a :class:`CompareCard`. :mod:`bot.backend` adapts the real parser + :mod:`bot.intents`;
-tests plug in a deterministic fake. Errors are :class:`AnswerError` with the stable codes
-of the JSON contract (``unknown_model``, ``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...).
+The Discord side calls an :data:`Answerer` ``(text, lang, overrides) -> AnyCard``: ``text`` is the free-text
+question (may be empty when ``overrides`` names the model), ``lang`` the language the caller already knows
+(``None``: the question's own language), and ``overrides`` the structured options that win over the text
+(:class:`Overrides`). The answer is the card for the question's intent: a :class:`Card` (does it fit; with a solver's
+number in ``solution``, or both engines in ``engines``), a :class:`WhatFitsCard` or a :class:`CompareCard`.
+:mod:`bot.answering.service` builds them from the parser and :mod:`bot.answering.resolve`; tests plug in a
+deterministic fake. Errors are :class:`AnswerError` with the stable codes of the JSON contract (``unknown_model``,
+``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...). Nothing here imports ``calc``: cards hold plain numbers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""The real :class:`bot.answer_port.Backend`: the parser + :func:`bot.intents.resolve`, adapted to a card.
+"""The answering service the bot calls: the parser + :func:`bot.answering.resolve.resolve`, made into a card, with a
+cache of finished cards (the :class:`bot.answering.cards.Backend` the bot is given; tests give it a fake one).
 
-Every intent is answered by :mod:`bot.intents` (no calculation here): does it fit (also on both engines), what
-fits a GPU, two models compared, and the solvers (largest context, most users, best quant). Structured overrides
+Every intent is resolved by :mod:`bot.answering.resolve`: does it fit (also on both engines), what fits a GPU, two
+models compared, and the solvers (largest context, most users, best quant). Building a card also reads a few
+figures off calc's results (the fits per GPU, the tips when a GPU is short). Structured overrides
 (slash options, a button's packed state) may set the intent themselves, so ``/vram-fit`` and a button on a
 what-fits card need no text.
 
@@ -19,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from bot.answer_port import (
+from bot.answering.cards import (
     AnswerError,
     AnyCard,
     Assumptions,
@@ -41,7 +43,7 @@ from bot.i18n import Lang
 from calc.errors import error_reason, error_subject
 
 if TYPE_CHECKING:
-    from bot.intents import CompareResult, IntentResult, WhatFitsResult
+    from bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
     from bot.parser import ParsedQuery
     from calc.gpu import Gpu
     from calc.presets import Catalog
@@ -120,7 +122,7 @@ class CalcBackend:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        from bot.intents import resolve
+        from bot.answering.resolve import resolve
         from calc.errors import VramfitError
 
         try:
@@ -156,7 +158,7 @@ class CalcBackend:
     def build_query(self, text: str, overrides: Overrides) -> tuple[ParsedQuery, dict[str, Any], Lang]:
         """The question read from ``text`` (or made from ``overrides`` alone), with the structured overrides on it:
         the intent, the models and the engines go into the parsed question, the settings into ``fields`` (Request
-        fields for :func:`bot.intents.resolve`). Also the question's language."""
+        fields for :func:`bot.answering.resolve.resolve`). Also the question's language."""
         from bot.parser import ParsedQuery, parse
         from calc.errors import UnknownModelError
         from calc.file_types import parse_file_type
@@ -272,7 +274,7 @@ class CalcBackend:
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:
         """The card for any intent's result."""
-        from bot.intents import CompareResult, SolveResult, WhatFitsResult
+        from bot.answering.resolve import CompareResult, SolveResult, WhatFitsResult
 
         if isinstance(result, WhatFitsResult):
             return self.what_fits_card(result, lang, parsed.model_candidates)

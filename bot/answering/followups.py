@@ -3,7 +3,7 @@
 * :func:`asks_memory_question`: the message names a model (read exactly, or loosely with a "run/fit/돌아가/될까"
   word), or names a GPU with such a word ("can a 3060 run it?").
 * :func:`followup_slots`: what a short follow-up in a thread states ("what about 32k?" → context 32768,
-  "q8이면?" → quant Q8_0, "4090이면?" → the GPU), as :class:`bot.answer_port.Overrides`.
+  "q8이면?" → quant Q8_0, "4090이면?" → the GPU), as :class:`bot.answering.cards.Overrides`.
 * :func:`merge`: the thread's last question with the follow-up's slots applied; the backend then answers the
   original text with these overrides, which win over what the text says.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bot.answer_port import Overrides
+from bot.answering.cards import Overrides
 
 if TYPE_CHECKING:
     from bot.parser import ParsedQuery
