@@ -48,7 +48,7 @@ test: lint typecheck unit
 
 # The parser fuzz test at 100,000 generated inputs (the suite runs a few hundred).
 fuzz: setup
-	$(BIN)/python -m pytest --hypothesis-profile=deep --hypothesis-show-statistics tests/test_parser_fuzz.py
+	$(BIN)/python -m pytest --hypothesis-profile=deep --hypothesis-show-statistics tests/bot/test_parser_fuzz.py
 
 # Refresh the committed ground truth (tests/data/) from a folder of newer measurements: make groundtruth FROM=DIR
 groundtruth: setup

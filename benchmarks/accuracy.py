@@ -24,8 +24,8 @@ from calc.file_types import parse_file_type
 from calc.kv import kv_cache, naive_kv_bytes
 from calc.request import KvType
 from calc.weights import weight_bytes
+from tests.calc.test_measured import CASES, _kv_types
 from tests.groundtruth import MIB, llamacpp_rows, measured_rows
-from tests.test_measured import CASES, _kv_types
 
 
 def pct(estimate: float, measured: float) -> float:

@@ -173,6 +173,18 @@ class VramBot(commands.AutoShardedBot):
             "Ready as %s (%s) in %d guilds, %d shards", self.user, self.user.id, len(self.guilds), self.shard_count or 1
         )
 
+    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
+        """A listener that raised (a mention, an auto-answer): logged with where it happened, never re-raised."""
+        where = {}
+        for value in args:
+            for name in ("guild", "channel"):
+                found = getattr(value, name, None)
+                if found is not None and name not in where:
+                    where[name] = getattr(found, "id", None)
+            if getattr(value, "id", None) is not None and "id" not in where:
+                where["id"] = value.id
+        log.exception("Error in listener %s (%s)", event_method, where)
+
     async def on_command_error(self, context: commands.Context[Any], exception: commands.CommandError, /) -> None:
         """Prefix (owner) commands: unknown commands and non-owners are ignored quietly."""
         if isinstance(exception, commands.CommandNotFound | commands.CheckFailure | commands.UserInputError):

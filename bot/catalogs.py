@@ -3,7 +3,7 @@
 ``update`` runs ``pybabel extract`` (config: ``babel.cfg``) into ``locales/messages.pot`` and merges it into every
 ``locales/<lang>/LC_MESSAGES/messages.po`` (``pybabel update``); then translate the new ``msgstr`` entries of
 ``ko``. ``check`` changes nothing and exits 1 when the template or a catalog is stale, or when a Korean entry is
-missing, fuzzy, or has placeholders that differ from its msgid (CI and ``tests/test_bot_i18n.py`` use it).
+missing, fuzzy, or has placeholders that differ from its msgid (CI and ``tests/bot/test_bot_i18n.py`` use it).
 No ``.mo`` files are needed: :mod:`bot.i18n` compiles the ``.po`` files in memory at start-up.
 """
 

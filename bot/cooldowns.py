@@ -1,4 +1,9 @@
-"""A per-user rate limit for the triggers discord.py does not throttle itself (mentions, buttons)."""
+"""A per-user rate limit for the triggers discord.py does not throttle itself (mentions, buttons).
+
+The buckets are discord.py's own :class:`app_commands.Cooldown`. The mapping is written here rather than taken from
+``commands.CooldownMapping`` because that one scans every user's bucket on each call
+(``_verify_cache_integrity``), which grows with the number of users; this one prunes every 1,024 calls instead.
+"""
 
 from __future__ import annotations
 

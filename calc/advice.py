@@ -22,7 +22,7 @@ from calc.request import Engine, GpuChoice, Request
 from calc.results import Estimate, Fit
 from calc.solve import VLLM_QUANT_LADDER
 
-# The K-quant line, most faithful first; sizes fall monotonically along it (see tests/test_properties.py), so the
+# The K-quant line, most faithful first; sizes fall monotonically along it (see tests/calc/test_properties.py), so the
 # best format that fits is found by bisection. Below Q3_K_M quality drops too far to recommend. vLLM: its own
 # checkpoints (BF16, FP8, INT4).
 WHAT_FITS_LADDER = ("F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M")

@@ -1,6 +1,6 @@
 """Bisection over a monotone predicate, and the largest context a request can take with a given test.
 
-Memory never decreases with context, users or bits (property-tested in tests/test_properties.py), so every numeric
+Memory never decreases with context, users or bits (property-tested in tests/calc/test_properties.py), so every numeric
 solver bisects: the engine profiles use this for a fit's largest context, :mod:`calc.solve` for the solvers.
 """
 

@@ -242,6 +242,11 @@ class Vram(commands.Cog):
         except AnswerError as error:
             await self._reply(message, defaults, lang, content=render_error(error, lang))
             return
+        except Exception:
+            # Our fault, not the asker's: say so, then let VramBot.on_error log it with where it happened.
+            sorry = Tr(lang)(N_("Something went wrong on my side. It has been logged; please try again."))
+            await self._reply(message, defaults, lang, content=sorry)
+            raise
         pin = message.guild is not None and not defaults.private_mentions
         await self._reply(
             message, defaults, card.lang, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=pin)

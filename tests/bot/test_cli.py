@@ -19,7 +19,7 @@ from bot.cli import EXIT_ERROR, run
 from tests.groundtruth import llamacpp_rows
 
 GIB = 1 << 30
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Llama 3 8B's config.json: 32 layers, 8 KV heads, head size 4096 / 32 = 128.
 LLAMA3_KV_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # bytes in f16: 128 KiB

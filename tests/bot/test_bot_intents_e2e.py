@@ -2,7 +2,8 @@
 Discord (``/vram`` text and mentions), the ``/vram-fit`` and ``/vram-compare`` commands, and their buttons.
 
 Every assertion is on the JSON the bot sent. Expected numbers come from config numbers and GPU sizes written in
-``tests/test_intents.py`` (KV per token, hand formulas, totals from the estimate's components), not from the solvers.
+``tests/bot/test_intents.py`` (KV per token, hand formulas, totals from the estimate's components), not from the
+solvers.
 """
 
 from __future__ import annotations
@@ -14,11 +15,7 @@ from functools import cache
 from typing import Any
 
 from bot.bot import GLOBAL
-from tests.fake_discord import EPHEMERAL
-from tests.fake_discord import payloads as p
-from tests.fake_discord.harness import GUILD_ID, World, run
-from tests.fake_discord.sent import JSON, NO_PINGS, button, custom_ids, embed_of, fields
-from tests.test_intents import (
+from tests.bot.test_intents import (
     GIB,
     Row,
     expected_what_fits,
@@ -29,6 +26,10 @@ from tests.test_intents import (
     total_at,
     usable,
 )
+from tests.fake_discord import EPHEMERAL
+from tests.fake_discord import payloads as p
+from tests.fake_discord.harness import GUILD_ID, World, run
+from tests.fake_discord.sent import JSON, NO_PINGS, button, custom_ids, embed_of, fields
 
 
 @cache

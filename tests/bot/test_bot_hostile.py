@@ -8,6 +8,7 @@ itself; a crafted button id gets a reply.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 import subprocess
@@ -268,5 +269,26 @@ def test_a_rate_limited_reply_still_reaches_the_channel() -> None:
             assert posted.json["embeds"][0]["title"].startswith("Llama 3 8B")
             assert f"<@{world.user['id']}>" in posted.json["content"]
             assert posted.json["allowed_mentions"] == {"parse": []}
+
+    run(scenario())
+
+
+def test_a_listener_that_raises_is_logged_with_where_it_happened(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            world.backend.fail_with = RuntimeError("the calculator broke")
+            with caplog.at_level(logging.ERROR, logger="bot.bot"):
+                message = await world.say("llama3 8b 32k 3060")
+                for _ in range(100):
+                    if any("Error in listener on_message" in r.getMessage() for r in caplog.records):
+                        break
+                    await asyncio.sleep(0.02)
+            record = next(r for r in caplog.records if "Error in listener on_message" in r.getMessage())
+            assert record.exc_info is not None and "the calculator broke" in str(record.exc_info[1])
+            assert str(CHANNEL_ID) in record.getMessage() and message["id"] in record.getMessage()
+            reply = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages")
+            assert "went wrong on my side" in reply.json["content"]  # the asker is told, in a sentence
 
     run(scenario())

@@ -684,7 +684,7 @@ def test_database_url_is_never_logged() -> None:
 
 
 def test_settings_command_localizations_are_valid() -> None:
-    from tests.test_bot_i18n import DESCRIPTION_MAX, valid_name, walk_options
+    from tests.bot.test_bot_i18n import DESCRIPTION_MAX, valid_name, walk_options
 
     async def payload() -> JSON:
         from bot.exts.server_settings import ServerSettings
