@@ -29,6 +29,7 @@ from bot.answering.cards import (
 )
 from bot.i18n import Lang, Tr, _, format_tokens_short
 from bot.render.errors import describe_error
+from bot.render.labels import VERDICT_LABELS
 from bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from bot.version import vramfit_version
 
@@ -74,13 +75,7 @@ def _segment_label(tr: Tr, segment: str) -> str:
 
 
 def verdict_word(tr: Tr, verdict: Verdict) -> str:
-    words = {
-        "fits": _("fits"),
-        "tight": _("tight fit"),
-        "partial": _("partly on the CPU"),
-        "no": _("doesn't fit"),
-    }
-    return tr(words[verdict])
+    return tr(VERDICT_LABELS[verdict])
 
 
 def bar(used: int, capacity: int) -> str:

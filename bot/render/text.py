@@ -7,17 +7,11 @@ import unicodedata
 from bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from bot.i18n import Lang, Tr, _, format_number
 from bot.render.errors import describe_error
+from bot.render.labels import VERDICT_LABELS
 from calc.errors import VramfitError, error_reason, error_subject
 from calc.presets import Catalog
 from calc.request import Engine, GpuChoice, Request
 from calc.results import Answer, Fit
-
-VERDICT_LABELS: dict[str, str] = {
-    "fits": _("fits"),
-    "tight": _("tight"),
-    "partial": _("partly on the GPU"),
-    "no": _("does not fit"),
-}
 
 TABLE_HEADINGS = (_("Verdict"), _("Headroom"), _("Max context"), _("Speed"))
 
