@@ -1,8 +1,9 @@
 """``VramBot``: an ``AutoShardedBot`` that answers "will this LLM run on my GPU?" with a card.
 
 Start-up (``setup_hook``, before the gateway connects): open the settings store (SQLite, or PostgreSQL with
-``DATABASE_URL``; migrated), set the Korean translator, register the persistent buttons, load every extension in
-``bot/exts`` (one failing is logged, the rest load), and sync the commands only when asked (``--sync`` or the owner's
+``DATABASE_URL``; migrated; a store that cannot be opened leaves the bot running without server settings), set the
+Korean translator, load every extension in ``bot/exts`` (one failing is logged, the rest load; the persistent buttons
+are registered by ``bot/exts/buttons.py``), and sync the commands only when asked (``--sync`` or the owner's
 ``@vramfit sync``), never on every start. ``shard_ids`` in the settings make this process run only those shards.
 """
 
@@ -27,7 +28,6 @@ from bot.settings import Settings
 from bot.storage import StorageError, Store, open_store
 from bot.translator import VramTranslator
 from bot.tree import VramTree
-from bot.ui.buttons import DYNAMIC_ITEMS
 
 if TYPE_CHECKING:
     from bot.storage.defaults import GuildDefaults
@@ -105,7 +105,6 @@ class VramBot(commands.AutoShardedBot):
                 self.store_error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, StorageError) else str(exc)
                 log.error("Settings store unavailable, running without server settings: %s", self.store_error)
         await self.tree.set_translator(VramTranslator())
-        self.add_dynamic_items(*DYNAMIC_ITEMS)
         for name in extensions():
             try:
                 await self.load_extension(name)

@@ -11,7 +11,8 @@ Layers, highest first; a module may import its own layer and the ones below, nev
     bot.parser                                                                 text → a question
     calc                                                                       the calculator (stdlib + pydantic)
 
-and inside calc, the engine profiles never import the solvers or the answer, nor each other. Imports inside
+inside calc, the engine profiles never import the solvers or the answer, nor each other; and the extensions in
+bot/exts never import each other. Imports inside
 ``if TYPE_CHECKING:`` do not count (they never run); function-local imports do.
 """
 
@@ -101,6 +102,8 @@ def violations() -> list[str]:
             if layer(target) > layer(module) and module != "bot":
                 above = f"{target} (layer {layer(target)})"
                 found.append(f"{where}:{line}: {module} (layer {layer(module)}) imports {above}")
+            if module.startswith("bot.exts.") and target.startswith("bot.exts.") and target != module:
+                found.append(f"{where}:{line}: the extension {module} imports the extension {target}")
             if module.startswith("calc.engines.") and (
                 target.startswith(CALC_ABOVE_ENGINES)
                 or (target.startswith("calc.engines.") and target not in ("calc.engines.profile", module))

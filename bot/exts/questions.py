@@ -20,7 +20,7 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from bot.answering.cards import Overrides
-from bot.exts.vram import QUANT_CHOICES, answer_interaction
+from bot.ui.slash import QUANT_CHOICES, answer_interaction
 from calc.request import MAX_CONTEXT, MAX_USERS
 
 if TYPE_CHECKING:

@@ -55,7 +55,8 @@ def test_user_cooldown() -> None:
 
 def test_extensions_are_discovered() -> None:
     assert extensions() == [
-        "bot.exts.admin", "bot.exts.autoanswer", "bot.exts.questions", "bot.exts.server_settings", "bot.exts.vram",
+        "bot.exts.admin", "bot.exts.autoanswer", "bot.exts.buttons", "bot.exts.questions", "bot.exts.server_settings",
+        "bot.exts.vram",
     ]  # fmt: skip
 
 

@@ -1,0 +1,108 @@
+"""Answering a slash command with a card: the choices its options offer, the length a question may have, and
+:func:`answer_interaction`, which every command that answers with a card (``/vram``, ``/vram-fit``,
+``/vram-compare``) calls."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import discord
+from discord import app_commands
+from discord.app_commands import locale_str as _
+
+from bot.answering.cards import AnswerError, AnyCard, Overrides
+from bot.i18n import Lang, Tr, lang_for_locale
+from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from bot.render.embed import render_card, render_error
+from bot.storage.defaults import guild_defaults
+from bot.ui.buttons import card_view
+from bot.ui.replies import send_ephemeral, within_window
+
+if TYPE_CHECKING:
+    from bot.bot import VramBot
+
+log = logging.getLogger(__name__)
+
+NO_MENTIONS = discord.AllowedMentions.none()
+MAX_QUERY = 300
+RESPONSE_WINDOW_SECONDS = 2.8  # Discord accepts the first response to an interaction for 3 s
+
+KV_CHOICES = [
+    app_commands.Choice(name=_("f16 (default)"), value="f16"),
+    app_commands.Choice(name="bf16", value="bf16"),
+    app_commands.Choice(name="q8_0", value="q8_0"),
+    app_commands.Choice(name="fp8 (vLLM)", value="fp8"),
+    app_commands.Choice(name="q5_1", value="q5_1"),
+    app_commands.Choice(name="q5_0", value="q5_0"),
+    app_commands.Choice(name="q4_1", value="q4_1"),
+    app_commands.Choice(name="q4_0", value="q4_0"),
+    app_commands.Choice(name="iq4_nl", value="iq4_nl"),
+    app_commands.Choice(name="f32", value="f32"),
+]
+ENGINE_CHOICES = [
+    app_commands.Choice(name=_("llama.cpp (default)"), value="llama.cpp"),
+    app_commands.Choice(name="vLLM", value="vllm"),
+]
+QUANT_CHOICES = [
+    app_commands.Choice(name=_("Q4_K_M (default)"), value="Q4_K_M"),
+    *(
+        app_commands.Choice(name=q, value=q)
+        for q in (
+            "Q5_K_M", "Q6_K", "Q8_0", "F16", "BF16", "Q4_0", "Q4_K_S", "Q5_0", "Q5_K_S", "Q3_K_M", "Q3_K_L",
+            "Q3_K_S", "Q2_K", "IQ4_XS", "IQ4_NL", "IQ3_XXS", "IQ2_XS", "FP8", "INT4", "F32",
+        )
+    ),
+]  # fmt: skip
+
+
+async def answer_interaction(
+    bot: VramBot, interaction: discord.Interaction[VramBot], text: str, overrides: Overrides
+) -> None:
+    """Answer a slash command with the card for ``text`` and ``overrides``, the server's /vram-settings applied
+    (its language, its engine, and its GPU shortlist when the question names no GPU); errors go only to the asker.
+
+    The settings, the parse and the calculation run off the event loop; when they are not done within
+    ``defer_after_seconds`` the interaction is deferred, so the answer never misses Discord's window."""
+
+    async def work() -> tuple[Lang, AnyCard | AnswerError]:
+        defaults = await guild_defaults(bot, interaction.guild_id)
+        lang = defaults.lang or lang_for_locale(interaction.locale)
+        try:
+            return lang, await bot.answer(text, lang, overrides, defaults)
+        except AnswerError as error:
+            return lang, error
+
+    started = time.monotonic()
+    lang, card = await within_window(interaction, work(), defer_after=bot.settings.defer_after_seconds)
+    if isinstance(card, AnswerError):
+        await send_ephemeral(interaction, render_error(card, lang))
+        return
+    embed, view = render_card(card, lang), card_view(card, lang, pin=interaction.guild_id is not None)
+    if interaction.response.is_done():  # deferred: the placeholder becomes the card (follow-ups have 15 minutes)
+        await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        return
+    window_left = max(0.1, RESPONSE_WINDOW_SECONDS - (time.monotonic() - started))
+    try:
+        send = interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        await asyncio.wait_for(send, window_left)
+    except TimeoutError:
+        await _post_in_channel(interaction, lang, embed, view)
+
+
+async def _post_in_channel(
+    interaction: discord.Interaction[VramBot], lang: Lang, embed: discord.Embed, view: discord.ui.View
+) -> None:
+    """The reply could not get through within Discord's window (a rate limit asked to wait longer): the
+    interaction can no longer be answered, so the card goes to the channel as a message, naming whose it is."""
+    log.warning("The answer missed the interaction window; posting it in the channel: %s", interaction.id)
+    channel = interaction.channel
+    if not isinstance(channel, discord.abc.Messageable):
+        return
+    lead = Tr(lang)(N_("Answer to {user}'s /vram"), user=interaction.user.mention)
+    try:
+        await channel.send(content=lead, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+    except discord.HTTPException:
+        log.warning("Could not post the late answer in channel %s", interaction.channel_id, exc_info=True)
