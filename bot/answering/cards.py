@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, cast
 
 from bot.i18n import Lang
 
@@ -55,9 +55,14 @@ class ModelInfo:
     sliding_window: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Assumptions:
-    """Every setting the numbers depend on (all echoed in the card's footer)."""
+# The settings every answer depends on, in one place: a card's footer echoes them, its buttons carry them, and
+# :meth:`Card.overrides` reproduces the question from them.
+SETTINGS: tuple[str, ...] = ("quant", "context", "users", "kv_cache", "engine", "flash_attn")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """The settings every answer depends on (:data:`SETTINGS`), as a card and a button carry them."""
 
     quant: str
     context: int
@@ -65,6 +70,12 @@ class Assumptions:
     kv_cache: str
     engine: str
     flash_attn: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Assumptions(Settings):
+    """Every setting the numbers depend on (all echoed in the card's footer)."""
+
     kv_bytes_per_element: float = 2.0
 
 
@@ -153,17 +164,8 @@ class Card:
 
     def overrides(self) -> Overrides:
         """Overrides that reproduce this card without the original text."""
-        a = self.assumptions
-        out = Overrides(
-            model=self.model.id,
-            quant=a.quant,
-            context=a.context,
-            users=a.users,
-            kv_cache=a.kv_cache,
-            engine=a.engine,
-            flash_attn=a.flash_attn,
-            gpus=self.gpus,
-        )
+        out = Overrides(model=self.model.id, gpus=self.gpus)
+        out.update(settings_of(self.assumptions))
         if self.solution is not None:
             out["intent"] = self.solution.kind
         if self.engines:
@@ -319,3 +321,8 @@ class Backend:
         "INT4",
         "F32",
     )
+
+
+def settings_of(source: object) -> Overrides:
+    """The :data:`SETTINGS` of anything that has them as attributes (card assumptions, a button's state)."""
+    return cast(Overrides, {name: getattr(source, name) for name in SETTINGS})

@@ -218,7 +218,7 @@ class CalcBackend:
 
     def card(self, result: Answer, lang: Lang, *, with_tips: bool = True) -> Card:
         """The card data for one calculator answer (adds tips when the named GPU falls short)."""
-        from calc.kv import kv_value_bytes, naive_heads_and_dim
+        from calc.kv import naive_heads_and_dim
 
         request, est = result.request, result.estimate
         arch = request.model.architecture
@@ -233,26 +233,9 @@ class CalcBackend:
             head_dim=dim,
             sliding_window=arch.sliding_window if swa else 0,
         )
-        assumptions = Assumptions(
-            quant=request.quant,
-            context=request.context,
-            users=request.users,
-            kv_cache=request.kv_cache.value,
-            engine=request.engine.value,
-            flash_attn=request.flash_attn_effective,
-            kv_bytes_per_element=kv_value_bytes(request.kv_cache),
-        )
-        estimate = Estimate(
-            file_bytes=est.file_bytes,
-            weights_bytes=est.weights_bytes,
-            host_bytes=est.host_bytes,
-            kv_cache_bytes=est.kv_cache_bytes,
-            kv_cache_naive_bytes=est.kv_cache_naive_bytes,
-            compute_bytes=est.compute_bytes,
-            runtime_bytes=est.runtime_bytes,
-            total_bytes=est.total_bytes,
-            kv_pool_tokens=est.vllm_kv_pool_tokens or 0,
-        )
+        assumptions = assumptions_of(request)
+        byte_fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(Estimate) if f.name != "kv_pool_tokens"}
+        estimate = Estimate(**byte_fields, kv_pool_tokens=est.vllm_kv_pool_tokens or 0)
         fits = tuple(self._gpu_fit(f) for f in result.fits)
         tips: tuple[Tip, ...] = ()
         if with_tips and request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
@@ -296,14 +279,7 @@ class CalcBackend:
         prefix = _common_prefix(candidates)
         # Buttons carry the pool as an id prefix: only when that prefix names exactly the candidates.
         stateful = not candidates or set(candidates) == {m for m in self.catalog.models if m.startswith(prefix)}
-        assumptions = Assumptions(
-            quant=template.quant,
-            context=template.context,
-            users=template.users,
-            kv_cache=template.kv_cache.value,
-            engine=template.engine.value,
-            flash_attn=template.flash_attn_effective,
-        )
+        assumptions = assumptions_of(template, kv_bytes=False)
         models = tuple(
             ModelChoice(
                 model_id=m.model,
@@ -459,3 +435,20 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
 def default_backend() -> Backend:
     """The production backend (raises ``ImportError`` while the calculator or parser is missing)."""
     return CalcBackend().backend()
+
+
+def assumptions_of(request: Request, *, kv_bytes: bool = True) -> Assumptions:
+    """A request's :data:`bot.answering.cards.SETTINGS` as a card echoes them (the engine's effective flash
+    attention; with ``kv_bytes``, the bytes per cached element the math shows)."""
+    from calc.kv import kv_value_bytes
+
+    extra = {"kv_bytes_per_element": kv_value_bytes(request.kv_cache)} if kv_bytes else {}
+    return Assumptions(
+        quant=request.quant,
+        context=request.context,
+        users=request.users,
+        kv_cache=request.kv_cache.value,
+        engine=request.engine.value,
+        flash_attn=request.flash_attn_effective,
+        **extra,
+    )

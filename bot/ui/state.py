@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from bot.answering.cards import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides
+from bot.answering.cards import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides, Settings, settings_of
 from bot.i18n import Lang
 
 PREFIX = "vf"
@@ -39,15 +39,11 @@ _INTENTS = {code: name for name, code in _INTENT_CODES.items()}
 UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
 
 
-@dataclass(frozen=True, slots=True)
-class CardState:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardState(Settings):
+    """A card's question as its buttons carry it: the model, the :class:`~bot.answering.cards.Settings`, the GPUs."""
+
     model: str
-    quant: str
-    context: int
-    users: int
-    kv_cache: str
-    engine: str
-    flash_attn: bool
     gpus: tuple[tuple[str, int], ...]
     lang: Lang
     intent: str = "fit"  # a bot.answering.cards Intent, or "engines" (llama.cpp and vLLM side by side)
@@ -83,18 +79,12 @@ class CardState:
         return replace(self, lang=lang)
 
     def overrides(self) -> Overrides:
-        out = Overrides(
-            context=self.context,
-            users=self.users,
-            kv_cache=self.kv_cache,
-            engine=self.engine,
-            flash_attn=self.flash_attn,
-            gpus=self.gpus,
-        )
+        out = Overrides(gpus=self.gpus)
+        out.update(settings_of(self))
+        if self.quant == UNUSED:  # what fits: the quant is what the card finds
+            del out["quant"]
         if self.model != UNUSED:
             out["model"] = self.model
-        if self.quant != UNUSED:
-            out["quant"] = self.quant
         if self.intent == "engines":
             out["engines"] = True
         elif self.intent != "fit":

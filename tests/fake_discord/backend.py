@@ -221,7 +221,8 @@ class FakeBackend:
                 4096 if model.swa_factor < 1 else 0,
             ),
             assumptions=Assumptions(
-                quant, context, users, kv, str(s["engine"]), bool(s["flash_attn"]), KV_BYTES.get(kv, 2.0)
+                quant=quant, context=context, users=users, kv_cache=kv, engine=str(s["engine"]),
+                flash_attn=bool(s["flash_attn"]), kv_bytes_per_element=KV_BYTES.get(kv, 2.0),
             ),
             estimate=est,
             fits=fits,
