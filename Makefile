@@ -23,7 +23,7 @@ postgres:
 # in the terminal: `make run Q="llama3-8b 32k 3060"`, or `make run` for a prompt.
 run: setup
 	@if [ -n "$$DISCORD_TOKEN" ] || grep -qs '^DISCORD_TOKEN=.' .env; then \
-		$(BIN)/python -m bot; \
+		$(BIN)/python -m vramfit.bot; \
 	else \
 		$(BIN)/vram $(if $(Q),"$(Q)",--interactive); \
 	fi
@@ -33,13 +33,16 @@ lint: setup
 	$(BIN)/ruff format --check calc
 	$(BIN)/python -m tests.import_layers
 
+# mypy resolves vramfit.calc and vramfit.bot through a tree of links laid out as the wheel installs them (the
+# editable install maps the names with an import hook, which mypy does not run).
 typecheck: setup
-	$(BIN)/mypy calc
-	$(BIN)/mypy bot
+	@mkdir -p .typecheck/vramfit && for d in calc bot presets locales; do ln -sfn ../../$$d .typecheck/vramfit/$$d; done
+	cd .typecheck && ../$(BIN)/mypy --config-file ../pyproject.toml -p vramfit.calc
+	cd .typecheck && ../$(BIN)/mypy --config-file ../pyproject.toml -p vramfit.bot
 
 # After changing a user-visible string: re-extract, merge, then translate the new Korean entries.
 catalogs: setup
-	$(BIN)/python -m bot.catalogs update
+	$(BIN)/python -m vramfit.bot.catalogs update
 
 unit: setup postgres
 	$(BIN)/python -m pytest
@@ -61,4 +64,4 @@ bench: setup
 	$(BIN)/python benchmarks/what_fits_speed.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .typecheck

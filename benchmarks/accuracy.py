@@ -18,14 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calc.architecture import from_hf_config
-from calc.compute import compute_buffers
-from calc.file_types import parse_file_type
-from calc.kv import kv_cache, naive_kv_bytes
-from calc.request import KvType
-from calc.weights import weight_bytes
 from tests.calc.test_measured import CASES, _kv_types
 from tests.groundtruth import MIB, llamacpp_rows, measured_rows
+from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.compute import compute_buffers
+from vramfit.calc.file_types import parse_file_type
+from vramfit.calc.kv import kv_cache, naive_kv_bytes
+from vramfit.calc.request import KvType
+from vramfit.calc.weights import weight_bytes
 
 
 def pct(estimate: float, measured: float) -> float:

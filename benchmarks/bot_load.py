@@ -188,8 +188,8 @@ async def run_bot(
     import yarl
     from discord.gateway import DiscordWebSocket
 
-    from bot.bot import VramBot
-    from bot.settings import Settings
+    from vramfit.bot.bot import VramBot
+    from vramfit.bot.settings import Settings
 
     urls = conn.recv()
     discord.http.Route.BASE = urls["api"]
@@ -199,7 +199,7 @@ async def run_bot(
 
         backend = FakeBackend().backend()
     else:
-        from bot.answering.service import CalcBackend
+        from vramfit.bot.answering.service import CalcBackend
 
         backend = CalcBackend().backend()
     settings = Settings(

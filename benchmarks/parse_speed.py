@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bot.parser import parse  # noqa: E402
-from calc.errors import VramfitError  # noqa: E402
-from calc.presets import load_catalog  # noqa: E402
+from vramfit.bot.parser import parse  # noqa: E402
+from vramfit.calc.errors import VramfitError  # noqa: E402
+from vramfit.calc.presets import load_catalog  # noqa: E402
 
 EVAL_FILE = ROOT / "tests" / "data" / "eval" / "queries_public.jsonl"
 

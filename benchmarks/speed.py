@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from timing import timed  # noqa: E402
 
-from calc.estimate import estimate, fit_gpu  # noqa: E402
-from calc.presets import load_catalog  # noqa: E402
-from calc.request import GpuChoice, Request  # noqa: E402
+from vramfit.calc.estimate import estimate, fit_gpu  # noqa: E402
+from vramfit.calc.presets import load_catalog  # noqa: E402
+from vramfit.calc.request import GpuChoice, Request  # noqa: E402
 
 
 def main() -> None:
@@ -70,10 +70,10 @@ def cli_cold_starts(pairs: int = 7) -> None:
         f"{'ms':>9} {'floor ms':>9} {'ratio':>7}   (medians of {pairs} pairs)"
     )
     for label, argv in CLI_CASES:
-        _wall([sys.executable, "-m", "bot.cli", *argv])  # warm the file cache
+        _wall([sys.executable, "-m", "vramfit.bot.cli", *argv])  # warm the file cache
         runs, floors, ratios = [], [], []
         for _ in range(pairs):
-            cli = _wall([sys.executable, "-m", "bot.cli", *argv])
+            cli = _wall([sys.executable, "-m", "vramfit.bot.cli", *argv])
             floor = _wall(FLOOR)
             runs.append(cli)
             floors.append(floor)

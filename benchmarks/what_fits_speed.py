@@ -27,15 +27,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from timing import timed  # noqa: E402
 
-from bot.answering.resolve import resolve  # noqa: E402
-from bot.parser import parse  # noqa: E402
-from calc.advice import models_that_fit  # noqa: E402
-from calc.presets import load_catalog  # noqa: E402
-from calc.request import GpuChoice, Request  # noqa: E402
+from vramfit.bot.answering.resolve import resolve  # noqa: E402
+from vramfit.bot.parser import parse  # noqa: E402
+from vramfit.calc.advice import models_that_fit  # noqa: E402
+from vramfit.calc.presets import load_catalog  # noqa: E402
+from vramfit.calc.request import GpuChoice, Request  # noqa: E402
 
-llama_cpp = importlib.import_module("calc.engines.llama_cpp")
-weights = importlib.import_module("calc.weights")
-tensors = importlib.import_module("calc.tensors")
+llama_cpp = importlib.import_module("vramfit.calc.engines.llama_cpp")
+weights = importlib.import_module("vramfit.calc.weights")
+tensors = importlib.import_module("vramfit.calc.tensors")
 
 GPUS = ("rtx-3060-12gb", "rtx-4090", "apple-m2-16gb", "h100-sxm")
 QUESTIONS = ("what can I run on a 3060 at 32k", "4090으로 돌릴 수 있는 제일 큰 모델?")

@@ -1,4 +1,4 @@
-"""``python -m bot`` (or ``vram-bot``): run the Discord bot, or say in one line which extra to install.
+"""``python -m vramfit.bot`` (or ``vram-bot``): run the Discord bot, or say in one line which extra to install.
 
 The calculator and the ``vram`` command need only the core dependencies; the bot needs the ``bot`` extra. Checking
 with ``importlib.util.find_spec`` before importing anything of discord.py turns a missing extra into one sentence and
@@ -11,8 +11,8 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from bot.cli import argv_lang
-from bot.i18n import Tr, _
+from vramfit.bot.cli import argv_lang
+from vramfit.bot.i18n import Tr, _
 
 BOT_EXTRA = ("discord", "pydantic_settings", "aiohttp")
 EXIT_USAGE = 2
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(message, file=sys.stderr)
         return EXIT_USAGE
-    from bot.process import main as run_bot
+    from vramfit.bot.process import main as run_bot
 
     return run_bot(args)
 

@@ -20,17 +20,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import discord
 from discord.ext import commands
 
-import bot.exts
-from bot.answering.cards import AnswerError, AnyCard, Backend, Overrides
-from bot.cooldowns import UserCooldown
-from bot.i18n import Lang
-from bot.settings import Settings
-from bot.storage import StorageError, Store, open_store
-from bot.translator import VramTranslator
-from bot.tree import VramTree
+import vramfit.bot.exts as extensions_package
+from vramfit.bot.answering.cards import AnswerError, AnyCard, Backend, Overrides
+from vramfit.bot.cooldowns import UserCooldown
+from vramfit.bot.i18n import Lang
+from vramfit.bot.settings import Settings
+from vramfit.bot.storage import StorageError, Store, open_store
+from vramfit.bot.translator import VramTranslator
+from vramfit.bot.tree import VramTree
 
 if TYPE_CHECKING:
-    from bot.storage.defaults import GuildDefaults
+    from vramfit.bot.storage.defaults import GuildDefaults
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,9 @@ GLOBAL = 0  # sync target meaning "global commands"
 def extensions() -> list[str]:
     """Every module in ``bot/exts`` whose name does not start with ``_`` (the python-discord convention)."""
     return sorted(
-        f"{bot.exts.__name__}.{m.name}" for m in pkgutil.iter_modules(bot.exts.__path__) if not m.name.startswith("_")
+        f"{extensions_package.__name__}.{m.name}"
+        for m in pkgutil.iter_modules(extensions_package.__path__)
+        if not m.name.startswith("_")
     )
 
 

@@ -1,4 +1,4 @@
-"""Keep the gettext catalogs in ``locales/`` in step with the source: ``python -m bot.catalogs [update|check]``.
+"""Keep the gettext catalogs in ``locales/`` in step with the source: ``python -m vramfit.bot.catalogs [update|check]``.
 
 ``update`` runs ``pybabel extract`` (config: ``babel.cfg``) into ``locales/messages.pot`` and merges it into every
 ``locales/<lang>/LC_MESSAGES/messages.po`` (``pybabel update``); then translate the new ``msgstr`` entries of
@@ -72,7 +72,7 @@ def problems() -> list[str]:
         fresh = load(fresh_path)
     wanted = _ids(fresh)
     if not TEMPLATE.exists():
-        return [f"{TEMPLATE} is missing: run python -m bot.catalogs update"]
+        return [f"{TEMPLATE} is missing: run python -m vramfit.bot.catalogs update"]
     template = _ids(load(TEMPLATE))
     for msgid in sorted(map(str, wanted - template)):
         out.append(f"messages.pot lacks {msgid}")
@@ -133,7 +133,7 @@ def update() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bot.catalogs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vramfit.bot.catalogs", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["update", "check"], nargs="?", default="check")
     args = parser.parse_args(argv)
     if args.action == "update":
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in found:
         print(line)
     if found:
-        print(f"{len(found)} catalog problem(s); run: python -m bot.catalogs update, then translate locales/ko")
+        print(f"{len(found)} catalog problem(s); run: python -m vramfit.bot.catalogs update, then translate locales/ko")
         return 1
     print("catalogs are current")
     return 0

@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.i18n import Lang, Tr, _
-from calc.errors import BadNumberError, UnknownModelError, VramfitError
-from calc.estimate import answer
-from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
+from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
+from vramfit.calc.estimate import answer
+from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
 
 if TYPE_CHECKING:
-    from bot.answering.resolve import IntentResult
+    from vramfit.bot.answering.resolve import IntentResult
 
 EXIT_ERROR = 2
 
@@ -99,7 +99,7 @@ def argv_lang(argv: Sequence[str], *, locale: bool = False) -> Lang:
 
 
 def _number(text: str, what: str, low: int, high: int) -> int:
-    from bot.parser.numbers import parse_quantity
+    from vramfit.bot.parser.numbers import parse_quantity
 
     value = parse_quantity(text)
     if value is None:
@@ -110,9 +110,9 @@ def _number(text: str, what: str, low: int, high: int) -> int:
 
 
 def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
-    from calc.architecture import from_hf_config
-    from calc.files import read_config_json
-    from calc.gguf import architecture_from_gguf, read_gguf
+    from vramfit.calc.architecture import from_hf_config
+    from vramfit.calc.files import read_config_json
+    from vramfit.calc.gguf import architecture_from_gguf, read_gguf
 
     if args.gguf:
         header = read_gguf(args.gguf)
@@ -140,8 +140,8 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
     if not args.gpu:
         return None
-    from bot.parser import parse_gpu_spec
-    from calc.presets import load_catalog
+    from vramfit.bot.parser import parse_gpu_spec
+    from vramfit.calc.presets import load_catalog
 
     catalog = load_catalog()
     choices = [parse_gpu_spec(spec, catalog) for spec in args.gpu]
@@ -153,7 +153,7 @@ def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Request fields given as flags: they override what the text says."""
-    from calc.presets import load_catalog
+    from vramfit.calc.presets import load_catalog
 
     overrides: dict[str, Any] = {}
     model = _model_from_file(args)
@@ -162,7 +162,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if model is not None:
         overrides["model"] = model
     if args.quant:
-        from calc.file_types import parse_file_type
+        from vramfit.calc.file_types import parse_file_type
 
         overrides["quant"] = parse_file_type(args.quant).value
     if args.context:
@@ -196,13 +196,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...]]:
     """The answer for the command line, its language and what was assumed."""
-    from bot.answering.resolve import FitResult, resolve, still_assumed
-    from calc.presets import load_catalog
+    from vramfit.bot.answering.resolve import FitResult, resolve, still_assumed
+    from vramfit.calc.presets import load_catalog
 
     text = " ".join(args.query).strip()
     overrides = _overrides(args)
     if text:
-        from bot.parser import parse  # the parser's tables take a while to build; a question in flags needs none
+        from vramfit.bot.parser import parse  # its tables take a while to build; a question in flags needs none
 
         parsed = parse(text)
         lang: Lang = args.lang or parsed.lang
@@ -221,9 +221,9 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
 
 def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     """Run the command; returns the exit status. Output goes to ``out``."""
-    from bot.render.contract import result_json
-    from bot.render.text import list_gpus_text, list_models_text, render_result
-    from calc.presets import load_catalog
+    from vramfit.bot.render.contract import result_json
+    from vramfit.bot.render.text import list_gpus_text, list_models_text, render_result
+    from vramfit.calc.presets import load_catalog
 
     lang = argv_lang(argv)
     parser = build_arg_parser(argv_lang(argv, locale=True))
@@ -252,8 +252,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
 
 
 def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
-    from bot.render.contract import error_json
-    from bot.render.text import error_message, error_text
+    from vramfit.bot.render.contract import error_json
+    from vramfit.bot.render.text import error_message, error_text
 
     if want_json:
         out.write(json.dumps(error_json(error, error_message(error, lang)), ensure_ascii=False) + "\n")

@@ -62,7 +62,7 @@ def translations(lang: Lang) -> Translations:
     from babel.messages.pofile import read_po
     from babel.support import Translations
 
-    po_file = resources.files("locales").joinpath(lang, "LC_MESSAGES", "messages.po")
+    po_file = resources.files("vramfit.locales").joinpath(lang, "LC_MESSAGES", "messages.po")
     try:
         with po_file.open("rb") as fp:
             catalog = read_po(fp, locale=lang)

@@ -1,12 +1,12 @@
-"""The bot process behind ``python -m bot`` and ``vram-bot``: command line, settings, start-up and exit codes.
+"""The bot process behind ``python -m vramfit.bot`` and ``vram-bot``: command line, settings, start-up and exit codes.
 
 Usage::
 
-    python -m bot                  # run (DISCORD_TOKEN from the environment or .env)
-    python -m bot --sync           # sync the slash commands globally at start-up, then run
-    python -m bot --sync --guild ID    # sync to one server (appears at once; good for testing)
-    python -m bot --sync-only      # sync and exit
-    python -m bot --shard-count 4 --shard-ids 0,1    # this process runs shards 0 and 1 of 4; start another for 2,3
+    python -m vramfit.bot                  # run (DISCORD_TOKEN from the environment or .env)
+    python -m vramfit.bot --sync           # sync the slash commands globally at start-up, then run
+    python -m vramfit.bot --sync --guild ID    # sync to one server (appears at once; good for testing)
+    python -m vramfit.bot --sync-only      # sync and exit
+    python -m vramfit.bot --shard-count 4 --shard-ids 0,1    # shards 0 and 1 of 4 here; start another for 2,3
 
 Several processes share one PostgreSQL database (``DATABASE_URL``) for the servers' settings and for the record of
 what was answered, so a setting made through one process is used by the others and no message is answered twice.
@@ -23,11 +23,11 @@ import aiohttp
 import discord
 from pydantic import ValidationError
 
-from bot.bot import GLOBAL, VramBot
-from bot.settings import Settings
-from bot.storage import StorageError
+from vramfit.bot.bot import GLOBAL, VramBot
+from vramfit.bot.settings import Settings
+from vramfit.bot.storage import StorageError
 
-log = logging.getLogger("bot")
+log = logging.getLogger("vramfit.bot")
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
@@ -66,7 +66,7 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 async def run(settings: Settings, *, sync_to: int | None, sync_only: bool) -> None:
-    from bot.answering.service import default_backend
+    from vramfit.bot.answering.service import default_backend
 
     assert settings.discord_token is not None
     token = settings.discord_token.get_secret_value()

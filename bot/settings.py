@@ -97,7 +97,7 @@ class Settings(BaseSettings):
         data = self.model_dump(exclude={"discord_token", "database_url"})
         data["discord_token"] = "set" if self.discord_token else "missing"
         if self.database_url is not None:
-            from bot.storage.db import describe_url
+            from vramfit.bot.storage.db import describe_url
 
             data["database_url"] = describe_url(self.database_url.get_secret_value())  # without the password
         return data

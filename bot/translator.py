@@ -7,7 +7,7 @@ import logging
 import discord
 from discord import app_commands
 
-from bot.i18n import translations
+from vramfit.bot.i18n import translations
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 import discord
 from discord import app_commands
 
-from bot.i18n import Tr, _, lang_for_locale
-from bot.ui.replies import interaction_context, retry_text, send_ephemeral
+from vramfit.bot.i18n import Tr, _, lang_for_locale
+from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class VramTree(app_commands.CommandTree["VramBot"]):
             await send_ephemeral(interaction, tr(_("One of the options has a value I can't read.")))
             return
         original = getattr(error, "original", error)
-        from bot.storage import StorageError
+        from vramfit.bot.storage import StorageError
 
         if isinstance(original, StorageError):
             log.warning("Settings store unavailable for %s: %s", context["command"], original)

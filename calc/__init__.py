@@ -1,6 +1,6 @@
 """vramfit's calculator: how much GPU memory an LLM needs, the way llama.cpp and vLLM allocate it.
 
-    from calc import Request, answer, load_catalog
+    from vramfit.calc import Request, answer, load_catalog
     catalog = load_catalog()
     request = Request(model=catalog.model("llama3-8b").ref(), context=32768)
     print(answer(request, tuple(catalog.gpus.values())).estimate.total_bytes)
@@ -14,40 +14,40 @@ from typing import TYPE_CHECKING, Any
 # Where each public name lives. They load on first use (PEP 562), so ``import calc.errors`` or a CLI call that needs
 # three modules does not import the whole calculator.
 _HOMES: dict[str, str] = {
-    "Architecture": "calc.architecture",
-    "from_hf_config": "calc.architecture",
-    "BadFileError": "calc.errors",
-    "BadNumberError": "calc.errors",
-    "UnknownGpuError": "calc.errors",
-    "UnknownModelError": "calc.errors",
-    "UnknownQuantError": "calc.errors",
-    "VramfitError": "calc.errors",
-    "answer": "calc.estimate",
-    "estimate": "calc.estimate",
-    "fit_gpu": "calc.estimate",
-    "Verdict": "calc.fit",
-    "Gpu": "calc.gpu",
-    "generic_gpu": "calc.gpu",
-    "Catalog": "calc.presets",
-    "ModelPreset": "calc.presets",
-    "load_catalog": "calc.presets",
-    "Engine": "calc.request",
-    "GpuChoice": "calc.request",
-    "KvType": "calc.request",
-    "ModelRef": "calc.request",
-    "Request": "calc.request",
-    "Answer": "calc.results",
-    "Estimate": "calc.results",
-    "Fit": "calc.results",
-    "best_quant": "calc.solve",
-    "max_context": "calc.solve",
-    "max_users": "calc.solve",
-    "smallest_gpus": "calc.solve",
+    "Architecture": "vramfit.calc.architecture",
+    "from_hf_config": "vramfit.calc.architecture",
+    "BadFileError": "vramfit.calc.errors",
+    "BadNumberError": "vramfit.calc.errors",
+    "UnknownGpuError": "vramfit.calc.errors",
+    "UnknownModelError": "vramfit.calc.errors",
+    "UnknownQuantError": "vramfit.calc.errors",
+    "VramfitError": "vramfit.calc.errors",
+    "answer": "vramfit.calc.estimate",
+    "estimate": "vramfit.calc.estimate",
+    "fit_gpu": "vramfit.calc.estimate",
+    "Verdict": "vramfit.calc.fit",
+    "Gpu": "vramfit.calc.gpu",
+    "generic_gpu": "vramfit.calc.gpu",
+    "Catalog": "vramfit.calc.presets",
+    "ModelPreset": "vramfit.calc.presets",
+    "load_catalog": "vramfit.calc.presets",
+    "Engine": "vramfit.calc.request",
+    "GpuChoice": "vramfit.calc.request",
+    "KvType": "vramfit.calc.request",
+    "ModelRef": "vramfit.calc.request",
+    "Request": "vramfit.calc.request",
+    "Answer": "vramfit.calc.results",
+    "Estimate": "vramfit.calc.results",
+    "Fit": "vramfit.calc.results",
+    "best_quant": "vramfit.calc.solve",
+    "max_context": "vramfit.calc.solve",
+    "max_users": "vramfit.calc.solve",
+    "smallest_gpus": "vramfit.calc.solve",
 }
 
 if TYPE_CHECKING:
-    from calc.architecture import Architecture, from_hf_config
-    from calc.errors import (
+    from vramfit.calc.architecture import Architecture, from_hf_config
+    from vramfit.calc.errors import (
         BadFileError,
         BadNumberError,
         UnknownGpuError,
@@ -55,13 +55,13 @@ if TYPE_CHECKING:
         UnknownQuantError,
         VramfitError,
     )
-    from calc.estimate import answer, estimate, fit_gpu
-    from calc.fit import Verdict
-    from calc.gpu import Gpu, generic_gpu
-    from calc.presets import Catalog, ModelPreset, load_catalog
-    from calc.request import Engine, GpuChoice, KvType, ModelRef, Request
-    from calc.results import Answer, Estimate, Fit
-    from calc.solve import best_quant, max_context, max_users, smallest_gpus
+    from vramfit.calc.estimate import answer, estimate, fit_gpu
+    from vramfit.calc.fit import Verdict
+    from vramfit.calc.gpu import Gpu, generic_gpu
+    from vramfit.calc.presets import Catalog, ModelPreset, load_catalog
+    from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request
+    from vramfit.calc.results import Answer, Estimate, Fit
+    from vramfit.calc.solve import best_quant, max_context, max_users, smallest_gpus
 
 
 def __getattr__(name: str) -> Any:

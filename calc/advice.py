@@ -13,14 +13,14 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from calc.architecture import Architecture
-from calc.engines import estimate, fit_gpu, fits_with_margin
-from calc.fit import Verdict
-from calc.kv import kv_bytes_per_token
-from calc.presets import ModelPreset
-from calc.request import Engine, GpuChoice, Request
-from calc.results import Estimate, Fit
-from calc.solve import VLLM_QUANT_LADDER
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.engines import estimate, fit_gpu, fits_with_margin
+from vramfit.calc.fit import Verdict
+from vramfit.calc.kv import kv_bytes_per_token
+from vramfit.calc.presets import ModelPreset
+from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.results import Estimate, Fit
+from vramfit.calc.solve import VLLM_QUANT_LADDER
 
 # The K-quant line, most faithful first; sizes fall monotonically along it (see tests/calc/test_properties.py), so the
 # best format that fits is found by bisection. Below Q3_K_M quality drops too far to recommend. vLLM: its own

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from calc.errors import BadFileError
-from calc.limits import (
+from vramfit.calc.errors import BadFileError
+from vramfit.calc.limits import (
     MAX_CONTEXT_LENGTH,
     MAX_EXPERTS,
     MAX_FFN,

@@ -6,11 +6,11 @@ embeddings, and vLLM's rotary cache counted in its weight memory.
 
 from __future__ import annotations
 
-from calc.architecture import Architecture
-from calc.file_types import FileType
-from calc.ggml import GgmlType, tensor_bytes
-from calc.tensors import TensorSpec, gguf_tensors
-from calc.weight_bytes import WeightBytes, sum_by_role
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.file_types import FileType
+from vramfit.calc.ggml import GgmlType, tensor_bytes
+from vramfit.calc.tensors import TensorSpec, gguf_tensors
+from vramfit.calc.weight_bytes import WeightBytes, sum_by_role
 
 _VLLM_GROUP = 128  # AWQ / GPTQ group size
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from calc.architecture import Architecture
+from vramfit.calc.architecture import Architecture
 
 F32 = 4
 PIPELINE_COPIES = 4  # GGML_SCHED_MAX_COPIES: llama.cpp's pipeline parallelism across GPUs

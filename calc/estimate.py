@@ -6,11 +6,11 @@ together. ``estimate`` and ``fit_gpu`` are the engine dispatch's, named here too
 
 from __future__ import annotations
 
-from calc.engines import estimate, fit_gpu
-from calc.gpu import Gpu
-from calc.request import Request
-from calc.results import Answer
-from calc.solve import smallest_gpus
+from vramfit.calc.engines import estimate, fit_gpu
+from vramfit.calc.gpu import Gpu
+from vramfit.calc.request import Request
+from vramfit.calc.results import Answer
+from vramfit.calc.solve import smallest_gpus
 
 __all__ = ["answer", "estimate", "fit_gpu"]
 

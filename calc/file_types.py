@@ -6,8 +6,8 @@ from __future__ import annotations
 import difflib
 from enum import StrEnum
 
-from calc.errors import UnknownQuantError
-from calc.ggml import GgmlType
+from vramfit.calc.errors import UnknownQuantError
+from vramfit.calc.ggml import GgmlType
 
 
 class FileType(StrEnum):

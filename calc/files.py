@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from calc.errors import BadFileError
-from calc.limits import MAX_CONFIG_BYTES
+from vramfit.calc.errors import BadFileError
+from vramfit.calc.limits import MAX_CONFIG_BYTES
 
 
 def open_regular_file(path: str | Path) -> tuple[BinaryIO, int]:

@@ -16,11 +16,11 @@ from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
-from calc.architecture import Architecture, from_hf_config
-from calc.errors import BadFileError
-from calc.files import open_regular_file
-from calc.ggml import GgmlType, tensor_bytes
-from calc.limits import (
+from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.errors import BadFileError
+from vramfit.calc.files import open_regular_file
+from vramfit.calc.ggml import GgmlType, tensor_bytes
+from vramfit.calc.limits import (
     GGML_MAX_DIMS,
     MAX_GGUF_ARRAY,
     MAX_GGUF_HEADER_BYTES,
@@ -30,7 +30,7 @@ from calc.limits import (
     MAX_KEPT_ARRAY,
     MAX_TENSOR_ELEMENTS,
 )
-from calc.weight_bytes import WeightBytes, layer_of, sum_by_role
+from vramfit.calc.weight_bytes import WeightBytes, layer_of, sum_by_role
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32

@@ -19,9 +19,9 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from calc.architecture import Architecture
-from calc.ggml import GgmlType, row_bytes
-from calc.request import KvType
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.ggml import GgmlType, row_bytes
+from vramfit.calc.request import KvType
 
 KV_PAD = 256  # llama.cpp pads n_ctx and sliding-window cache sizes to 256 cells
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from calc.architecture import Architecture
-from calc.errors import UnknownQuantError
-from calc.file_types import FileType
-from calc.ggml import GgmlType, tensor_bytes
-from calc.tensors import TensorSpec, gguf_tensors, has_output_tensor, loader_order
-from calc.weight_bytes import WeightBytes, sum_by_role
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.errors import UnknownQuantError
+from vramfit.calc.file_types import FileType
+from vramfit.calc.ggml import GgmlType, tensor_bytes
+from vramfit.calc.tensors import TensorSpec, gguf_tensors, has_output_tensor, loader_order
+from vramfit.calc.weight_bytes import WeightBytes, sum_by_role
 
 GGUF_ALIGNMENT = 32  # GGUF_DEFAULT_ALIGNMENT: the data section and every tensor start on a 32-byte boundary
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from calc.architecture import Architecture, from_hf_config
-from calc.errors import UnknownGpuError, UnknownModelError
-from calc.gpu import GIB, Gpu
-from calc.request import ModelRef
+from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.errors import UnknownGpuError, UnknownModelError
+from vramfit.calc.gpu import GIB, Gpu
+from vramfit.calc.request import ModelRef
 
 
 def normalize_key(text: str) -> str:
@@ -123,7 +123,7 @@ def _load_toml(name: str) -> dict[str, Any]:
     """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
     as JSON next to the user's other caches, under the TOML's SHA-256: an edited preset file is parsed afresh, and a
     cache that cannot be read or written is simply not used."""
-    raw = resources.files("presets").joinpath(name).read_bytes()
+    raw = resources.files("vramfit.presets").joinpath(name).read_bytes()
     folder = cache_dir()
     cached = folder / f"{Path(name).stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json" if folder else None
     if cached is not None:

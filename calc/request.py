@@ -6,9 +6,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calc.architecture import Architecture
-from calc.gguf import GgufHeader
-from calc.gpu import Gpu
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.gguf import GgufHeader
+from vramfit.calc.gpu import Gpu
 
 MAX_CONTEXT = 10_485_760  # 10M tokens: beyond any released model; larger numbers are typos
 MAX_USERS = 4096

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calc.fit import Verdict
-from calc.request import Request
+from vramfit.calc.fit import Verdict
+from vramfit.calc.request import Request
 
 
 class Estimate(BaseModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from calc.request import MAX_CONTEXT, GpuChoice, Request
+from vramfit.calc.request import MAX_CONTEXT, GpuChoice, Request
 
 CONTEXT_STEP = 256  # llama.cpp pads contexts to 256 cells, and --fit rounds down to 256 too
 

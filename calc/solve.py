@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from calc.engines import fit_gpu, fits_with_margin, runs_on_gpu
-from calc.gpu import Gpu
-from calc.request import MAX_USERS, Engine, GpuChoice, Request
-from calc.results import Fit
-from calc.search import largest, largest_context
+from vramfit.calc.engines import fit_gpu, fits_with_margin, runs_on_gpu
+from vramfit.calc.gpu import Gpu
+from vramfit.calc.request import MAX_USERS, Engine, GpuChoice, Request
+from vramfit.calc.results import Fit
+from vramfit.calc.search import largest, largest_context
 
 # Weight formats from most to least faithful, as people step down when a model does not fit.
 QUANT_LADDER: tuple[str, ...] = (

@@ -8,9 +8,9 @@ bound; the card calls it an upper bound.
 
 from __future__ import annotations
 
-from calc.architecture import Architecture
-from calc.gpu import Gpu
-from calc.weight_bytes import WeightBytes
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.gpu import Gpu
+from vramfit.calc.weight_bytes import WeightBytes
 
 
 def bytes_read_per_token(weights: WeightBytes, arch: Architecture, kv_bytes_one_sequence: int) -> int:

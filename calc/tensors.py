@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from calc.architecture import Architecture
-from calc.ggml import GgmlType
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.ggml import GgmlType
 
 _LAYER_RE = re.compile(r"blk\.(\d+)\.")
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from calc.architecture import Architecture
-from calc.checkpoints import checkpoint_weights
-from calc.file_types import FileType, parse_file_type
-from calc.gguf import weights_from_gguf
-from calc.llama_quant import gguf_file_weights
-from calc.request import Engine, ModelRef
-from calc.weight_bytes import WeightBytes
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.checkpoints import checkpoint_weights
+from vramfit.calc.file_types import FileType, parse_file_type
+from vramfit.calc.gguf import weights_from_gguf
+from vramfit.calc.llama_quant import gguf_file_weights
+from vramfit.calc.request import Engine, ModelRef
+from vramfit.calc.weight_bytes import WeightBytes
 
 
 def weight_bytes(

@@ -2,6 +2,9 @@
 
     python -m tests.import_layers        # prints the violations, exit 1 when there are any (``make lint`` runs it)
 
+Modules are named here by their folders (``calc.kv``); the code imports them by their installed name
+(``vramfit.calc.kv``), and a bare ``import calc`` is a violation (it would load a second copy of the module).
+
 Layers, highest first; a module may import its own layer and the ones below, never above:
 
     bot.exts, bot.bot, bot.process, bot.tree, bot.translator, bot.__main__   the discord.py application
@@ -92,7 +95,10 @@ def violations() -> list[str]:
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
         where = path.relative_to(ROOT)
-        for target, line, top in imports(path):
+        for imported, line, top in imports(path):
+            if imported.split(".")[0] in PACKAGES:
+                found.append(f"{where}:{line}: imports {imported}; the installed name is vramfit.{imported}")
+            target = imported.removeprefix("vramfit.")
             if module.startswith("calc") and target.split(".")[0] in FORBIDDEN_IN_CALC:
                 found.append(f"{where}:{line}: calc imports {target} (calc stays pure)")
             if module.startswith(DISCORD_FREE) and target.split(".")[0] == "discord":

@@ -1,4 +1,4 @@
-"""What a user meets when installing: the bot extra missing, and the test data that ships with the repository."""
+"""What a user meets when installing: one import name, the bot extra missing, and the test data in the repository."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ def _core_only_path(tmp_path: Path) -> Path:
         origin = Path(spec.origin)
         source = origin.parent if origin.name == "__init__.py" else origin
         (site / source.name).symlink_to(source, target_is_directory=source.is_dir())
+    (site / "vramfit").mkdir()  # the project itself, laid out as the wheel installs it
+    for folder in ("calc", "bot", "presets", "locales"):
+        (site / "vramfit" / folder).symlink_to(ROOT / folder, target_is_directory=True)
     return site
 
 
@@ -90,3 +93,16 @@ def test_sync_appends_only_the_rows_the_copy_lacks(tmp_path: Path) -> None:
     arch = json.loads((copy / "groundtruth/architectures.json").read_text())
     assert arch == {"_about": "kept", "models": {"x": {"k": 1}, "y": {}}}
     assert sync(newer, copy)["groundtruth/measured.jsonl"] == 0  # a second run adds nothing
+
+
+def test_the_distribution_installs_under_one_import_name() -> None:
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert all(name.startswith("vramfit.") for name in setuptools["packages"])
+    on_disk = {
+        "vramfit." + ".".join(p.parent.relative_to(ROOT).parts)
+        for folder in ("calc", "bot", "presets", "locales")
+        for p in (ROOT / folder).rglob("__init__.py")
+    }
+    assert on_disk == set(setuptools["packages"])  # every package of the tree ships, and nothing else

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypedDict, cast
 
-from bot.i18n import Lang
+from vramfit.bot.i18n import Lang
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from bot.answering.cards import Overrides
+from vramfit.bot.answering.cards import Overrides
 
 if TYPE_CHECKING:
-    from bot.parser import ParsedQuery
+    from vramfit.bot.parser import ParsedQuery
 
 RUN_WORDS = re.compile(
     r"\b(run|runs|running|fit|fits|work|works|load|enough|vram)\b|돌아가|돌아갈|될까|되나|될까요|돌릴|돌려|돌아|실행|가능|"
@@ -35,8 +35,8 @@ SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus",
 
 
 def _parse(text: str) -> ParsedQuery | None:
-    from bot.parser import parse
-    from calc.errors import VramfitError
+    from vramfit.bot.parser import parse
+    from vramfit.calc.errors import VramfitError
 
     try:
         return parse(text)

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from calc.advice import Comparison, ModelFit, compare, models_that_fit
-from calc.errors import UnknownGpuError
-from calc.estimate import answer
-from calc.presets import Catalog, load_catalog
-from calc.request import Engine, GpuChoice, Request
-from calc.results import Answer
-from calc.solve import best_quant, max_context, max_users
+from vramfit.calc.advice import Comparison, ModelFit, compare, models_that_fit
+from vramfit.calc.errors import UnknownGpuError
+from vramfit.calc.estimate import answer
+from vramfit.calc.presets import Catalog, load_catalog
+from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.results import Answer
+from vramfit.calc.solve import best_quant, max_context, max_users
 
 if TYPE_CHECKING:  # the parser is imported by whoever parses; a question given as flags never loads it
-    from bot.parser import ParsedQuery
+    from vramfit.bot.parser import ParsedQuery
 
 SolveKind = Literal["max_context", "max_users", "best_quant"]
 EXAMPLE_MODEL = "llama-3.1-8b"  # stands in for "any model" in a what-fits template; replaced per model

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from bot.answering.cards import (
+from vramfit.bot.answering.cards import (
     AnswerError,
     AnyCard,
     Assumptions,
@@ -39,16 +39,16 @@ from bot.answering.cards import (
     Verdict,
     WhatFitsCard,
 )
-from bot.i18n import Lang
-from calc.errors import error_reason, error_subject
+from vramfit.bot.i18n import Lang
+from vramfit.calc.errors import error_reason, error_subject
 
 if TYPE_CHECKING:
-    from bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
-    from bot.parser import ParsedQuery
-    from calc.gpu import Gpu
-    from calc.presets import Catalog
-    from calc.request import GpuChoice, Request
-    from calc.results import Answer, Fit
+    from vramfit.bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
+    from vramfit.bot.parser import ParsedQuery
+    from vramfit.calc.gpu import Gpu
+    from vramfit.calc.presets import Catalog
+    from vramfit.calc.request import GpuChoice, Request
+    from vramfit.calc.results import Answer, Fit
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class CalcBackend:
     """Answers questions with the preset catalog, the parser and the calculator."""
 
     def __init__(self, catalog: Catalog | None = None, *, cache_size: int = CARD_CACHE_SIZE) -> None:
-        from calc.presets import load_catalog
+        from vramfit.calc.presets import load_catalog
 
         self.catalog = catalog or load_catalog()
         self._gpus: tuple[Gpu, ...] = tuple(self.catalog.gpus.values())
@@ -122,8 +122,8 @@ class CalcBackend:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        from bot.answering.resolve import resolve
-        from calc.errors import VramfitError
+        from vramfit.bot.answering.resolve import resolve
+        from vramfit.calc.errors import VramfitError
 
         try:
             parsed, fields, question_lang = self.build_query(text, overrides)
@@ -146,7 +146,7 @@ class CalcBackend:
 
     def gpu(self, gpu_id: str) -> Gpu:
         """A preset GPU by id or alias, or a generic card for ``generic-<N>gb`` ids."""
-        from calc.gpu import generic_gpu
+        from vramfit.calc.gpu import generic_gpu
 
         found = self.catalog.find_gpu(gpu_id)
         if found is not None:
@@ -159,10 +159,10 @@ class CalcBackend:
         """The question read from ``text`` (or made from ``overrides`` alone), with the structured overrides on it:
         the intent, the models and the engines go into the parsed question, the settings into ``fields`` (Request
         fields for :func:`bot.answering.resolve.resolve`). Also the question's language."""
-        from bot.parser import ParsedQuery, parse
-        from calc.errors import UnknownModelError
-        from calc.file_types import parse_file_type
-        from calc.request import Engine, GpuChoice, KvType
+        from vramfit.bot.parser import ParsedQuery, parse
+        from vramfit.calc.errors import UnknownModelError
+        from vramfit.calc.file_types import parse_file_type
+        from vramfit.calc.request import Engine, GpuChoice, KvType
 
         fields: dict[str, Any] = {}
         if "quant" in overrides:
@@ -207,18 +207,16 @@ class CalcBackend:
         return parsed.model_copy(update=update), fields, lang
 
     def _gpu_spec(self, spec: str, count: int | None) -> GpuChoice:
-        import bot.parser
-        from calc.request import GpuChoice
+        from vramfit.bot.parser import parse_gpu_spec  # "2x 3090", "3060 8gb"
 
-        parse_gpu_spec = getattr(bot.parser, "parse_gpu_spec", None)  # "2x 3090", "3060 8gb", when the parser has it
-        choice = parse_gpu_spec(spec, self.catalog) if parse_gpu_spec is not None else GpuChoice(gpu=self.gpu(spec))
+        choice = parse_gpu_spec(spec, self.catalog)
         return choice.model_copy(update={"count": int(count)}) if count else choice
 
     # -- the card ----------------------------------------------------------------------------------------------------
 
     def card(self, result: Answer, lang: Lang, *, with_tips: bool = True) -> Card:
         """The card data for one calculator answer (adds tips when the named GPU falls short)."""
-        from calc.kv import naive_heads_and_dim
+        from vramfit.calc.kv import naive_heads_and_dim
 
         request, est = result.request, result.estimate
         arch = request.model.architecture
@@ -257,7 +255,7 @@ class CalcBackend:
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:
         """The card for any intent's result."""
-        from bot.answering.resolve import CompareResult, SolveResult, WhatFitsResult
+        from vramfit.bot.answering.resolve import CompareResult, SolveResult, WhatFitsResult
 
         if isinstance(result, WhatFitsResult):
             return self.what_fits_card(result, lang, parsed.model_candidates)
@@ -307,7 +305,7 @@ class CalcBackend:
         )
 
     def compare_card(self, result: CompareResult, lang: Lang) -> CompareCard:
-        from calc.results import Answer
+        from vramfit.calc.results import Answer
 
         cmp = result.comparison
         a = Answer(request=result.a, estimate=cmp.a, fits=(cmp.fit_a,) if cmp.fit_a is not None else ())
@@ -341,9 +339,9 @@ class CalcBackend:
     ) -> Iterable[Tip]:
         """What would make the request fit ``choice``: less context, a quantized KV cache, a smaller quant, more
         GPUs; each with the total it leads to. ``max_context``: the answer's figure for ``choice``, if known."""
-        from calc import solve
-        from calc.estimate import fit_gpu
-        from calc.request import Engine, GpuChoice, KvType
+        from vramfit.calc import solve
+        from vramfit.calc.estimate import fit_gpu
+        from vramfit.calc.request import Engine, GpuChoice, KvType
 
         def tip(kind: Any, value: str, changed: Request, changed_choice: GpuChoice = choice) -> Tip:
             fit = fit_gpu(changed, changed_choice, with_max_context=False)
@@ -382,7 +380,7 @@ def _verdict(value: Any) -> Verdict:
 
 
 def _enum(kind: Callable[[str], Any], value: str, what: str) -> Any:
-    from calc.errors import BadNumberError
+    from vramfit.calc.errors import BadNumberError
 
     try:
         return kind(value.lower())
@@ -440,7 +438,7 @@ def default_backend() -> Backend:
 def assumptions_of(request: Request, *, kv_bytes: bool = True) -> Assumptions:
     """A request's :data:`bot.answering.cards.SETTINGS` as a card echoes them (the engine's effective flash
     attention; with ``kv_bytes``, the bytes per cached element the math shows)."""
-    from calc.kv import kv_value_bytes
+    from vramfit.calc.kv import kv_value_bytes
 
     extra = {"kv_bytes_per_element": kv_value_bytes(request.kv_cache)} if kv_bytes else {}
     return Assumptions(

@@ -9,7 +9,7 @@ import discord
 from discord.ext import commands
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

@@ -25,19 +25,19 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from bot.answering.cards import AnswerError, Overrides
-from bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
-from bot.i18n import Lang, Tr, lang_of_text
-from bot.render.embed import help_text, render_card, render_error
-from bot.storage import Store, ThreadQuestion
-from bot.storage.defaults import GuildDefaults, guild_defaults, reply_to_mention
-from bot.ui.buttons import card_view
-from bot.ui.mentions import mentions_bot, strip_mentions
-from bot.ui.replies import retry_text
-from bot.ui.slash import MAX_QUERY
+from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
+from vramfit.bot.i18n import Lang, Tr, lang_of_text
+from vramfit.bot.render.embed import help_text, render_card, render_error
+from vramfit.bot.storage import Store, ThreadQuestion
+from vramfit.bot.storage.defaults import GuildDefaults, guild_defaults, reply_to_mention
+from vramfit.bot.ui.buttons import card_view
+from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
+from vramfit.bot.ui.replies import retry_text
+from vramfit.bot.ui.slash import MAX_QUERY
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.ui.buttons import DYNAMIC_ITEMS
+from vramfit.bot.ui.buttons import DYNAMIC_ITEMS
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 
 async def setup(bot: VramBot) -> None:

@@ -19,12 +19,12 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.answering.cards import Overrides
-from bot.ui.slash import QUANT_CHOICES, answer_interaction
-from calc.request import MAX_CONTEXT, MAX_USERS
+from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.ui.slash import QUANT_CHOICES, answer_interaction
+from vramfit.calc.request import MAX_CONTEXT, MAX_USERS
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

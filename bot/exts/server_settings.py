@@ -16,15 +16,15 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.i18n import Tr, lang_for_locale
-from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
-from bot.storage import GuildSettings, StorageError, Store
-from bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
-from bot.ui.replies import send_ephemeral, send_private
+from vramfit.bot.i18n import Tr, lang_for_locale
+from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from vramfit.bot.storage import GuildSettings, StorageError, Store
+from vramfit.bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
+from vramfit.bot.ui.replies import send_ephemeral, send_private
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
-    from calc.presets import Catalog
+    from vramfit.bot.bot import VramBot
+    from vramfit.calc.presets import Catalog
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ MENTION_CHOICES = [
 
 
 def catalog() -> Catalog:
-    from calc.presets import load_catalog
+    from vramfit.calc.presets import load_catalog
 
     return load_catalog()
 

@@ -16,20 +16,20 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from bot.answering.cards import AnswerError, Overrides
-from bot.cooldowns import UserCooldown
-from bot.i18n import Lang, Tr, lang_of_text
-from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
-from bot.render.embed import help_text, render_card, render_error
-from bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
-from bot.ui.buttons import card_view
-from bot.ui.mentions import mentions_bot, strip_mentions
-from bot.ui.replies import retry_text
-from bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction
-from calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
+from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.cooldowns import UserCooldown
+from vramfit.bot.i18n import Lang, Tr, lang_of_text
+from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from vramfit.bot.render.embed import help_text, render_card, render_error
+from vramfit.bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
+from vramfit.bot.ui.buttons import card_view
+from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
+from vramfit.bot.ui.replies import retry_text
+from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction
+from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()

@@ -3,9 +3,9 @@
 Pure Python (no Discord import): the ``vram`` CLI and the bot both call :func:`parse`.
 """
 
-from bot.parser.numbers import parse_context, parse_count, parse_korean_number, parse_quantity
-from bot.parser.parse import ASSUMED_KEYS, EXAMPLES, Intent, ParsedQuery, no_model_error, parse, parse_gpu_spec
-from bot.parser.slots import canonical_quant
+from vramfit.bot.parser.numbers import parse_context, parse_count, parse_korean_number, parse_quantity
+from vramfit.bot.parser.parse import ASSUMED_KEYS, EXAMPLES, Intent, ParsedQuery, no_model_error, parse, parse_gpu_spec
+from vramfit.bot.parser.slots import canonical_quant
 
 __all__ = [
     "ASSUMED_KEYS",

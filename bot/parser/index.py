@@ -14,10 +14,10 @@ import weakref
 from collections import defaultdict
 from dataclasses import dataclass
 
-from bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
-from bot.parser.text import prepare
-from calc.gpu import Gpu
-from calc.presets import Catalog
+from vramfit.bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
+from vramfit.bot.parser.text import prepare
+from vramfit.calc.gpu import Gpu
+from vramfit.calc.presets import Catalog
 
 TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9._]*|[\uac00-\ud7a3\u3131-\u318e]+")
 _SEPARATORS = re.compile(r"[\s\-_.]+")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
-from bot.parser.index import CatalogIndex, Token, word_form
-from bot.parser.lexicon import (
+from vramfit.bot.parser.index import CatalogIndex, Token, word_form
+from vramfit.bot.parser.lexicon import (
     GPU_BRANDS,
     GPU_COUNTERS,
     GPU_GAP_WORDS,
@@ -36,10 +36,10 @@ from bot.parser.lexicon import (
     decompose,
     strip_particle,
 )
-from calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
-from calc.gpu import GIB, Gpu, Vendor, generic_gpu
-from calc.presets import Catalog
-from calc.request import MAX_GPU_COUNT, GpuChoice
+from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
+from vramfit.calc.gpu import GIB, Gpu, Vendor, generic_gpu
+from vramfit.calc.presets import Catalog
+from vramfit.calc.request import MAX_GPU_COUNT, GpuChoice
 
 FUZZY_ACCEPT = 88.0
 FUZZY_SUGGEST = 75.0

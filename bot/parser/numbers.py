@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from bot.parser.lexicon import ENGLISH_NUMBERS, MULTIPLIER_WORDS, NATIVE_NUMBERS
-from calc.errors import BadNumberError
+from vramfit.bot.parser.lexicon import ENGLISH_NUMBERS, MULTIPLIER_WORDS, NATIVE_NUMBERS
+from vramfit.calc.errors import BadNumberError
 
 MAX_DIGITS = 15  # longer digit strings are not quantities anyone means
 # The longest Korean number anyone writes ("구천구백구십구만 구천구백구십구", "12억 3456만 7890") is under 24

@@ -13,14 +13,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
-import bot.parser.match as match
-import bot.parser.slots as slots
-from bot.parser.index import index_for, tokenize
-from bot.parser.lexicon import POPULAR_MODELS, has_hangul
-from bot.parser.text import clean
-from calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
-from calc.presets import Catalog, load_catalog
-from calc.request import Engine, GpuChoice, KvType, ModelRef, Request
+import vramfit.bot.parser.match as match
+import vramfit.bot.parser.slots as slots
+from vramfit.bot.parser.index import index_for, tokenize
+from vramfit.bot.parser.lexicon import POPULAR_MODELS, has_hangul
+from vramfit.bot.parser.text import clean
+from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
+from vramfit.calc.presets import Catalog, load_catalog
+from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request
 
 Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant"]
 Lang = Literal["ko", "en"]

@@ -10,10 +10,10 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from bot.parser.numbers import count_from_suffix, tokens_from_suffix
-from calc.errors import BadNumberError, UnknownQuantError
-from calc.file_types import FileType
-from calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
+from vramfit.bot.parser.numbers import count_from_suffix, tokens_from_suffix
+from vramfit.calc.errors import BadNumberError, UnknownQuantError
+from vramfit.calc.file_types import FileType
+from vramfit.calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
 
 USED = "\x00"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from bot.parser.lexicon import HF_ORGS
-from bot.parser.numbers import normalize_written_numbers, rewrite_numbers
+from vramfit.bot.parser.lexicon import HF_ORGS
+from vramfit.bot.parser.numbers import normalize_written_numbers, rewrite_numbers
 
 MAX_CHARS = 4000  # a Discord message is at most 4,000 characters; the rest of a longer text is ignored
 

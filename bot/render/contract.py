@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.answering.resolve import CompareResult, FitResult, IntentResult, SolveResult
-from calc.errors import VramfitError
-from calc.kv import naive_heads_and_dim
-from calc.request import Request
-from calc.results import Answer, Fit
+from vramfit.bot.answering.resolve import CompareResult, FitResult, IntentResult, SolveResult
+from vramfit.calc.errors import VramfitError
+from vramfit.calc.kv import naive_heads_and_dim
+from vramfit.calc.request import Request
+from vramfit.calc.results import Answer, Fit
 
 CONTRACT_VERSION = 1
 
@@ -16,7 +16,7 @@ CONTRACT_VERSION = 1
 def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:
     arch = request.model.architecture
     kv_heads, head_dim = naive_heads_and_dim(arch)
-    from calc.weights import model_weights  # the parameter count comes from the tensor list
+    from vramfit.calc.weights import model_weights  # the parameter count comes from the tensor list
 
     params = model_weights(request.model, request.quant).params
     return {

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.answering.cards import (
+from vramfit.bot.answering.cards import (
     AnswerError,
     AnyCard,
     Assumptions,
@@ -27,11 +27,11 @@ from bot.answering.cards import (
     Verdict,
     WhatFitsCard,
 )
-from bot.i18n import Lang, Tr, _, format_tokens_short
-from bot.render.errors import describe_error
-from bot.render.labels import VERDICT_LABELS
-from bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
-from bot.version import vramfit_version
+from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
+from vramfit.bot.render.errors import describe_error
+from vramfit.bot.render.labels import VERDICT_LABELS
+from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
+from vramfit.bot.version import vramfit_version
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.i18n import Lang, Tr, _
-from calc.errors import error_reason, error_subject
+from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.calc.errors import error_reason, error_subject
 
 __all__ = ["describe_error", "error_reason", "error_subject"]
 

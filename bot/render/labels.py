@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.i18n import _
+from vramfit.bot.i18n import _
 
 # A verdict as a person reads it; "partial" means N of M layers run on the GPU and the rest on the CPU.
 VERDICT_LABELS: dict[str, str] = {

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import unicodedata
 
-from bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
-from bot.i18n import Lang, Tr, _, format_number
-from bot.render.errors import describe_error
-from bot.render.labels import VERDICT_LABELS
-from calc.errors import VramfitError, error_reason, error_subject
-from calc.presets import Catalog
-from calc.request import Engine, GpuChoice, Request
-from calc.results import Answer, Fit
+from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
+from vramfit.bot.i18n import Lang, Tr, _, format_number
+from vramfit.bot.render.errors import describe_error
+from vramfit.bot.render.labels import VERDICT_LABELS
+from vramfit.calc.errors import VramfitError, error_reason, error_subject
+from vramfit.calc.presets import Catalog
+from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.results import Answer, Fit
 
 TABLE_HEADINGS = (_("Verdict"), _("Headroom"), _("Max context"), _("Speed"))
 

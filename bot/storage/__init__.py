@@ -9,12 +9,12 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
-from bot.storage.db import Database, PostgresDatabase, SqliteDatabase, StorageError, connect
-from bot.storage.repository import GuildSettings, Repository, ThreadQuestion
-from bot.storage.store import StorageTimeout, Store
+from vramfit.bot.storage.db import Database, PostgresDatabase, SqliteDatabase, StorageError, connect
+from vramfit.bot.storage.repository import GuildSettings, Repository, ThreadQuestion
+from vramfit.bot.storage.store import StorageTimeout, Store
 
 if TYPE_CHECKING:
-    from bot.settings import Settings
+    from vramfit.bot.settings import Settings
 
 __all__ = [
     "Database",

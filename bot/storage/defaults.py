@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 
-from bot.answering.cards import Overrides
-from bot.i18n import Lang, Tr, _
-from bot.storage.db import StorageError
-from bot.storage.repository import GuildSettings
+from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.storage.db import StorageError
+from vramfit.bot.storage.repository import GuildSettings
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,8 @@ def _named_in(text: str) -> tuple[bool, bool]:
     """Whether the text names an engine, and whether it names a GPU (unreadable text: neither)."""
     if not text.strip():
         return False, False
-    from bot.parser import parse
-    from calc.errors import VramfitError
+    from vramfit.bot.parser import parse
+    from vramfit.calc.errors import VramfitError
 
     try:
         parsed = parse(text)

@@ -15,7 +15,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from bot.storage.db import Database, Tx
+from vramfit.bot.storage.db import Database, Tx
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.storage.db import Database, Tx
+from vramfit.bot.storage.db import Database, Tx
 
 LanguageSetting = Literal["user", "ko", "en"]
 EngineSetting = Literal["llama.cpp", "vllm"]

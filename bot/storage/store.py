@@ -23,9 +23,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from bot.storage.db import Database, StorageError
-from bot.storage.migrations import migrate
-from bot.storage.repository import (
+from vramfit.bot.storage.db import Database, StorageError
+from vramfit.bot.storage.migrations import migrate
+from vramfit.bot.storage.repository import (
     AddResult,
     AnswerKind,
     EngineSetting,

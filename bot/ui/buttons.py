@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import ui
 
-from bot.answering.cards import AnswerError, AnyCard, Card, CompareCard
-from bot.i18n import Lang, Tr, _, format_tokens_short
-from bot.render.embed import render_card, render_error, render_math
-from bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window
-from bot.ui.state import STATE_PATTERN, CardState, custom_id
+from vramfit.bot.answering.cards import AnswerError, AnyCard, Card, CompareCard
+from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
+from vramfit.bot.render.embed import render_card, render_error, render_math
+from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window
+from vramfit.bot.ui.state import STATE_PATTERN, CardState, custom_id
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class _CardButton:
             )
 
     def reply_lang(self, interaction: discord.Interaction[Any]) -> Lang:
-        from bot.i18n import lang_for_locale
+        from vramfit.bot.i18n import lang_for_locale
 
         return lang_for_locale(interaction.locale)
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import discord
 
-from bot.i18n import Tr, _
+from vramfit.bot.i18n import Tr, _
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -13,16 +13,16 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 
-from bot.answering.cards import AnswerError, AnyCard, Overrides
-from bot.i18n import Lang, Tr, lang_for_locale
-from bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
-from bot.render.embed import render_card, render_error
-from bot.storage.defaults import guild_defaults
-from bot.ui.buttons import card_view
-from bot.ui.replies import send_ephemeral, within_window
+from vramfit.bot.answering.cards import AnswerError, AnyCard, Overrides
+from vramfit.bot.i18n import Lang, Tr, lang_for_locale
+from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from vramfit.bot.render.embed import render_card, render_error
+from vramfit.bot.storage.defaults import guild_defaults
+from vramfit.bot.ui.buttons import card_view
+from vramfit.bot.ui.replies import send_ephemeral, within_window
 
 if TYPE_CHECKING:
-    from bot.bot import VramBot
+    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

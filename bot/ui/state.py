@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from bot.answering.cards import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides, Settings, settings_of
-from bot.i18n import Lang
+from vramfit.bot.answering.cards import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides, Settings, settings_of
+from vramfit.bot.i18n import Lang
 
 PREFIX = "vf"
 MAX_CUSTOM_ID = 100

@@ -4,10 +4,10 @@ module with an :class:`~calc.engines.profile.EngineProfile` and one line in :dat
 
 from __future__ import annotations
 
-from calc.engines import llama_cpp, vllm
-from calc.engines.profile import EngineProfile
-from calc.request import Engine, GpuChoice, Request
-from calc.results import Estimate, Fit
+from vramfit.calc.engines import llama_cpp, vllm
+from vramfit.calc.engines.profile import EngineProfile
+from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.results import Estimate, Fit
 
 PROFILES: dict[Engine, EngineProfile] = {Engine.LLAMA_CPP: llama_cpp.PROFILE, Engine.VLLM: vllm.PROFILE}
 

@@ -11,18 +11,18 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
-from calc.architecture import Architecture
-from calc.compute import ComputeBuffers, compute_buffers
-from calc.engines.profile import EngineProfile
-from calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
-from calc.gpu import Gpu
-from calc.kv import KvCache, kv_cache, naive_kv_bytes
-from calc.request import GpuChoice, KvType, Request
-from calc.results import Estimate, Fit
-from calc.runtime import runtime_bytes
-from calc.search import largest_context
-from calc.speed import decode_tokens_per_second
-from calc.weights import model_weights
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.compute import ComputeBuffers, compute_buffers
+from vramfit.calc.engines.profile import EngineProfile
+from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
+from vramfit.calc.gpu import Gpu
+from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
+from vramfit.calc.request import GpuChoice, KvType, Request
+from vramfit.calc.results import Estimate, Fit
+from vramfit.calc.runtime import runtime_bytes
+from vramfit.calc.search import largest_context
+from vramfit.calc.speed import decode_tokens_per_second
+from vramfit.calc.weights import model_weights
 
 
 def request_kv(request: Request) -> KvCache:

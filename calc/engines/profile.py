@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from calc.request import GpuChoice, Request
-from calc.results import Estimate, Fit
+from vramfit.calc.request import GpuChoice, Request
+from vramfit.calc.results import Estimate, Fit
 
 
 @dataclass(frozen=True, slots=True)

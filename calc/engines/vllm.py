@@ -16,13 +16,13 @@ Constants, fitted to the llm-d H100 profiles in tests/data/groundtruth/measured.
 
 from __future__ import annotations
 
-from calc.architecture import Architecture
-from calc.engines.profile import EngineProfile
-from calc.fit import Verdict
-from calc.kv import naive_kv_bytes, pad
-from calc.request import Engine, GpuChoice, KvType, Request
-from calc.results import Estimate, Fit
-from calc.weights import model_weights
+from vramfit.calc.architecture import Architecture
+from vramfit.calc.engines.profile import EngineProfile
+from vramfit.calc.fit import Verdict
+from vramfit.calc.kv import naive_kv_bytes, pad
+from vramfit.calc.request import Engine, GpuChoice, KvType, Request
+from vramfit.calc.results import Estimate, Fit
+from vramfit.calc.weights import model_weights
 
 MIB = 1 << 20
 GPU_MEMORY_UTILIZATION = (9, 10)

@@ -11,11 +11,11 @@ import logging
 
 import pytest
 
-from bot.bot import GLOBAL
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
 from tests.fake_discord.harness import GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run
 from tests.fake_discord.sent import NO_PINGS, button, custom_ids, embed_of, fields
+from vramfit.bot.bot import GLOBAL
 
 # -- login, READY, sync ----------------------------------------------------------------------------------------------
 
@@ -179,13 +179,13 @@ def test_unexpected_error_is_logged_not_shown(caplog: pytest.LogCaptureFixture) 
     async def scenario() -> None:
         async with World.start() as world:
             world.backend.fail_with = RuntimeError("boom: secret internals")
-            with caplog.at_level(logging.ERROR, logger="bot.tree"):
+            with caplog.at_level(logging.ERROR, logger="vramfit.bot.tree"):
                 interaction = await world.slash("llama3 8b", locale="ko")
                 body = (await world.callback(interaction)).json["data"]
             assert body["flags"] & EPHEMERAL
             assert body["content"] == "봇 쪽에서 문제가 생겼습니다. 기록해 두었으니 다시 시도해 주세요."
             assert "boom" not in body["content"] and "Traceback" not in body["content"]
-            record = next(r for r in caplog.records if r.name == "bot.tree")
+            record = next(r for r in caplog.records if r.name == "vramfit.bot.tree")
             assert record.exc_info is not None and "boom" in str(record.exc_info[1])
             assert "'command': 'vram'" in record.getMessage() and str(GUILD_ID) in record.getMessage()
 
@@ -476,11 +476,11 @@ def test_gateway_close_resume_and_answer_again() -> None:
 
 
 def test_real_calculator_end_to_end() -> None:
-    pytest.importorskip("bot.parser.parse")
-    from bot.answering.service import CalcBackend
-    from calc.estimate import answer
-    from calc.presets import load_catalog
-    from calc.request import GpuChoice, Request
+    pytest.importorskip("vramfit.bot.parser.parse")
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.calc.estimate import answer
+    from vramfit.calc.presets import load_catalog
+    from vramfit.calc.request import GpuChoice, Request
 
     catalog = load_catalog()
     expected = answer(

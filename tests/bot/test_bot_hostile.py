@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from bot.answering.cards import Backend, Overrides
-from bot.i18n import Lang
-from bot.settings import Settings
 from tests import pg
 from tests.fake_discord import EPHEMERAL, Recorded
 from tests.fake_discord import payloads as p
 from tests.fake_discord.backend import FakeBackend
 from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, World, make_settings, run
+from vramfit.bot.answering.cards import Backend, Overrides
+from vramfit.bot.i18n import Lang
+from vramfit.bot.settings import Settings
 
 WINDOW = 3.0  # Discord's window for the first response to an interaction
 MANAGE_GUILD = 1 << 5
@@ -231,8 +231,8 @@ def test_the_real_backend_answers_from_several_threads_at_once() -> None:
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
-    from bot.answering.cards import AnswerError
-    from bot.answering.service import default_backend
+    from vramfit.bot.answering.cards import AnswerError
+    from vramfit.bot.answering.service import default_backend
 
     backend = default_backend()
     quants = ("q4_k_m", "q5_k_m", "q6_k", "q8_0", "q3_k_m", "iq4_xs", "q4_0")
@@ -279,7 +279,7 @@ def test_a_listener_that_raises_is_logged_with_where_it_happened(caplog: pytest.
     async def scenario() -> None:
         async with world_with(make_settings()) as world:
             world.backend.fail_with = RuntimeError("the calculator broke")
-            with caplog.at_level(logging.ERROR, logger="bot.bot"):
+            with caplog.at_level(logging.ERROR, logger="vramfit.bot.bot"):
                 message = await world.say("llama3 8b 32k 3060")
                 for _ in range(100):
                     if any("Error in listener on_message" in r.getMessage() for r in caplog.records):

@@ -10,8 +10,10 @@ import discord
 import pytest
 from babel.messages.pofile import read_po
 
-from bot import catalogs
-from bot.i18n import (
+from tests.fake_discord.backend import FakeBackend
+from tests.fake_discord.harness import make_settings
+from vramfit.bot import catalogs
+from vramfit.bot.i18n import (
     Tr,
     format_gib,
     format_number,
@@ -21,9 +23,7 @@ from bot.i18n import (
     translate,
     translations,
 )
-from bot.translator import VramTranslator
-from tests.fake_discord.backend import FakeBackend
-from tests.fake_discord.harness import make_settings
+from vramfit.bot.translator import VramTranslator
 
 # Korean particles whose form depends on the previous syllable (or that read oddly after a Latin name).
 PARTICLES = {
@@ -41,7 +41,7 @@ def ko_catalog() -> Any:
 def test_catalogs_are_current() -> None:
     """``pybabel extract`` finds exactly the msgids of messages.pot and of every .po (``update --check``)."""
     problems = catalogs.problems()
-    assert problems == [], "\n".join(problems) + "\nrun: python -m bot.catalogs update, then translate locales/ko"
+    assert problems == [], "\n".join(problems) + "\nrun: make catalogs, then translate locales/ko"
 
 
 def test_every_message_has_a_korean_translation() -> None:
@@ -121,8 +121,8 @@ def valid_name(name: str) -> bool:
 
 
 async def translated_payloads() -> list[dict[str, Any]]:
-    from bot.bot import VramBot
-    from bot.exts.vram import Vram
+    from vramfit.bot.bot import VramBot
+    from vramfit.bot.exts.vram import Vram
 
     vram_bot = VramBot(make_settings(), FakeBackend().backend())  # never logged in: nothing to close
     translator = VramTranslator()

@@ -14,7 +14,6 @@ from contextlib import asynccontextmanager
 from functools import cache
 from typing import Any
 
-from bot.bot import GLOBAL
 from tests.bot.test_intents import (
     GIB,
     Row,
@@ -30,11 +29,12 @@ from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
 from tests.fake_discord.harness import GUILD_ID, World, run
 from tests.fake_discord.sent import JSON, NO_PINGS, button, custom_ids, embed_of, fields
+from vramfit.bot.bot import GLOBAL
 
 
 @cache
 def backend() -> Any:
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     return CalcBackend()
 

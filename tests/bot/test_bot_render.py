@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from bot.answering.cards import (
+from tests.fake_discord.backend import FakeBackend
+from vramfit.bot.answering.cards import (
     AnswerError,
     AnyCard,
     Card,
@@ -21,12 +22,11 @@ from bot.answering.cards import (
     Tip,
     WhatFitsCard,
 )
-from bot.i18n import Lang
-from bot.render import limits
-from bot.render.embed import embed_as_text, render_card, render_error, render_math
-from bot.ui.buttons import CONTEXT_PRESETS, card_view
-from bot.ui.state import MAX_CUSTOM_ID, CardState
-from tests.fake_discord.backend import FakeBackend
+from vramfit.bot.i18n import Lang
+from vramfit.bot.render import limits
+from vramfit.bot.render.embed import embed_as_text, render_card, render_error, render_math
+from vramfit.bot.ui.buttons import CONTEXT_PRESETS, card_view
+from vramfit.bot.ui.state import MAX_CUSTOM_ID, CardState
 
 GIB = 1 << 30
 LANGS: tuple[Lang, ...] = ("ko", "en")
@@ -166,12 +166,12 @@ def test_no_gpu_named_lists_smallest_fits_by_segment() -> None:
 
 # -- with the real calculator -----------------------------------------------------------------------------------------
 
-calc_estimate = pytest.importorskip("calc.estimate")
+calc_estimate = pytest.importorskip("vramfit.calc.estimate")
 
 
 @pytest.fixture(scope="module")
 def real() -> object:
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     return CalcBackend()
 
@@ -180,7 +180,7 @@ GPU_SETS: list[tuple[tuple[str, int], ...]] = [(), (("rtx-3060-12gb", 1),), (("r
 
 
 def test_every_preset_model_renders_within_limits(real: object) -> None:
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     models = sorted(real.catalog.models)
@@ -200,7 +200,7 @@ def test_every_preset_model_renders_within_limits(real: object) -> None:
 
 def test_every_intent_card_renders_within_limits(real: object) -> None:
     """Solvers, engines side by side and comparisons for every preset model; what fits for every GPU set."""
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     models = sorted(real.catalog.models)
@@ -235,7 +235,7 @@ def test_every_intent_card_renders_within_limits(real: object) -> None:
 
 def test_intent_cards_recompute_from_their_state(real: object) -> None:
     """A button's packed state answers with the same card (what a press after a restart relies on)."""
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     for question in (
@@ -256,9 +256,9 @@ def test_intent_cards_recompute_from_their_state(real: object) -> None:
 
 
 def test_real_numbers_reach_the_card(real: object) -> None:
-    from bot.answering.service import CalcBackend
-    from calc.estimate import answer
-    from calc.request import GpuChoice, Request
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.calc.estimate import answer
+    from vramfit.calc.request import GpuChoice, Request
 
     assert isinstance(real, CalcBackend)
     catalog = real.catalog
@@ -281,7 +281,7 @@ def test_real_numbers_reach_the_card(real: object) -> None:
 
 
 def test_real_tips_when_the_gpu_is_short(real: object) -> None:
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     card = real.answer("", None, {"model": "gemma-3-27b", "context": 131072, "gpus": (("rtx-4090", 1),)})
@@ -293,7 +293,7 @@ def test_real_tips_when_the_gpu_is_short(real: object) -> None:
 
 
 def test_real_autocomplete(real: object) -> None:
-    from bot.answering.service import CalcBackend
+    from vramfit.bot.answering.service import CalcBackend
 
     assert isinstance(real, CalcBackend)
     models = real.suggest_models("llama3.1")

@@ -17,9 +17,6 @@ from typing import Any, cast
 
 import pytest
 
-from bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
-from bot.bot import GLOBAL, VramBot
-from bot.settings import Settings
 from tests import pg
 from tests.fake_discord import EPHEMERAL, FakeDiscord, Recorded
 from tests.fake_discord import payloads as p
@@ -27,6 +24,9 @@ from tests.fake_discord.backend import FakeBackend
 from tests.fake_discord.bot_process import start_bot_process
 from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run, run_bot
 from tests.fake_discord.sent import JSON, embed_of, fields
+from vramfit.bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
+from vramfit.bot.bot import GLOBAL, VramBot
+from vramfit.bot.settings import Settings
 
 FORUM_ID = GUILD_ID + 10
 QA_CHANNEL_ID = GUILD_ID + 11
@@ -657,7 +657,7 @@ def test_merge_and_json_round_trip() -> None:
 
 
 def test_shard_flags_and_settings(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bot.process as entry
+    import vramfit.bot.process as entry
 
     for name in ("VRAMFIT_SHARD_COUNT", "VRAMFIT_SHARD_IDS"):
         monkeypatch.delenv(name, raising=False)
@@ -687,8 +687,8 @@ def test_settings_command_localizations_are_valid() -> None:
     from tests.bot.test_bot_i18n import DESCRIPTION_MAX, valid_name, walk_options
 
     async def payload() -> JSON:
-        from bot.exts.server_settings import ServerSettings
-        from bot.translator import VramTranslator
+        from vramfit.bot.exts.server_settings import ServerSettings
+        from vramfit.bot.translator import VramTranslator
 
         vram_bot = VramBot(make_settings(), FakeBackend().backend())
         translator = VramTranslator()
@@ -711,7 +711,7 @@ def test_settings_command_localizations_are_valid() -> None:
 
 
 def test_guild_defaults_apply_only_where_the_question_is_silent() -> None:
-    from bot.storage.defaults import NO_DEFAULTS, GuildDefaults
+    from vramfit.bot.storage.defaults import NO_DEFAULTS, GuildDefaults
 
     defaults = GuildDefaults(lang="ko", engine="vllm", gpus=("rtx-3060-12gb", "rtx-4090"))
     shortlist = (("rtx-3060-12gb", 1), ("rtx-4090", 1))

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-import bot.process as entry
-from bot.bot import GLOBAL, extensions
-from bot.cooldowns import UserCooldown
-from bot.settings import Settings
+import vramfit.bot.process as entry
 from tests.fake_discord.backend import FakeBackend
 from tests.fake_discord.harness import run
 from tests.fake_discord.server import FakeDiscord
+from vramfit.bot.bot import GLOBAL, extensions
+from vramfit.bot.cooldowns import UserCooldown
+from vramfit.bot.settings import Settings
 
 SECRET = "MTIz.secret-token-value"
 
@@ -55,8 +55,8 @@ def test_user_cooldown() -> None:
 
 def test_extensions_are_discovered() -> None:
     assert extensions() == [
-        "bot.exts.admin", "bot.exts.autoanswer", "bot.exts.buttons", "bot.exts.questions", "bot.exts.server_settings",
-        "bot.exts.vram",
+        f"vramfit.bot.exts.{name}"
+        for name in ("admin", "autoanswer", "buttons", "questions", "server_settings", "vram")
     ]  # fmt: skip
 
 
@@ -90,7 +90,7 @@ def test_main_never_logs_the_token(monkeypatch: pytest.MonkeyPatch, caplog: pyte
 
     async def fake_run(settings: Settings, *, sync_to: int | None, sync_only: bool) -> None:
         calls.append({"sync_to": sync_to, "sync_only": sync_only})
-        logging.getLogger("bot").info("settings object: %r", settings)
+        logging.getLogger("vramfit.bot").info("settings object: %r", settings)
 
     monkeypatch.setattr(entry, "run", fake_run)
     with caplog.at_level(logging.DEBUG):
@@ -106,8 +106,8 @@ def test_main_never_logs_the_token(monkeypatch: pytest.MonkeyPatch, caplog: pyte
 
 
 def test_sync_only_syncs_and_exits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``python -m bot --sync-only``: REST login and one PUT of the commands, no gateway connection."""
-    monkeypatch.setattr("bot.answering.service.default_backend", lambda: FakeBackend().backend())
+    """``python -m vramfit.bot --sync-only``: REST login and one PUT of the commands, no gateway connection."""
+    monkeypatch.setattr("vramfit.bot.answering.service.default_backend", lambda: FakeBackend().backend())
 
     async def scenario() -> None:
         async with FakeDiscord() as fake:
@@ -141,7 +141,7 @@ def test_start_up_failures_end_in_one_log_line(
 
     import discord
 
-    from bot.storage import StorageError
+    from vramfit.bot.storage import StorageError
 
     errors: dict[str, BaseException] = {
         "gateway 4004": discord.ConnectionClosed(SimpleNamespace(close_code=4004), shard_id=0),  # type: ignore[arg-type]

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from bot.cli import EXIT_ERROR, run
 from tests.groundtruth import llamacpp_rows
+from vramfit.bot.cli import EXIT_ERROR, run
 
 GIB = 1 << 30
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,7 +189,7 @@ def test_unreadable_config_and_suggestions(tmp_path: Path) -> None:
 def test_the_installed_entry_point_exits_2() -> None:
     """The real process: exit status and stdout, as scripts see them."""
     done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "--json", "lamma-9000 32k"], capture_output=True, text=True, cwd=ROOT,
+        [sys.executable, "-m", "vramfit.bot.cli", "--json", "lamma-9000 32k"], capture_output=True, text=True, cwd=ROOT,
         check=False,
     )  # fmt: skip
     assert done.returncode == 2
@@ -323,7 +323,7 @@ def test_cli_from_config_matches_llamacpp(row: dict[str, Any], tmp_path: Path) -
     ],
 )
 def test_language_before_parsing(argv: list[str], env: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bot.cli import argv_lang
+    from vramfit.bot.cli import argv_lang
 
     monkeypatch.setenv("LANG", env)
     monkeypatch.delenv("LC_ALL", raising=False)
@@ -333,7 +333,7 @@ def test_language_before_parsing(argv: list[str], env: str, expected: str, monke
 
 
 def test_help_in_korean() -> None:
-    from bot.cli import build_arg_parser
+    from vramfit.bot.cli import build_arg_parser
 
     assert "이 LLM이 내 GPU에서 돌아갈까?" in build_arg_parser("ko").format_help()
     assert "Will this LLM run on my GPU?" in build_arg_parser("en").format_help()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli import EXIT_ERROR, run
+from vramfit.bot.cli import EXIT_ERROR, run
 
 LLAMA: dict[str, Any] = {
     "model_type": "llama",

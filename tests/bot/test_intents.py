@@ -27,13 +27,13 @@ from typing import Any
 
 import pytest
 
-from bot.answering.resolve import CompareResult, FitResult, SolveResult, WhatFitsResult, resolve
-from bot.parser import parse
-from calc.estimate import estimate
-from calc.gpu import generic_gpu
-from calc.presets import Catalog, load_catalog
-from calc.request import Engine, GpuChoice, KvType, Request
-from calc.results import Estimate
+from vramfit.bot.answering.resolve import CompareResult, FitResult, SolveResult, WhatFitsResult, resolve
+from vramfit.bot.parser import parse
+from vramfit.calc.estimate import estimate
+from vramfit.calc.gpu import generic_gpu
+from vramfit.calc.presets import Catalog, load_catalog
+from vramfit.calc.request import Engine, GpuChoice, KvType, Request
+from vramfit.calc.results import Estimate
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -341,7 +341,7 @@ def total_at(row: Row, **changes: Any) -> int:
 
 
 def cli_json(question: str) -> dict[str, Any]:
-    from bot.cli import run
+    from vramfit.bot.cli import run
 
     out = io.StringIO()
     assert run(["--json", question], out) == 0, out.getvalue()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.parser import (
+from vramfit.bot.parser import (
     ASSUMED_KEYS,
     ParsedQuery,
     canonical_quant,
@@ -16,11 +16,11 @@ from bot.parser import (
     parse_korean_number,
     parse_quantity,
 )
-from bot.parser.numbers import rewrite_numbers
-from calc.errors import BadNumberError, UnknownGpuError, UnknownModelError, UnknownQuantError
-from calc.gpu import GIB
-from calc.presets import Catalog, ModelPreset, load_catalog
-from calc.request import MAX_CONTEXT, Engine, KvType, Request
+from vramfit.bot.parser.numbers import rewrite_numbers
+from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError, UnknownQuantError
+from vramfit.calc.gpu import GIB
+from vramfit.calc.presets import Catalog, ModelPreset, load_catalog
+from vramfit.calc.request import MAX_CONTEXT, Engine, KvType, Request
 
 
 @pytest.mark.parametrize(

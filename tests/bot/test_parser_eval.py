@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from bot.parser import parse
-from calc.gpu import GIB
-from calc.presets import load_catalog
-from calc.tensors import count_params
 from tests.groundtruth import eval_rows
+from vramfit.bot.parser import parse
+from vramfit.calc.gpu import GIB
+from vramfit.calc.presets import load_catalog
+from vramfit.calc.tensors import count_params
 
 ROWS = list(eval_rows())
 

@@ -7,9 +7,9 @@ import time
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from bot.parser import ParsedQuery, parse
-from calc.errors import VramfitError
-from calc.presets import load_catalog
+from vramfit.bot.parser import ParsedQuery, parse
+from vramfit.calc.errors import VramfitError
+from vramfit.calc.presets import load_catalog
 
 CATALOG = load_catalog()
 

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.parser import parse, parse_context, parse_quantity
-from calc.errors import BadNumberError, VramfitError
-from calc.presets import load_catalog
+from vramfit.bot.parser import parse, parse_context, parse_quantity
+from vramfit.calc.errors import BadNumberError, VramfitError
+from vramfit.calc.presets import load_catalog
 
 CATALOG = load_catalog()
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.parser import parse
-from calc.errors import VramfitError
-from calc.presets import load_catalog
+from vramfit.bot.parser import parse
+from vramfit.calc.errors import VramfitError
+from vramfit.calc.presets import load_catalog
 
 E = "en"
 K = "ko"

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from bot.storage import Repository, Store, ThreadQuestion, connect
-from bot.storage.db import Database, SqliteDatabase
-from bot.storage.migrations import MIGRATIONS, Migration, migrate
 from tests import pg
+from vramfit.bot.storage import Repository, Store, ThreadQuestion, connect
+from vramfit.bot.storage.db import Database, SqliteDatabase
+from vramfit.bot.storage.migrations import MIGRATIONS, Migration, migrate
 
 Target = tuple[str, str]  # ("sqlite", path) or ("postgres", url)
 GUILD = 1_234_567_890_123

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from calc.estimate import answer, estimate, fit_gpu
-from calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
-from calc.gpu import GIB, Gpu, Vendor
-from calc.presets import load_catalog
-from calc.request import Engine, GpuChoice, Request
-from calc.solve import best_quant, max_context, max_users, smallest_gpus
+from vramfit.calc.estimate import answer, estimate, fit_gpu
+from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
+from vramfit.calc.gpu import GIB, Gpu, Vendor
+from vramfit.calc.presets import load_catalog
+from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.solve import best_quant, max_context, max_users, smallest_gpus
 
 MIB = 1 << 20
 CATALOG = load_catalog()

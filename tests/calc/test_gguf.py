@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, GGUFWriter
 
-from calc.architecture import from_hf_config
-from calc.errors import BadFileError
-from calc.file_types import FileType
-from calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
-from calc.llama_quant import tensor_types
-from calc.tensors import gguf_tensors
-from calc.weights import weight_bytes
+from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.errors import BadFileError
+from vramfit.calc.file_types import FileType
+from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
+from vramfit.calc.llama_quant import tensor_types
+from vramfit.calc.tensors import gguf_tensors
+from vramfit.calc.weights import weight_bytes
 
 TINY_LLAMA = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 3,
               "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 2048,

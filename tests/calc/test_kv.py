@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from calc.architecture import from_hf_config
-from calc.kv import kv_cache, naive_kv_bytes
-from calc.request import KvType
 from tests.groundtruth import GIB, MIB, llamacpp_rows
+from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.kv import kv_cache, naive_kv_bytes
+from vramfit.calc.request import KvType
 
 # config.json numbers, written by hand from the models' Hugging Face configs.
 QWEN25_05B = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from calc.architecture import Architecture, from_hf_config
-from calc.compute import compute_buffers
-from calc.file_types import parse_file_type
-from calc.kv import kv_cache
-from calc.request import KvType
-from calc.weights import weight_bytes
 from tests.groundtruth import MIB, architectures, measured_rows
+from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.compute import compute_buffers
+from vramfit.calc.file_types import parse_file_type
+from vramfit.calc.kv import kv_cache
+from vramfit.calc.request import KvType
+from vramfit.calc.weights import weight_bytes
 
 # meta-llama/Llama-2-13b-hf config.json (LLaVA 1.5 13B's language model).
 LLAMA2_13B = {"model_type": "llama", "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,

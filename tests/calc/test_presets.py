@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from calc.gpu import GIB
-from calc.presets import load_catalog, normalize_key
-from calc.tensors import count_params
+from vramfit.calc.gpu import GIB
+from vramfit.calc.presets import load_catalog, normalize_key
+from vramfit.calc.tensors import count_params
 
 REQUIRED_MODELS = {
     # preset id → parameter count in billions as the model cards / llama.cpp print it
@@ -78,10 +78,10 @@ def test_parsed_presets_are_cached_under_the_toml_hash(tmp_path: Path, monkeypat
     import tomllib
     from importlib import resources
 
-    from calc import presets
+    from vramfit.calc import presets
 
     monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
-    expected = tomllib.loads(resources.files("presets").joinpath("gpus.toml").read_text(encoding="utf-8"))
+    expected = tomllib.loads(resources.files("vramfit.presets").joinpath("gpus.toml").read_text(encoding="utf-8"))
     assert presets._load_toml("gpus.toml") == expected  # parsed, and written
     (cached,) = tmp_path.glob("gpus-*.json")
     cached.write_text('{"gpu": []}')  # what the next run reads, whatever the TOML says

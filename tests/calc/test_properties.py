@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from calc.errors import VramfitError
-from calc.estimate import answer, estimate
-from calc.presets import load_catalog
-from calc.request import MAX_CONTEXT, MAX_USERS, Engine, GpuChoice, KvType, Request
+from vramfit.calc.errors import VramfitError
+from vramfit.calc.estimate import answer, estimate
+from vramfit.calc.presets import load_catalog
+from vramfit.calc.request import MAX_CONTEXT, MAX_USERS, Engine, GpuChoice, KvType, Request
 
 CATALOG = load_catalog()
 MODEL_IDS = sorted(CATALOG.models)
@@ -100,7 +100,7 @@ def test_out_of_range_numbers_are_bad_number(field: str, value: object) -> None:
     import io
     import json
 
-    from bot.cli import run
+    from vramfit.bot.cli import run
 
     out = io.StringIO()
     status = run(["--json", "--model", "llama-3.1-8b", "--gpu", "rtx-3060-12gb", field, str(value)], out)

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from calc.architecture import Architecture, from_hf_config
-from calc.errors import UnknownQuantError
-from calc.file_types import FileType, parse_file_type
-from calc.ggml import GgmlType, row_bytes, tensor_bytes
-from calc.llama_quant import tensor_types
-from calc.tensors import count_params, gguf_tensors, loader_order
-from calc.weights import weight_bytes
 from tests.groundtruth import llamacpp_rows
+from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.errors import UnknownQuantError
+from vramfit.calc.file_types import FileType, parse_file_type
+from vramfit.calc.ggml import GgmlType, row_bytes, tensor_bytes
+from vramfit.calc.llama_quant import tensor_types
+from vramfit.calc.tensors import count_params, gguf_tensors, loader_order
+from vramfit.calc.weights import weight_bytes
 
 MiB = 1 << 20
 GiB = 1 << 30

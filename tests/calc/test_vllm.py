@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from calc.engines.vllm import fit as vllm_fit
-from calc.engines.vllm import kv_bytes_per_token_per_gpu, kv_pool_tokens
-from calc.fit import Verdict
-from calc.gpu import GIB, Gpu
-from calc.presets import load_catalog
-from calc.request import Engine, GpuChoice, Request
-from calc.weights import model_weights
 from tests.groundtruth import MIB, measured_rows
+from vramfit.calc.engines.vllm import fit as vllm_fit
+from vramfit.calc.engines.vllm import kv_bytes_per_token_per_gpu, kv_pool_tokens
+from vramfit.calc.fit import Verdict
+from vramfit.calc.gpu import GIB, Gpu
+from vramfit.calc.presets import load_catalog
+from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.weights import model_weights
 
 # "NVIDIA H100 80GB (79.18 GiB total)" as vLLM reported it in these runs.
 H100 = Gpu(id="h100-llmd", name="H100 80GB", memory_bytes=int(79.18 * GIB), bandwidth_gbs=3350)

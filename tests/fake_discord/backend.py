@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.answering.cards import (
+from vramfit.bot.answering.cards import (
     AnswerError,
     Assumptions,
     Backend,
@@ -22,7 +22,7 @@ from bot.answering.cards import (
     Tip,
     Verdict,
 )
-from bot.i18n import Lang, lang_of_text
+from vramfit.bot.i18n import Lang, lang_of_text
 
 GIB = 1 << 30
 

@@ -24,9 +24,9 @@ async def _run(conn: Connection, urls: dict[str, str], settings: dict[str, Any])
     import yarl
     from discord.gateway import DiscordWebSocket
 
-    from bot.bot import VramBot
-    from bot.settings import Settings
     from tests.fake_discord.backend import FakeBackend
+    from vramfit.bot.bot import VramBot
+    from vramfit.bot.settings import Settings
 
     discord.http.Route.BASE = urls["api"]
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(urls["gateway"])

@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.bot import VramBot
-from bot.settings import Settings
 from tests.fake_discord import payloads as p
 from tests.fake_discord.backend import FakeBackend
 from tests.fake_discord.server import FakeDiscord, Recorded
+from vramfit.bot.bot import VramBot
+from vramfit.bot.settings import Settings
 
 JSON = dict[str, Any]
 
