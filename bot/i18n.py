@@ -15,7 +15,8 @@ import io
 import logging
 import re
 from functools import lru_cache
-from importlib import resources
+from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # Babel is imported where it is used: an English JSON answer needs none of it at start-up
@@ -29,6 +30,9 @@ Lang = Literal["ko", "en"]
 LANGS: tuple[Lang, ...] = ("ko", "en")
 BABEL_LOCALE: dict[Lang, str] = {"ko": "ko_KR", "en": "en_US"}
 GIB = 1 << 30
+
+# The catalogs, next to their package (importlib.resources would import tempfile and friends at start-up).
+LOCALES_DIR = Path(import_module("vramfit.locales").__file__ or "").parent
 
 _HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 
@@ -62,7 +66,7 @@ def translations(lang: Lang) -> Translations:
     from babel.messages.pofile import read_po
     from babel.support import Translations
 
-    po_file = resources.files("vramfit.locales").joinpath(lang, "LC_MESSAGES", "messages.po")
+    po_file = LOCALES_DIR / lang / "LC_MESSAGES" / "messages.po"
     try:
         with po_file.open("rb") as fp:
             catalog = read_po(fp, locale=lang)

@@ -15,7 +15,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from functools import cached_property, lru_cache
-from importlib import resources
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,11 @@ def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
     return ids[:limit]
 
 
+# The shipped preset files, found next to their package (not through importlib.resources, whose import pulls in
+# tempfile, shutil and the compression modules: a tenth of a cold start). Installs are plain folders, never zips.
+PRESETS_DIR = Path(import_module("vramfit.presets").__file__ or "").parent
+
+
 def cache_dir() -> Path | None:
     """Where parsed presets are kept between runs: ``VRAMFIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/vramfit`` or
     ``~/.cache/vramfit``; ``VRAMFIT_CACHE_DIR=""`` turns the cache off."""
@@ -123,7 +128,7 @@ def _load_toml(name: str) -> dict[str, Any]:
     """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
     as JSON next to the user's other caches, under the TOML's SHA-256: an edited preset file is parsed afresh, and a
     cache that cannot be read or written is simply not used."""
-    raw = resources.files("vramfit.presets").joinpath(name).read_bytes()
+    raw = (PRESETS_DIR / name).read_bytes()
     folder = cache_dir()
     cached = folder / f"{Path(name).stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json" if folder else None
     if cached is not None:
