@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vramfit.bot.i18n import Lang, Tr, _
-from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
+from vramfit.calc.errors import BadNumberError, UnknownModelError, UnsupportedArchitectureError, VramfitError
 from vramfit.calc.estimate import answer
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
 
@@ -128,13 +128,23 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         path = Path(args.config)
         config = read_config_json(path)
         name = str(config.get("_name_or_path") or path.parent.name or path.stem)[:200]
-        return ModelRef(
-            id=name.split("/")[-1].lower() or "config",
-            name=name or path.name,
-            architecture=from_hf_config(config),
-            source=str(path),
-        )
+        try:
+            architecture = from_hf_config(config)
+        except UnsupportedArchitectureError as exc:
+            exc.suggestions = _nearest_presets(name, exc)
+            raise
+        return ModelRef(id=name.split("/")[-1].lower() or "config", name=name or path.name,
+                        architecture=architecture, source=str(path))  # fmt: skip
     return None
+
+
+def _nearest_presets(name: str, error: VramfitError) -> list[str]:
+    """Presets a user could ask about instead: the closest names to the model's own, else to its architecture."""
+    from vramfit.calc.presets import load_catalog
+
+    catalog = load_catalog()
+    by_name = catalog.suggest_models(name.split("/")[-1], 3)
+    return by_name or catalog.suggest_models(str(error.details.get("subject")), 3)
 
 
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from vramfit.calc.errors import BadFileError
+from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError
 from vramfit.calc.limits import (
     MAX_CONTEXT_LENGTH,
     MAX_EXPERTS,
@@ -58,6 +58,21 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "olmo2": "olmo2",
     "starcoder2": "starcoder2",
 }
+
+# The llama.cpp architectures whose tensors, caches and buffers the calculator models (calc/tensors.py builds each).
+SUPPORTED_ARCHS: frozenset[str] = frozenset(HF_TO_LLAMA_ARCH.values())
+
+
+def unsupported(name: str, *, field: str) -> UnsupportedArchitectureError:
+    """The error for an architecture the calculator does not model, naming it and what it does model."""
+    supported = sorted(HF_TO_LLAMA_ARCH) if field == "model_type" else sorted(SUPPORTED_ARCHS)
+    return UnsupportedArchitectureError(
+        f"vramfit does not model the architecture {name!r} yet",
+        subject=name[:80],
+        field=field,
+        supported=", ".join(supported),
+    )
+
 
 # Architectures whose sliding-window layers llama.cpp sizes by the window (llama_hparams::set_swa_pattern callers).
 # Everything else stores the full context in every layer, even when config.json names a window (Mistral v0.1,
@@ -256,9 +271,18 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         merged = dict(text)
         merged.setdefault("model_type", config.get("model_type"))
         config = merged
-    model_type = str(config.get("model_type") or "llama")
-    # A config written by vramfit's own tools may name the llama.cpp architecture directly.
-    arch = str(config.get("llama_arch") or HF_TO_LLAMA_ARCH.get(model_type, model_type))
+    model_type = str(config.get("model_type") or "")
+    # A config written by vramfit's own tools (or read from a GGUF header) names the llama.cpp architecture directly.
+    if config.get("llama_arch") is not None:
+        arch = str(config["llama_arch"])
+        if arch not in SUPPORTED_ARCHS:
+            raise unsupported(arch, field="general.architecture")
+    elif not model_type:
+        raise BadFileError("config.json lacks model_type", field="model_type")
+    elif model_type in HF_TO_LLAMA_ARCH:
+        arch = HF_TO_LLAMA_ARCH[model_type]
+    else:
+        raise unsupported(model_type, field="model_type")
     f = _ConfigFields(config)
     n_layers = f.number("num_hidden_layers", "n_layer", "num_layers", low=1, high=MAX_LAYERS)
     hidden = f.number("hidden_size", "n_embd", "d_model", low=1, high=MAX_HIDDEN)
@@ -270,6 +294,13 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     n_kv_heads = f.per_layer("num_key_value_heads", "n_head_kv", n_layers=n_layers, default=heads_raw, high=MAX_HEADS)
     if not any(n_heads):
         raise BadFileError(f"config.json: {heads_key} is 0 in every layer", field=heads_key)
+    for heads, kv_heads in zip(n_heads, n_kv_heads, strict=True):
+        if kv_heads > heads or (kv_heads and heads % kv_heads):
+            # llama.cpp shares each KV head among n_head / n_head_kv query heads (llama_hparams::n_gqa).
+            raise BadFileError(
+                f"config.json: {heads} attention heads cannot share {kv_heads} KV heads evenly",
+                field="num_key_value_heads",
+            )
     max_heads = max(n_heads)
 
     kv_lora_rank = f.number("kv_lora_rank", default=0, high=MAX_HEAD_DIM)

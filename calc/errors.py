@@ -35,6 +35,12 @@ class BadFileError(VramfitError):
     code = "bad_file"
 
 
+class UnsupportedArchitectureError(VramfitError):
+    """A model whose architecture the calculator does not model: an error, never a number from another layout."""
+
+    code = "unsupported_architecture"
+
+
 # Keys of VramfitError.details that name the text the user must fix, most specific first.
 SUBJECT_KEYS = ("subject", "query", "text", "model", "gpu", "quant", "number", "value", "name")
 SUBJECT_CODES = ("unknown_model", "unknown_gpu", "unknown_quant", "bad_number")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from vramfit.calc.architecture import Architecture
+from vramfit.calc.errors import UnsupportedArchitectureError
 from vramfit.calc.ggml import GgmlType
 
 _LAYER_RE = re.compile(r"blk\.(\d+)\.")
@@ -361,9 +362,10 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_glm4(b, arch)
     elif name in ("starcoder2", "phimoe"):
         _layers_biased_layernorm(b, arch)
-    else:
-        # llama, granite, exaone (same tensor set as llama); anything else is approximated by the llama layout.
+    elif name in ("llama", "granite", "exaone"):  # the same tensor set
         _layers_llama(b, arch)
+    else:  # from_hf_config refuses these first; an Architecture built by hand must not be sized as another layout
+        raise UnsupportedArchitectureError(f"no tensor layout for {name!r}", subject=name, field="arch")
     b.add("output_norm.weight", n_embd)
     if name in ("starcoder2", "phimoe"):
         b.add("output_norm.bias", n_embd)

@@ -39,6 +39,9 @@ def describe_error(
         text = tr(_("Unknown quantization: **{subject}**."), subject=subject)
     elif code == "bad_number":
         text = tr(_("That number is out of range or unreadable: **{subject}**."), subject=subject or "?")
+    elif code == "unsupported_architecture":
+        text = tr(_("vramfit can't model the **{subject}** architecture yet, so it gives no number for it."),
+                  subject=subject or "?")
     elif code == "stale_button":
         text = tr(_("I can't read this card's buttons any more. Ask again with /vram."))
     elif code == "too_complex":

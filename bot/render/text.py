@@ -117,9 +117,13 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
 def error_message(error: VramfitError, lang: Lang) -> str:
     """The error as plain text: the same words as the bot's, in the question's language."""
     subject = error_subject(error)
-    return describe_error(
+    text = describe_error(
         error.code, subject, error.suggestions, error.message, lang, markdown=False, reason=error_reason(error)
     )
+    supported = error.details.get("supported")
+    if error.code == "unsupported_architecture" and supported:
+        text += "\n" + Tr(lang)(_("It models: {names}"), names=supported)
+    return text
 
 
 def error_text(error: VramfitError, lang: Lang) -> str:

@@ -1,0 +1,104 @@
+"""A model the calculator cannot model is an error, never a number from another architecture's layout."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bot.test_hostile_files import _gguf, _kv, _s
+from vramfit.bot.cli import EXIT_ERROR, run
+from vramfit.calc.architecture import SUPPORTED_ARCHS, Architecture, from_hf_config
+from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError
+from vramfit.calc.tensors import gguf_tensors
+
+LLAMA: dict[str, Any] = {
+    "model_type": "llama",
+    "hidden_size": 512,
+    "intermediate_size": 1024,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "vocab_size": 2048,
+}
+# Llama 4 Scout's config.json, as published (meta-llama/Llama-4-Scout-17B-16E-Instruct): MoE with a shared expert and
+# chunked attention, which a dense Llama layout would size as a 5 B model.
+LLAMA4_SCOUT = {
+    "_name_or_path": "meta-llama/Llama-4-Scout-17B-16E-Instruct", "model_type": "llama4",
+    "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+                    "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+                    "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_local_experts": 16,
+                    "num_experts_per_tok": 1, "attention_chunk_size": 8192, "max_position_embeddings": 10485760},
+}  # fmt: skip
+
+UNSUPPORTED = [
+    ("qwen3_next", {**LLAMA, "model_type": "qwen3_next"}),
+    ("mamba2", {**LLAMA, "model_type": "mamba2"}),
+    ("llama4_text", LLAMA4_SCOUT),
+    ("whatever", {**LLAMA, "model_type": "whatever"}),
+]
+
+
+@pytest.mark.parametrize(("name", "config"), UNSUPPORTED, ids=[u[0] for u in UNSUPPORTED])
+def test_an_unknown_model_type_is_refused_by_name(name: str, config: dict[str, Any]) -> None:
+    with pytest.raises(UnsupportedArchitectureError) as caught:
+        from_hf_config(config)
+    assert caught.value.code == "unsupported_architecture"
+    assert caught.value.details["subject"] == name
+    assert "llama" in str(caught.value.details["supported"])
+
+
+def test_a_config_without_model_type_is_refused() -> None:
+    with pytest.raises(BadFileError, match="model_type"):
+        from_hf_config({k: v for k, v in LLAMA.items() if k != "model_type"})
+
+
+@pytest.mark.parametrize(("heads", "kv_heads"), [(8, 3), (8, 16), (40, 6)])
+def test_heads_that_cannot_share_kv_heads_evenly_are_refused(heads: int, kv_heads: int) -> None:
+    with pytest.raises(BadFileError, match="KV heads") as caught:
+        from_hf_config({**LLAMA, "num_attention_heads": heads, "num_key_value_heads": kv_heads})
+    assert caught.value.details["field"] == "num_key_value_heads"
+
+
+def test_an_architecture_built_by_hand_gets_no_borrowed_layout() -> None:
+    arch = from_hf_config(LLAMA).model_copy(update={"arch": "rwkv7"})
+    assert isinstance(arch, Architecture)
+    with pytest.raises(UnsupportedArchitectureError):
+        gguf_tensors(arch)
+
+
+def test_every_supported_architecture_has_a_layout() -> None:
+    for name in sorted(SUPPORTED_ARCHS):
+        assert gguf_tensors(from_hf_config({**LLAMA, "llama_arch": name}))  # no error, some tensors
+
+
+def test_the_cli_answers_a_llama4_config_with_an_error_and_presets(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(LLAMA4_SCOUT))
+    out = io.StringIO()
+    assert run(["--json", "--config", str(path)], out) == EXIT_ERROR
+    error = json.loads(out.getvalue())["error"]
+    assert error["code"] == "unsupported_architecture"
+    assert "llama4_text" in error["message"] and "qwen3" in error["message"]  # names it, and what is modelled
+    assert error["suggestions"] and all(s.startswith("llama") for s in error["suggestions"])
+    out = io.StringIO()
+    assert run(["--config", str(path), "--lang", "ko"], out) == EXIT_ERROR
+    assert "아직" in out.getvalue() and "Traceback" not in out.getvalue()
+
+
+def test_a_gguf_of_an_unknown_architecture_is_refused(tmp_path: Path) -> None:
+    u32 = 4
+    kvs = [_kv("general.architecture", 8, _s("qwen3next"))] + [
+        _kv(f"qwen3next.{key}", u32, struct.pack("<I", value))
+        for key, value in (("block_count", 2), ("embedding_length", 512), ("attention.head_count", 8),
+                           ("vocab_size", 2048))
+    ]  # fmt: skip
+    path = tmp_path / "model.gguf"
+    path.write_bytes(_gguf(*kvs))
+    out = io.StringIO()
+    assert run(["--json", "--gguf", str(path)], out) == EXIT_ERROR
+    assert json.loads(out.getvalue())["error"]["code"] == "unsupported_architecture"
