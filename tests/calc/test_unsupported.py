@@ -10,21 +10,12 @@ from typing import Any
 
 import pytest
 
-from tests.bot.test_hostile_files import _gguf, _kv, _s
+from tests.bot.test_hostile_files import LLAMA, _gguf, _kv, _s
 from vramfit.bot.cli import EXIT_ERROR, run
 from vramfit.calc.architecture import SUPPORTED_ARCHS, Architecture, from_hf_config
 from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError
 from vramfit.calc.tensors import gguf_tensors
 
-LLAMA: dict[str, Any] = {
-    "model_type": "llama",
-    "hidden_size": 512,
-    "intermediate_size": 1024,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 8,
-    "num_key_value_heads": 2,
-    "vocab_size": 2048,
-}
 # Llama 4 Scout's config.json, as published (meta-llama/Llama-4-Scout-17B-16E-Instruct): MoE with a shared expert and
 # chunked attention, which a dense Llama layout would size as a 5 B model.
 LLAMA4_SCOUT = {
