@@ -4,11 +4,11 @@ llama.cpp logs its model, KV and compute buffers but never the CUDA context, cuB
 reservations that nvidia-smi shows on top. vramfit charges one documented constant per device and backend:
 
 * CUDA and ROCm: 457 MiB, Ollama's ``MinimumMemory`` reserve for CUDA/ROCm devices (``ml/device.go``), which it
-  adds to llama.cpp's buffers when scheduling layers; gguf-parser uses 250 MiB, llama.cpp ``--fit`` keeps a
-  1024 MiB margin (shared/reference/anchors.md, table (a) "Runtime/CUDA overhead constant").
+  adds to llama.cpp's buffers when scheduling layers; for comparison gguf-parser charges 250 MiB and llama.cpp's
+  ``--fit`` keeps a 1024 MiB margin.
 * Metal: 512 MiB, Ollama's reserve for Metal.
 * vLLM: the engine profiles itself and reserves ``gpu_memory_utilization`` (0.9) of the card; its CUDA context and
-  NCCL buffers ("non-torch" memory) are inside that budget (see :mod:`calc.vllm`).
+  NCCL buffers ("non-torch" memory) are inside that budget (see :mod:`calc.engines.vllm`).
 """
 
 from __future__ import annotations
