@@ -19,6 +19,9 @@ REQUIRED_MODELS = {
     "qwen3-32b": 32.76, "qwen3-30b-a3b": 30.53, "qwen3-235b-a22b": 235.09,
     "mistral-7b-v0.3": 7.25, "mistral-nemo-12b": 12.25, "mixtral-8x7b": 46.70,
     "deepseek-v3": 671.03, "deepseek-r1": 671.03, "command-r-35b": 34.98, "phi-4": 14.66,
+    # llama.cpp prints "model params = 1.026 T" for Kimi K2 (tests/data/groundtruth/architectures.json); DeepSeek
+    # V3.1 has V3's architecture; the Qwen3 Coder model cards give 30.5B and 480B.
+    "kimi-k2-instruct": 1026.0, "deepseek-v3.1": 671.03, "qwen3-coder-30b-a3b": 30.5, "qwen3-coder-480b-a35b": 480.0,
 }  # fmt: skip
 
 

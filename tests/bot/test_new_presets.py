@@ -1,0 +1,54 @@
+"""Questions naming the presets added for the models people ask about, in Korean and English."""
+
+from __future__ import annotations
+
+import pytest
+
+from vramfit.bot.parser import parse
+from vramfit.calc.presets import load_catalog
+
+CATALOG = load_catalog()
+
+QUESTIONS = [
+    ("kimi k2 on 8x h200", "kimi-k2-instruct", "en"),
+    ("키미 k2 8x h200에서 돌아가?", "kimi-k2-instruct", "ko"),
+    ("deepseek v3.1 8x h200", "deepseek-v3.1", "en"),
+    ("딥시크 v3.1 h200 8장", "deepseek-v3.1", "ko"),
+    ("qwen3 coder 30b 32k 4090", "qwen3-coder-30b-a3b", "en"),
+    ("큐웬3 코더 30b 4090에서 돼?", "qwen3-coder-30b-a3b", "ko"),
+    ("qwen3 coder 480b on 8x h200", "qwen3-coder-480b-a35b", "en"),
+    ("exaone 4 1.2b on a 3060", "exaone-4.0-1.2b", "en"),
+    ("엑사원4 1.2b 3060에서 돌아가?", "exaone-4.0-1.2b", "ko"),
+    ("devstral small 32k 4090", "devstral-small-2507-24b", "en"),
+    ("데브스트랄 스몰 4090", "devstral-small-2507-24b", "ko"),
+    ("command r7b 3060", "command-r7b-12-2024", "en"),
+    ("커맨드 r7b 3060 되나요", "command-r7b-12-2024", "ko"),
+]
+
+
+@pytest.mark.parametrize(("question", "model", "lang"), QUESTIONS, ids=[q[0] for q in QUESTIONS])
+def test_a_question_names_the_new_preset(question: str, model: str, lang: str) -> None:
+    parsed = parse(question, CATALOG)
+    assert parsed.model == model
+    assert parsed.lang == lang
+    assert parsed.gpus, "the GPU was read too"
+
+
+def _kv_bytes(question: str) -> int:
+    import io
+    import json
+
+    from vramfit.bot.cli import run
+
+    out = io.StringIO()
+    assert run(["--json", question], out) == 0, out.getvalue()
+    return int(json.loads(out.getvalue())["estimate"]["kv_cache_bytes"])
+
+
+def test_kv_caches_of_new_presets_from_their_config_json() -> None:
+    # Qwen3 Coder 30B-A3B: 48 layers x 4 KV heads x head_dim 128, K and V, f16 (2 bytes), 32,768 cells.
+    assert _kv_bytes("qwen3 coder 30b 32k 4090") == 48 * 4 * 128 * 2 * 2 * 32768
+    # Kimi K2 (MLA): one latent of kv_lora_rank 512 + qk_rope_head_dim 64 per token and layer, K only, 61 layers.
+    assert _kv_bytes("kimi k2 8k on 8x h200") == (512 + 64) * 61 * 2 * 8192
+    # EXAONE 4.0 1.2B: every layer full attention (layer_types), 30 x 8 x 64, K and V, 8,192 cells.
+    assert _kv_bytes("exaone 4 1.2b 8k 3060") == 30 * 8 * 64 * 2 * 2 * 8192
