@@ -155,8 +155,12 @@ class VramBot(commands.AutoShardedBot):
     async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         """Run CPU work (a parse) in the answering threads, within ``answer_timeout_seconds``."""
         loop = asyncio.get_running_loop()
-        job = functools.partial(fn, *args)
-        return await asyncio.wait_for(loop.run_in_executor(self.answer_pool, job), self.settings.answer_timeout_seconds)
+        future = loop.run_in_executor(self.answer_pool, functools.partial(fn, *args))
+        await asyncio.wait((future,), timeout=self.settings.answer_timeout_seconds)  # no wrapper task, as wait_for has
+        if not future.done():
+            future.cancel()  # a job not started yet is dropped; a running one finishes in its thread, unheard
+            raise TimeoutError
+        return future.result()
 
     async def answer(
         self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
