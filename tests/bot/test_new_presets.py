@@ -52,3 +52,18 @@ def test_kv_caches_of_new_presets_from_their_config_json() -> None:
     assert _kv_bytes("kimi k2 8k on 8x h200") == (512 + 64) * 61 * 2 * 8192
     # EXAONE 4.0 1.2B: every layer full attention (layer_types), 30 x 8 x 64, K and V, 8,192 cells.
     assert _kv_bytes("exaone 4 1.2b 8k 3060") == 30 * 8 * 64 * 2 * 2 * 8192
+
+
+GPU_QUESTIONS = [
+    ("llama 3.3 70b on h20", "h20", 1),
+    ("deepseek r1 8x mi355x", "mi355x", 8),
+    ("gpt-oss 120b mi325x", "mi325x", 1),
+    ("qwen3 32b arc pro b60", "arc-pro-b60", 1),
+    ("라마3.1 70b rtx pro 5000에서 돌아가?", "rtx-pro-5000-blackwell", 1),
+]
+
+
+@pytest.mark.parametrize(("question", "gpu", "count"), GPU_QUESTIONS, ids=[q[0] for q in GPU_QUESTIONS])
+def test_a_question_names_the_new_gpu(question: str, gpu: str, count: int) -> None:
+    parsed = parse(question, CATALOG)
+    assert [(c.gpu.id, c.count) for c in parsed.gpus] == [(gpu, count)]

@@ -93,3 +93,13 @@ def test_parsed_presets_are_cached_under_the_toml_hash(tmp_path: Path, monkeypat
     assert presets._load_toml("gpus.toml") == expected
     monkeypatch.setenv("VRAMFIT_CACHE_DIR", "")  # off
     assert presets._load_toml("gpus.toml") == expected
+
+
+@pytest.mark.parametrize(("name", "table"), [("models.toml", "model"), ("gpus.toml", "gpu")])
+def test_ids_are_unique_in_the_files(name: str, table: str) -> None:
+    import tomllib
+
+    from vramfit.calc.presets import PRESETS_DIR
+
+    ids = [row["id"] for row in tomllib.loads((PRESETS_DIR / name).read_text(encoding="utf-8"))[table]]
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
