@@ -4,7 +4,8 @@ Discrete cards expose their whole nominal memory to the engine (the CUDA context
 charged separately, in :mod:`calc.runtime`). Apple Silicon shares one memory pool with the CPU, and macOS lets
 Metal wire only part of it: ``recommendedMaxWorkingSetSize`` is about two thirds of RAM on machines with up to
 36 GB and three quarters above that (llama.cpp prints it as ``recommendedMaxWorkingSetSize`` on load; the
-``iogpu.wired_limit_mb`` sysctl can raise it). vramfit uses that share as the Mac's usable "VRAM".
+``iogpu.wired_limit_mb`` sysctl can raise it). vramfit uses that share as the Mac's usable "VRAM". Other
+unified-memory machines (segment ``unified``) state the share their GPU may use in the preset (``gpu_share_gib``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Segment(StrEnum):
     WORKSTATION = "workstation"
     DATACENTER = "datacenter"
     APPLE = "apple"
+    UNIFIED = "unified"  # other machines whose GPU shares the system's memory (Strix Halo, DGX Spark, Jetson)
     GENERIC = "generic"
 
 
@@ -56,15 +58,20 @@ class Gpu(BaseModel):
     released: int = 0
     aliases: tuple[str, ...] = ()
     source: str = ""
+    gpu_share_bytes: int = Field(
+        default=0, ge=0, description="unified memory: what the GPU may use (0: Apple's Metal share, or all of it)"
+    )
 
     @property
     def is_unified(self) -> bool:
-        return self.vendor == Vendor.APPLE
+        return self.vendor == Vendor.APPLE or self.segment == Segment.UNIFIED
 
     @property
     def usable_bytes(self) -> int:
         """Memory a model may occupy on this device before runtime overhead is charged."""
-        if not self.is_unified:
+        if self.gpu_share_bytes:
+            return min(self.gpu_share_bytes, self.memory_bytes)
+        if self.vendor != Vendor.APPLE:
             return self.memory_bytes
         num, den = APPLE_LARGE_SHARE if self.memory_bytes > APPLE_LARGE_FROM_BYTES else APPLE_SMALL_SHARE
         return self.memory_bytes * num // den

@@ -154,6 +154,8 @@ def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
     memory_gib = float(fields.pop("memory_gib"))
     fields.pop("source_note", None)
     fields["memory_bytes"] = int(memory_gib * GIB)
+    if "gpu_share_gib" in fields:
+        fields["gpu_share_bytes"] = int(float(fields.pop("gpu_share_gib")) * GIB)
     fields["aliases"] = tuple(fields.get("aliases", ()))
     return Gpu(**fields)
 

@@ -51,7 +51,8 @@ def smallest_gpus(request: Request, gpus: Iterable[Gpu], limit: int = 10, per_se
         by_segment.setdefault(gpu.segment, []).append(gpu)
     found: list[Fit] = []
     for segment, candidates in by_segment.items():
-        counts = (1,) if segment == "apple" else GPU_COUNTS  # unified memory does not add up across machines
+        # Unified memory does not add up across machines: a Mac or a Strix Halo box counts once.
+        counts = (1,) if segment in ("apple", "unified") else GPU_COUNTS
         for count in counts:
             fitting = [g for g in candidates if fits_with_margin(request, GpuChoice(gpu=g, count=count))]
             if fitting:

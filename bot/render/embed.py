@@ -45,7 +45,7 @@ COLOUR: dict[Verdict, int] = {"fits": 0x2ECC71, "tight": 0xF1C40F, "partial": 0x
 NEUTRAL_COLOUR = 0x5865F2
 
 ENGINE_NAMES = {"llama.cpp": "llama.cpp", "vllm": "vLLM"}
-SEGMENT_ORDER = ("consumer", "laptop", "workstation", "datacenter", "apple", "generic")
+SEGMENT_ORDER = ("consumer", "laptop", "workstation", "datacenter", "apple", "unified", "generic")
 SEGMENT_GROUP = {"laptop": "consumer"}  # laptops sit with the consumer cards
 
 
@@ -70,6 +70,7 @@ def _segment_label(tr: Tr, segment: str) -> str:
         "workstation": _("Workstation"),
         "datacenter": _("Datacenter"),
         "apple": _("Apple Silicon"),
+        "unified": _("Unified memory"),
     }
     return tr(labels.get(segment, _("Other")))
 

@@ -67,3 +67,27 @@ GPU_QUESTIONS = [
 def test_a_question_names_the_new_gpu(question: str, gpu: str, count: int) -> None:
     parsed = parse(question, CATALOG)
     assert [(c.gpu.id, c.count) for c in parsed.gpus] == [(gpu, count)]
+
+
+@pytest.mark.parametrize(
+    ("question", "gpu", "usable_gib"),
+    [
+        # AMD: "The AMD Ryzen AI Max+ 395 (128GB) processor with 96GB of Variable Graphics Memory".
+        ("Ryzen AI Max+ 395 128gb llama 3.3 70b", "ryzen-ai-max-395-128gb", 96),
+        ("스트릭스 헤일로에서 라마3.3 70b 돌아가?", "ryzen-ai-max-395-128gb", 96),
+        # macOS lets Metal wire three quarters of a Mac's memory above 36 GB: 512 × 3/4.
+        ("mac studio m3 ultra 512gb deepseek r1", "apple-m3-ultra-512gb", 384),
+    ],
+)
+def test_unified_memory_machines_offer_their_gpu_share(question: str, gpu: str, usable_gib: int) -> None:
+    import io
+    import json
+
+    from vramfit.bot.cli import run
+
+    out = io.StringIO()
+    assert run(["--json", question], out) == 0, out.getvalue()
+    (fit,) = json.loads(out.getvalue())["fits"]
+    assert fit["gpu"] == gpu
+    assert fit["usable_bytes"] == usable_gib << 30
+    assert fit["headroom_bytes"] == fit["usable_bytes"] - fit["total_bytes"]
