@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class VramfitError(ValueError):
     """Base error: ``code`` is the machine-readable reason, ``suggestions`` the closest valid inputs."""
 
     code = "error"
 
-    def __init__(self, message: str, suggestions: list[str] | None = None, **details: object) -> None:
+    def __init__(self, message: str, suggestions: Sequence[str] | None = None, **details: object) -> None:
         super().__init__(message)
         self.message = message
-        self.suggestions = suggestions or []
+        self.suggestions = list(suggestions or [])
         self.details = details
+
+    @property
+    def subject(self) -> str:
+        """The text the user must fix ("lamma-9b", "-5", "num_hidden_layers"), when it is known."""
+        return error_subject(self)
+
+    @property
+    def reason(self) -> str:
+        """Why it failed beyond the code: "ambiguous" (several presets match), or ""."""
+        return error_reason(self)
 
 
 class UnknownModelError(VramfitError):

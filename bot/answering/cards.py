@@ -7,7 +7,7 @@ question (may be empty when ``overrides`` names the model), ``lang`` the languag
 number in ``solution``, or both engines in ``engines``), a :class:`WhatFitsCard` or a :class:`CompareCard`.
 :mod:`bot.answering.service` builds them from the parser and :mod:`bot.answering.resolve`; tests plug in a
 deterministic fake. Errors are :class:`AnswerError` with the stable codes of the JSON contract (``unknown_model``,
-``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...). Nothing here imports ``calc``: cards hold plain numbers.
+``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...), a kind of calc's ``VramfitError``; cards hold plain numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, TypedDict, cast
 
 from vramfit.bot.i18n import Lang
+from vramfit.calc.errors import VramfitError
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]
@@ -264,8 +265,12 @@ AnyCard = Card | WhatFitsCard | CompareCard
 """What an answer can be: the fit card (with a solver's number or both engines), what fits a GPU, or a comparison."""
 
 
-class AnswerError(Exception):
-    """The question cannot be answered as asked (unknown model, bad number...): the user's to fix."""
+class AnswerError(VramfitError):
+    """The question cannot be answered as asked (unknown model, bad number...): the user's to fix.
+
+    One error type runs through the project: this is :class:`vramfit.calc.errors.VramfitError` with its code given
+    where it is raised (the calculator's errors carry theirs as a class attribute), so the subject, the reason and
+    the suggestions travel the same way from the parser, the calculator and the bot to every renderer."""
 
     def __init__(
         self,
@@ -276,12 +281,8 @@ class AnswerError(Exception):
         suggestions: Sequence[str] = (),
         reason: str = "",
     ) -> None:
-        super().__init__(message or code)
+        super().__init__(message or code, list(suggestions), subject=subject, reason=reason)
         self.code = code
-        self.message = message
-        self.subject = subject  # the offending text ("lamma-9b"), when known
-        self.suggestions = tuple(suggestions)
-        self.reason = reason  # "ambiguous": several presets match the subject
 
 
 Answerer = Callable[[str, Lang | None, Overrides], AnyCard]

@@ -40,7 +40,7 @@ from vramfit.bot.answering.cards import (
     WhatFitsCard,
 )
 from vramfit.bot.i18n import Lang
-from vramfit.calc.errors import error_reason, error_subject
+from vramfit.calc.errors import VramfitError
 
 if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
@@ -87,15 +87,9 @@ class _LruCache:
                 self._data.popitem(last=False)
 
 
-def to_answer_error(exc: Exception) -> AnswerError:
-    """A calculator/parser error (``VramfitError``) as the bot's :class:`AnswerError`."""
-    return AnswerError(
-        str(getattr(exc, "code", "error")),
-        str(getattr(exc, "message", "") or exc),
-        subject=error_subject(exc),
-        reason=error_reason(exc),
-        suggestions=[str(s) for s in getattr(exc, "suggestions", []) or []],
-    )
+def to_answer_error(exc: VramfitError) -> AnswerError:
+    """A calculator or parser error as the bot's :class:`AnswerError` (the same fields, the code kept)."""
+    return AnswerError(exc.code, exc.message, subject=exc.subject, reason=exc.reason, suggestions=exc.suggestions)
 
 
 class CalcBackend:

@@ -16,7 +16,6 @@ import discord
 from discord.utils import escape_markdown, escape_mentions
 
 from vramfit.bot.answering.cards import (
-    AnswerError,
     AnyCard,
     Assumptions,
     Card,
@@ -32,6 +31,7 @@ from vramfit.bot.render.errors import describe_error
 from vramfit.bot.render.labels import VERDICT_LABELS
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.version import vramfit_version
+from vramfit.calc.errors import VramfitError
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor
@@ -652,7 +652,7 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
     return builder.build()
 
 
-def render_error(error: AnswerError, lang: Lang) -> str:
+def render_error(error: VramfitError, lang: Lang) -> str:
     """A short, friendly message for a question the user must fix."""
     subject = clamp(clean(error.subject), 100)
     suggestions = [clean(s) for s in error.suggestions]

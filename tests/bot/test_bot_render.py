@@ -308,3 +308,14 @@ def test_real_assumptions_footer_in_both_languages(real: object) -> None:
     ko = render_card(card, "ko").footer.text or ""
     assert "4 users" in en and "KV cache q8_0" in en and "flash attention on" in en
     assert "사용자 4명" in ko and "KV 캐시 q8_0" in ko and "플래시 어텐션 켬" in ko
+
+
+def test_one_error_type_carries_code_subject_reason_and_suggestions() -> None:
+    from vramfit.calc.errors import BadNumberError, VramfitError
+
+    raised = AnswerError("too_complex", "took too long", subject="llama " * 3, reason="ambiguous", suggestions=["a"])
+    assert isinstance(raised, VramfitError)
+    assert (raised.code, raised.subject, raised.reason, raised.suggestions) == (
+        "too_complex", "llama llama llama ", "ambiguous", ["a"])  # fmt: skip
+    calc_error = BadNumberError("not a size or count: -5", number="-5")
+    assert (calc_error.code, calc_error.subject, calc_error.reason) == ("bad_number", "-5", "")
