@@ -10,7 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent / "data"
+REPO_ROOT = Path(__file__).resolve().parent.parent  # the checkout itself (tests/ is at its top)
+DATA = REPO_ROOT / "tests" / "data"
 MIB = 1 << 20
 GIB = 1 << 30
 

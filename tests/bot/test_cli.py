@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from tests.groundtruth import llamacpp_rows
+from tests.groundtruth import REPO_ROOT, llamacpp_rows
 from vramfit.bot.cli import EXIT_ERROR, run
 
 GIB = 1 << 30
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 
 # Llama 3 8B's config.json: 32 layers, 8 KV heads, head size 4096 / 32 = 128.
 LLAMA3_KV_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # bytes in f16: 128 KiB
