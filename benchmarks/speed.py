@@ -52,6 +52,7 @@ def main() -> None:
 FLOOR = [sys.executable, "-c", "from pydantic import BaseModel"]  # the floor of any pydantic program
 CLI_CASES = (
     ("vram --json --model llama-3.1-8b", ["--json", "--model", "llama-3.1-8b"]),
+    # llama-3.1-8b.json: the llama-3.1-8b preset's config.json keys (source: presets/models.toml).
     ("vram --json --config config.json", ["--json", "--config", str(ROOT / "benchmarks" / "llama-3.1-8b.json")]),
     ('vram --json "llama3-8b 32k 3060"', ["--json", "llama3-8b 32k 3060"]),
 )
