@@ -12,7 +12,6 @@ loudly at startup instead of silently showing English.
 from __future__ import annotations
 
 import io
-import logging
 import re
 from functools import lru_cache
 from importlib import import_module
@@ -24,7 +23,6 @@ if TYPE_CHECKING:  # Babel is imported where it is used: an English JSON answer 
     from babel.numbers import NumberPattern
     from babel.support import Translations
 
-log = logging.getLogger(__name__)
 
 Lang = Literal["ko", "en"]
 LANGS: tuple[Lang, ...] = ("ko", "en")

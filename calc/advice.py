@@ -29,7 +29,7 @@ WHAT_FITS_LADDER = ("F16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M")
 
 
 class ModelFit(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     model: str
     name: str
@@ -106,7 +106,7 @@ class KvFactor(StrEnum):
 
 
 class KvReason(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     factor: KvFactor
     a: int
@@ -114,7 +114,7 @@ class KvReason(BaseModel):
 
 
 class Comparison(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     a: Estimate
     b: Estimate

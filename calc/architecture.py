@@ -89,7 +89,7 @@ SWA_PATTERN_BY_ARCH: dict[str, int] = {
 class Architecture(BaseModel):
     """Memory-relevant shape of a decoder-only transformer (per-layer values are tuples of length ``n_layers``)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     arch: str = Field(description="llama.cpp architecture name, e.g. 'llama', 'qwen2', 'gemma2', 'deepseek2'")
     n_layers: int = Field(gt=0)

@@ -29,7 +29,7 @@ PIPELINE_COPIES = 4  # GGML_SCHED_MAX_COPIES: llama.cpp's pipeline parallelism a
 class ComputeBuffers(BaseModel):
     """Compute buffers on the GPUs (summed) and the larger single buffer, in bytes."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     gpu_bytes: int
     per_gpu_bytes: tuple[int, ...]

@@ -3,7 +3,6 @@ use for them. One alias table for the calculator; the parser maps chat words ("4
 
 from __future__ import annotations
 
-import difflib
 from enum import StrEnum
 
 from vramfit.calc.errors import UnknownQuantError
@@ -126,6 +125,8 @@ def parse_file_type(name: str) -> FileType:
     if key in _ALIASES:
         return _ALIASES[key]
     known = [*FileType.__members__, *_ALIASES]
+    import difflib  # only for an unknown name: not on the start-up path
+
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
     suggestions = [_ALIASES[c].value if c in _ALIASES else c for c in close]
     raise UnknownQuantError(f"unknown quantization {name!r}", list(dict.fromkeys(suggestions)), quant=name)

@@ -47,7 +47,7 @@ _U64 = struct.Struct("<Q")
 
 
 class GgufTensor(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     name: str
     ggml_type: GgmlType
@@ -57,7 +57,7 @@ class GgufTensor(BaseModel):
 
 
 class GgufHeader(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     metadata: dict[str, Any]
     tensors: tuple[GgufTensor, ...]

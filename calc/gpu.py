@@ -44,7 +44,7 @@ APPLE_LARGE_FROM_BYTES = 36 * GIB  # above 36 GB the larger share applies
 class Gpu(BaseModel):
     """One GPU model (a single device); ``count`` lives in the request, not here."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     id: str
     name: str

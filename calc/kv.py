@@ -59,7 +59,7 @@ def kv_value_bytes(kv_type: KvType) -> float:
 class KvCache(BaseModel):
     """KV cache of one configuration, split the way llama.cpp logs it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     k_bytes: int
     v_bytes: int

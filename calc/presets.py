@@ -7,12 +7,10 @@ config.json verbatim, so a preset and ``vram --config config.json`` go through t
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from functools import cached_property, lru_cache
 from importlib import import_module
@@ -33,7 +31,7 @@ def normalize_key(text: str) -> str:
 
 
 class ModelPreset(BaseModel):
-    model_config = ConfigDict(frozen=True, ignored_types=(cached_property,))
+    model_config = ConfigDict(defer_build=True, frozen=True, ignored_types=(cached_property,))
 
     id: str
     name: str
@@ -101,6 +99,8 @@ class Catalog:
 
 
 def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
+    import difflib  # only when a name is not found: not on the start-up path
+
     matches = difflib.get_close_matches(normalize_key(text), list(keys), n=limit * 4, cutoff=0.5)
     ids: list[str] = []
     for key in matches:
@@ -137,6 +137,8 @@ def _load_toml(name: str) -> dict[str, Any]:
             return data
         except (OSError, ValueError):
             pass
+    import tomllib  # only when the cache misses: not on the start-up path
+
     data = tomllib.loads(raw.decode("utf-8"))
     if cached is not None:
         try:

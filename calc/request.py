@@ -38,7 +38,7 @@ class KvType(StrEnum):
 class ModelRef(BaseModel):
     """A model: a preset id with its architecture, or an architecture from a config.json / GGUF file."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     id: str
     name: str
@@ -49,7 +49,7 @@ class ModelRef(BaseModel):
 
 
 class GpuChoice(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     gpu: Gpu
     count: int = Field(default=1, ge=1, le=MAX_GPU_COUNT)
@@ -58,7 +58,7 @@ class GpuChoice(BaseModel):
 class Request(BaseModel):
     """A fully specified question; defaults follow the JSON contract (docs/cli-json.md)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     model: ModelRef
     quant: str = "Q4_K_M"

@@ -13,7 +13,7 @@ from vramfit.calc.request import Request
 class Estimate(BaseModel):
     """Bytes by component; ``total_bytes`` is what the GPU(s) must hold (JSON contract field names)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     file_bytes: int = Field(description="the quantized model file (the download)")
     weights_bytes: int = Field(description="weights in GPU memory with every layer offloaded")
@@ -38,7 +38,7 @@ class Estimate(BaseModel):
 class Fit(BaseModel):
     """How the request fits one GPU model, ``count`` of them."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     gpu: str
     name: str
@@ -55,7 +55,7 @@ class Fit(BaseModel):
 
 
 class Answer(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     request: Request
     estimate: Estimate

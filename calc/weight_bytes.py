@@ -15,7 +15,7 @@ _LAYER = re.compile(r"^blk\.(\d+)\.")
 class WeightBytes(BaseModel):
     """The weights of one model in one format, split the ways the memory model needs."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     file_type: str
     params: int = Field(description="llama_model_n_params: elements of all tensors (tied head counted once)")

@@ -27,7 +27,7 @@ EXAMPLE_MODEL = "llama-3.1-8b"  # stands in for "any model" in a what-fits templ
 
 
 class FitResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     intent: Literal["fit"] = "fit"
     answer: Answer
@@ -35,7 +35,7 @@ class FitResult(BaseModel):
 
 
 class WhatFitsResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     intent: Literal["what_fits"] = "what_fits"
     gpu: GpuChoice
@@ -44,7 +44,7 @@ class WhatFitsResult(BaseModel):
 
 
 class CompareResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     intent: Literal["compare"] = "compare"
     a: Request
@@ -53,7 +53,7 @@ class CompareResult(BaseModel):
 
 
 class SolveResult(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     intent: SolveKind
     gpu: GpuChoice

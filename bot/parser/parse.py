@@ -52,7 +52,7 @@ EXAMPLES: dict[str, str] = {
 class ParsedQuery(BaseModel):
     """What a question asks, as read from its text (None: the text did not say; see ``assumed``)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     lang: Lang = "en"
     intent: Intent = "fit"
