@@ -7,6 +7,9 @@ Two tables:
    compute buffer, and the GPU total (weights + KV + compute), against the rule of thumb
    "quantized file size + naive KV + 10 %".
 2. Real llama.cpp quantizations and contexts (tests/data/groundtruth/llamacpp_cpu.jsonl): file size and KV buffer.
+3. Hybrid models (the same file's rows with a recurrent state): the context memory llama.cpp allocates (KV of the
+   attention layers + recurrent state) beside vramfit's and beside the textbook KV formula, which counts every layer
+   as attention and lets the whole thing grow with context.
 Errors are signed percentages; each table ends with the median and worst absolute error per component.
 """
 
@@ -24,6 +27,7 @@ from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.compute import compute_buffers
 from vramfit.calc.file_types import parse_file_type
 from vramfit.calc.kv import kv_cache, naive_kv_bytes
+from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import KvType
 from vramfit.calc.weights import weight_bytes
 
@@ -106,6 +110,30 @@ def llamacpp_table() -> None:
         print(summary(key, values))
 
 
+def hybrid_table() -> None:
+    print("\nHybrid models: context memory = KV (attention layers) + recurrent state (MiB)")
+    print(
+        f"{'model':<18} {'n_ctx':>7} {'users':>5} {'llama.cpp':>10} {'vramfit':>10} {'naive KV':>10} {'naive/real':>10}"
+    )
+    for row in llamacpp_rows():
+        if not row.get("recurrent_caches") or row["type_k"] != "f16" or not row["flash_attn"]:
+            continue
+        arch = from_hf_config(row["config"])
+        users = int(row["n_seq"])
+        cache = kv_cache(
+            arch, int(row["n_ctx"]) // users, users, flash_attn=True, n_ubatch=int(row["n_ubatch"]),
+            unified=bool(row["kv_unified"]),
+        )
+        ours = (cache.total_bytes + recurrent_state(arch, users).total_bytes) / MIB
+        measured = row["kv_buffer_mib"] + row["recurrent_buffer_mib"]
+        naive = naive_kv_bytes(arch, int(row["n_ctx"]) // users, users) / MIB
+        print(
+            f"{row['arch_model']:<18} {row['n_ctx']:>7} {users:>5} {measured:>10.2f} {ours:>10.2f} {naive:>10.2f} "
+            f"{naive / measured:>9.2f}x"
+        )
+
+
 if __name__ == "__main__":
     measured_table()
     llamacpp_table()
+    hybrid_table()

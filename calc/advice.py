@@ -14,7 +14,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.engines import estimate, fit_gpu, fits_with_margin
+from vramfit.calc.engines import estimate, fit_gpu, fits_with_margin, models
 from vramfit.calc.fit import Verdict
 from vramfit.calc.kv import kv_bytes_per_token
 from vramfit.calc.presets import ModelPreset
@@ -41,7 +41,7 @@ class ModelFit(BaseModel):
 
 def models_that_fit(
     template: Request,
-    models: Iterable[ModelPreset],
+    catalog_models: Iterable[ModelPreset],
     choice: GpuChoice,
     *,
     per_family: int = 2,
@@ -50,7 +50,9 @@ def models_that_fit(
     """Catalog models that fit ``choice`` whole at the template's context, users and KV type, largest first."""
     ranked: list[ModelFit] = []
     ladder = VLLM_QUANT_LADDER if template.engine == Engine.VLLM else WHAT_FITS_LADDER
-    for preset in models:
+    for preset in catalog_models:
+        if not models(template.engine, preset.architecture):
+            continue  # the engine's profile refuses this architecture: it is left out, not guessed
         request = template.model_copy(update={"model": preset.ref()})
         quant = best_on_ladder(request, choice, ladder)
         if quant is None:

@@ -57,6 +57,11 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "mistral3": "llama",
     "olmo2": "olmo2",
     "starcoder2": "starcoder2",
+    # Hybrid models: attention layers with a KV cache, the rest with a fixed recurrent state (calc/recurrent.py).
+    "qwen3_5": "qwen35",
+    "qwen3_5_text": "qwen35",
+    "granitemoehybrid": "granitehybrid",
+    "lfm2": "lfm2",
 }
 
 # The llama.cpp architectures whose tensors, caches and buffers the calculator models (calc/tensors.py builds each).
@@ -120,6 +125,15 @@ class Architecture(BaseModel):
     qk_rope_head_dim: int = Field(default=0, ge=0)
     qk_nope_head_dim: int = Field(default=0, ge=0)
     v_head_dim: int = Field(default=0, ge=0)
+    # Recurrent layers (llama_memory_recurrent): Mamba2, Gated DeltaNet and short-convolution blocks hold a state of
+    # fixed size per sequence instead of a KV cache. Named as llama_hparams names them (ssm_d_conv, ssm_d_inner, ...).
+    recurrent_layers: tuple[bool, ...] = Field(default=(), description="True where the layer is recurrent")
+    ssm_conv_kernel: int = Field(default=0, ge=0, description="ssm_d_conv (LFM2: conv_L_cache)")
+    ssm_inner_size: int = Field(default=0, ge=0, description="ssm_d_inner")
+    ssm_state_size: int = Field(default=0, ge=0, description="ssm_d_state (Gated DeltaNet: key head size)")
+    ssm_groups: int = Field(default=0, ge=0, description="ssm_n_group (Gated DeltaNet: key heads)")
+    ssm_heads: int = Field(default=0, ge=0, description="ssm_dt_rank (Mamba2 heads; Gated DeltaNet: value heads)")
+    nextn_layers: int = Field(default=0, ge=0, description="multi-token-prediction blocks in the file, never loaded")
     # Small tensors that change byte counts (biases, norms).
     attention_bias: bool = False
     qk_norm: bool = False
@@ -131,7 +145,7 @@ class Architecture(BaseModel):
         for name in ("n_heads", "n_kv_heads", "ffn_size"):
             if len(getattr(self, name)) != self.n_layers:
                 raise ValueError(f"{name} must have one value per layer ({self.n_layers})")
-        for name in ("swa_layers", "moe_layers"):
+        for name in ("swa_layers", "moe_layers", "recurrent_layers"):
             value = getattr(self, name)
             if value and len(value) != self.n_layers:
                 raise ValueError(f"{name} must be empty or have one value per layer ({self.n_layers})")
@@ -151,6 +165,26 @@ class Architecture(BaseModel):
 
     def layer_is_moe(self, layer: int) -> bool:
         return bool(self.moe_layers) and self.moe_layers[layer]
+
+    def layer_is_recurrent(self, layer: int) -> bool:
+        return bool(self.recurrent_layers) and self.recurrent_layers[layer]
+
+    @property
+    def recurrent_layer_count(self) -> int:
+        return sum(self.recurrent_layers)
+
+    @property
+    def state_r_values(self) -> int:
+        """``llama_hparams::n_embd_r``: the convolution state of one recurrent layer and sequence, in values."""
+        if self.arch == "lfm2":
+            return self.hidden_size * (self.ssm_conv_kernel - 1)  # LFM2: n_embd × (L_cache − 1)
+        # Mamba's conv_states without the column shifted out: (d_conv − 1) × (d_inner + 2 × n_group × d_state)
+        return max(self.ssm_conv_kernel - 1, 0) * (self.ssm_inner_size + 2 * self.ssm_groups * self.ssm_state_size)
+
+    @property
+    def state_s_values(self) -> int:
+        """``llama_hparams::n_embd_s``: the SSM (or delta-rule) state of one recurrent layer and sequence."""
+        return self.ssm_state_size * self.ssm_inner_size
 
     @property
     def max_heads(self) -> int:
@@ -262,6 +296,92 @@ def _moe_layers(fields: _ConfigFields, n_layers: int, n_experts: int) -> tuple[b
     return tuple(il >= first_dense and il not in dense_only and (il % step == 0 or step == 1) for il in range(n_layers))
 
 
+def _layer_kinds(config: Mapping[str, Any], n_layers: int, recurrent_names: tuple[str, ...]) -> tuple[bool, ...] | None:
+    """``layer_types`` (or Granite's ``layers_block_type``) as True where the layer is recurrent; None if absent."""
+    for key in ("layer_types", "layers_block_type"):
+        kinds = config.get(key)
+        if isinstance(kinds, Sequence) and not isinstance(kinds, str):
+            if len(kinds) != n_layers:
+                raise BadFileError(f"config.json: {key} has {len(kinds)} entries for {n_layers} layers", field=key)
+            return tuple(str(kind) in recurrent_names for kind in kinds)
+    return None
+
+
+# The config.json keys the converters turn into ssm_d_conv, ssm_d_state, ssm_n_group, ssm_dt_rank and the head size
+# whose product with ssm_dt_rank is ssm_d_inner (Qwen3NextModel / GraniteHybridModel.set_gguf_parameters).
+_STATE_KEYS: dict[str, tuple[str, str, str, str, str]] = {
+    "qwen35": (
+        "linear_conv_kernel_dim",
+        "linear_key_head_dim",
+        "linear_num_key_heads",
+        "linear_num_value_heads",
+        "linear_value_head_dim",
+    ),
+    "granitehybrid": ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads", "mamba_d_head"),
+}
+
+
+def _ssm_state(fields: _ConfigFields, arch: str) -> dict[str, int]:
+    conv_key, state_key, groups_key, heads_key, head_key = _STATE_KEYS[arch]
+    groups = fields.number(groups_key, default=1 if arch == "granitehybrid" else _REQUIRED, low=1, high=MAX_HEADS)
+    heads = fields.number(heads_key, low=1, high=MAX_HEADS)
+    if heads % groups:
+        raise BadFileError(f"config.json: {heads} {heads_key} cannot form {groups} groups evenly", field=heads_key)
+    return {
+        "ssm_conv_kernel": fields.number(conv_key, low=1, high=64),
+        "ssm_state_size": fields.number(state_key, low=1, high=MAX_HEAD_DIM),
+        "ssm_groups": groups,
+        "ssm_heads": heads,
+        "ssm_inner_size": heads * fields.number(head_key, low=1, high=MAX_HEAD_DIM),
+        "nextn_layers": fields.number("mtp_num_hidden_layers", default=0, high=MAX_LAYERS),
+    }
+
+
+def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any]:
+    """Which layers are recurrent and the state sizes llama.cpp's converter writes for them (ssm_* GGUF keys).
+
+    qwen35 (convert_hf_to_gguf.py Qwen3NextModel): ssm_d_state = linear_key_head_dim, ssm_n_group =
+    linear_num_key_heads, ssm_dt_rank = linear_num_value_heads, ssm_d_inner = value head size × value heads; a layer
+    is full attention every ``full_attention_interval``-th layer. granitehybrid (GraniteHybridModel): Mamba2 with
+    d_inner = mamba_n_heads × mamba_d_head. lfm2 (LFM2Model): conv layers with conv_L_cache taps.
+    """
+    config = fields.config
+    if arch == "qwen35":
+        kinds = _layer_kinds(config, n_layers, ("linear_attention",))
+        if kinds is None:
+            interval = fields.number("full_attention_interval", default=4, low=1, high=MAX_LAYERS)
+            kinds = tuple((il + 1) % interval != 0 for il in range(n_layers))
+        return {"recurrent_layers": kinds, **_ssm_state(fields, arch)}
+    if arch == "granitehybrid":
+        kinds = _layer_kinds(config, n_layers, ("mamba",))
+        if kinds is None:
+            raise BadFileError("config.json lacks layer_types", field="layer_types")
+        return {"recurrent_layers": kinds, **_ssm_state(fields, arch)}
+    if arch == "lfm2":
+        kinds = _layer_kinds(config, n_layers, ("conv",))
+        if kinds is None:
+            attention = set(fields.int_list("full_attn_idxs", MAX_LAYERS))
+            if not attention:
+                raise BadFileError("config.json lacks layer_types", field="layer_types")
+            kinds = tuple(il not in attention for il in range(n_layers))
+        return {"recurrent_layers": kinds, "ssm_conv_kernel": fields.number("conv_L_cache", low=2, high=64)}
+    return {}
+
+
+def _lfm2_ffn(fields: _ConfigFields) -> int:
+    """LFM2's feed-forward width as LFM2Model writes it: block_ff_dim, shrunk to 2/3 (times the multiplier) and
+    rounded up to block_multiple_of when block_auto_adjust_ff_dim is set."""
+    width = fields.number("block_ff_dim", "intermediate_size", low=1, high=MAX_FFN)
+    if fields.config.get("block_auto_adjust_ff_dim"):
+        width = int(2 * width / 3)
+        multiplier = fields.config.get("block_ffn_dim_multiplier")
+        if isinstance(multiplier, int | float) and not isinstance(multiplier, bool):
+            width = int(multiplier * width)
+        multiple = fields.number("block_multiple_of", default=256, low=1, high=MAX_FFN)
+        width = multiple * -(-width // multiple)
+    return width
+
+
 def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     """Build an :class:`Architecture` from a Hugging Face config.json mapping (text_config is used when present)."""
     if not isinstance(config, Mapping):
@@ -270,6 +390,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     if isinstance(text, Mapping) and "num_hidden_layers" in text:
         merged = dict(text)
         merged.setdefault("model_type", config.get("model_type"))
+        if config.get("tie_word_embeddings") is not None:  # Qwen3.5 says it beside text_config, not inside
+            merged.setdefault("tie_word_embeddings", config["tie_word_embeddings"])
         config = merged
     model_type = str(config.get("model_type") or "")
     # A config written by vramfit's own tools (or read from a GGUF header) names the llama.cpp architecture directly.
@@ -301,6 +423,15 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
                 f"config.json: {heads} attention heads cannot share {kv_heads} KV heads evenly",
                 field="num_key_value_heads",
             )
+    recurrent = _recurrent(f, arch, n_layers)
+    if recurrent:
+        kinds = recurrent["recurrent_layers"]
+        if all(kinds) or not any(kinds):
+            raise BadFileError(
+                "config.json: a hybrid model needs both attention and recurrent layers", field="layer_types"
+            )
+        n_heads = tuple(0 if rec else h for rec, h in zip(kinds, n_heads, strict=True))
+        n_kv_heads = tuple(0 if rec else h for rec, h in zip(kinds, n_kv_heads, strict=True))
     max_heads = max(n_heads)
 
     kv_lora_rank = f.number("kv_lora_rank", default=0, high=MAX_HEAD_DIM)
@@ -321,6 +452,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     n_used = f.number("num_experts_per_tok", "num_experts_per_token", "moe_topk", default=0, high=MAX_EXPERTS)
     ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
     moe_layers = _moe_layers(f, n_layers, n_experts)
+    if n_experts and arch in ("granitehybrid", "lfm2", "qwen35"):
+        # Granite 4.0 H Tiny/Small and LFM2-MoE lay their experts out differently; not modelled yet.
+        raise unsupported(f"{model_type} with experts", field="model_type")
     if n_experts and (model_type in ("mixtral", "gpt_oss", "phimoe") or arch in ("gpt-oss", "phimoe")):
         # These configs give the per-expert width as intermediate_size and have no dense layers.
         expert_ffn = f.number(*ffn_keys, default=4 * hidden, high=MAX_FFN)
@@ -330,6 +464,11 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         dense_ffn = f.per_layer(*ffn_keys, n_layers=n_layers, default=4 * hidden, high=MAX_FFN)
         if moe_layers:
             dense_ffn = tuple(0 if moe else width for moe, width in zip(moe_layers, dense_ffn, strict=True))
+    if arch == "granitehybrid":
+        # The dense Granite 4.0 H MLP is the "shared" MLP, written as ffn_gate/up/down of shared_intermediate_size.
+        dense_ffn = (f.number("shared_intermediate_size", *ffn_keys, high=MAX_FFN),) * n_layers
+    elif arch == "lfm2":
+        dense_ffn = (_lfm2_ffn(f),) * n_layers
     n_shared = f.number("n_shared_experts", default=0, high=MAX_EXPERTS)
     shared_ffn = f.number("shared_expert_intermediate_size", default=0, high=MAX_FFN)
     if n_shared and not shared_ffn:
@@ -346,7 +485,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
 
     tied = config.get("tie_word_embeddings")
     if tied is None:
-        tied = arch in ("gemma", "gemma2", "gemma3")  # transformers' default for these configs
+        tied = arch in ("gemma", "gemma2", "gemma3", "lfm2")  # transformers' default for these configs
+    if arch == "granitehybrid":
+        vocab = -(-vocab // 8) * 8  # Mamba2Model.set_vocab pads a hybrid model's vocabulary to a multiple of 8
     context = f.number(
         "max_position_embeddings", "n_positions", "seq_length", default=4096, low=1, high=MAX_CONTEXT_LENGTH
     )
@@ -385,8 +526,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             v_head_dim=v_head,
             # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
             attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
-            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2"),
+            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2", "qwen35", "lfm2"),
             rope_factor_tensors=rope_factor_tensors,
+            **recurrent,
         )
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -366,7 +366,11 @@ def _fallback(spec: TensorSpec, target: GgmlType) -> GgmlType:
 
 
 def _n_gqa(arch: Architecture) -> int:
-    """``hparams.n_gqa()`` of layer 0 (integer division; 0 without KV heads)."""
+    """``hparams.n_gqa()`` of layer 0 (integer division; 0 without KV heads). Qwen3.5's converter writes one
+    head_count / head_count_kv for every layer, its recurrent ones too; Granite 4.0 H and LFM2 write per-layer
+    lists with 0 in the recurrent layers."""
+    if arch.arch == "qwen35":
+        return max(arch.n_heads) // max(arch.n_kv_heads)
     return arch.n_heads[0] // arch.n_kv_heads[0] if arch.n_kv_heads[0] else 0
 
 
@@ -386,7 +390,7 @@ def tensor_types(
         has_imatrix=has_imatrix,
         has_tied_embeddings=_Category.OUTPUT not in cats,
         n_attention_wv=sum(1 for c in cats if _is_attn_v_like(c)),
-        n_layer=arch.n_layers,
+        n_layer=arch.n_layers + arch.nextn_layers,  # hparams.n_layer_all: multi-token-prediction blocks count
     )
     default = ftype.default_type
     result: list[tuple[TensorSpec, GgmlType]] = []

@@ -31,6 +31,9 @@ class Estimate(BaseModel):
     kv_swa_cells: int
     kv_type_v: str
     gpu_count: int = 1
+    recurrent_state_bytes: int = Field(
+        default=0, description="hybrid models' recurrent state (f32, per sequence; does not grow with context)"
+    )
     vllm_reserved_bytes: int | None = None
     vllm_kv_pool_tokens: int | None = None
 

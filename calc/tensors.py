@@ -99,7 +99,7 @@ class _Builder:
 
 
 # Architectures whose converter never writes output.weight: llama.cpp duplicates token_embd as the output head.
-_ALWAYS_TIED = frozenset({"gemma", "gemma2", "gemma3", "command-r", "cohere2"})
+_ALWAYS_TIED = frozenset({"gemma", "gemma2", "gemma3", "command-r", "cohere2", "lfm2"})
 
 
 def has_output_tensor(arch: Architecture) -> bool:
@@ -337,6 +337,92 @@ def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
             b.blk(il, "ffn_down.bias", n_embd)
 
 
+def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_QWEN35 (Qwen3.5 dense; convert_hf_to_gguf.py Qwen3_5TextModel, src/models/qwen35.cpp): three Gated
+    DeltaNet layers (fused qkv, z gate, conv1d, alpha/beta, A, dt bias) to one gated-attention layer (q carries the
+    output gate, so attn_q is 2 × heads × head_dim wide), then the converter's multi-token-prediction blocks."""
+    n_embd = arch.hidden_size
+    key_dim = arch.ssm_groups * arch.ssm_state_size
+    value_dim, n_v = arch.ssm_inner_size, arch.ssm_heads
+    conv_dim = 2 * key_dim + value_dim
+    head = arch.head_dim_k
+
+    def attention(il: int, heads: int, kv_heads: int) -> None:
+        b.blk(il, "attn_q.weight", n_embd, 2 * head * heads)
+        b.blk(il, "attn_k.weight", n_embd, head * kv_heads)
+        b.blk(il, "attn_v.weight", n_embd, head * kv_heads)
+        b.blk(il, "attn_output.weight", head * heads, n_embd)
+        b.blk(il, "attn_q_norm.weight", head)
+        b.blk(il, "attn_k_norm.weight", head)
+
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "post_attention_norm.weight", n_embd)
+        if arch.layer_is_recurrent(il):
+            b.blk(il, "attn_qkv.weight", n_embd, conv_dim)
+            b.blk(il, "attn_gate.weight", n_embd, value_dim)
+            b.blk(il, "ssm_conv1d.weight", arch.ssm_conv_kernel, conv_dim, source=GgmlType.F32)
+            b.blk(il, "ssm_dt.bias", n_v)
+            b.blk(il, "ssm_a", n_v)
+            b.blk(il, "ssm_beta.weight", n_embd, n_v)
+            b.blk(il, "ssm_alpha.weight", n_embd, n_v)
+            b.blk(il, "ssm_norm.weight", value_dim // n_v)
+            b.blk(il, "ssm_out.weight", value_dim, n_embd)
+        else:
+            attention(il, arch.n_heads[il], arch.n_kv_heads[il])
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+    heads, kv_heads = max(arch.n_heads), max(arch.n_kv_heads)
+    for il in range(arch.n_layers, arch.n_layers + arch.nextn_layers):  # a full-attention block + the nextn tensors
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "post_attention_norm.weight", n_embd)
+        attention(il, heads, kv_heads)
+        _dense_ffn(b, arch, il, max(arch.ffn_size))
+        b.blk(il, "nextn.eh_proj.weight", 2 * n_embd, n_embd)
+        b.blk(il, "nextn.enorm.weight", n_embd)
+        b.blk(il, "nextn.hnorm.weight", n_embd)
+        b.blk(il, "nextn.shared_head_norm.weight", n_embd)
+
+
+def _layers_granitehybrid(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_GRANITE_HYBRID (Granite 4.0 H dense; convert_hf_to_gguf.py GraniteHybridModel): Mamba2 layers
+    (ssm_in, conv1d with bias, dt bias, A, D, grouped norm, ssm_out) and NoPE attention layers, each with the shared
+    MLP written as ffn_gate/up/down."""
+    n_embd = arch.hidden_size
+    inner, groups, state, heads = arch.ssm_inner_size, arch.ssm_groups, arch.ssm_state_size, arch.ssm_heads
+    conv_channels = inner + 2 * groups * state
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        if arch.layer_is_recurrent(il):
+            b.blk(il, "ssm_in.weight", n_embd, 2 * inner + 2 * groups * state + heads)
+            b.blk(il, "ssm_conv1d.weight", arch.ssm_conv_kernel, conv_channels, source=GgmlType.F32)
+            b.blk(il, "ssm_conv1d.bias", conv_channels)
+            b.blk(il, "ssm_dt.bias", heads)
+            b.blk(il, "ssm_a", 1, heads)
+            b.blk(il, "ssm_d", 1, heads)
+            b.blk(il, "ssm_norm.weight", inner // groups, groups)
+            b.blk(il, "ssm_out.weight", inner, n_embd)
+        else:
+            _attention(b, arch, il)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+
+def _layers_lfm2(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_LFM2 (convert_hf_to_gguf.py LFM2Model, src/models/lfm2.cpp): gated short-convolution layers
+    (in_proj 3 × n_embd, depthwise conv of conv_L_cache taps, out_proj) and GQA layers with q/k norms."""
+    n_embd = arch.hidden_size
+    for il in range(arch.n_layers):
+        b.blk(il, "ffn_norm.weight", n_embd)
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+        b.blk(il, "attn_norm.weight", n_embd)
+        if arch.layer_is_recurrent(il):
+            b.blk(il, "shortconv.conv.weight", arch.ssm_conv_kernel, n_embd, source=GgmlType.F32)
+            b.blk(il, "shortconv.in_proj.weight", n_embd, 3 * n_embd)
+            b.blk(il, "shortconv.out_proj.weight", n_embd, n_embd)
+        else:
+            _attention(b, arch, il, qk_norm=True)
+
+
 @lru_cache(maxsize=1024)
 def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
     """Every tensor of the GGUF file for ``arch``: token_embd, the blocks in layer order, then the output part."""
@@ -362,11 +448,18 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_glm4(b, arch)
     elif name in ("starcoder2", "phimoe"):
         _layers_biased_layernorm(b, arch)
+    elif name == "qwen35":
+        _layers_qwen35(b, arch)
+    elif name == "granitehybrid":
+        _layers_granitehybrid(b, arch)
+    elif name == "lfm2":
+        _layers_lfm2(b, arch)
     elif name in ("llama", "granite", "exaone"):  # the same tensor set
         _layers_llama(b, arch)
     else:  # from_hf_config refuses these first; an Architecture built by hand must not be sized as another layout
         raise UnsupportedArchitectureError(f"no tensor layout for {name!r}", subject=name, field="arch")
-    b.add("output_norm.weight", n_embd)
+    # LFM2 normalises after the last layer with token_embd_norm and has no output_norm.
+    b.add("token_embd_norm.weight" if name == "lfm2" else "output_norm.weight", n_embd)
     if name in ("starcoder2", "phimoe"):
         b.add("output_norm.bias", n_embd)
     if has_output_tensor(arch):

@@ -44,7 +44,8 @@ class WeightBytes(BaseModel):
         tied: bool,
     ) -> WeightBytes:
         """Split as llama.cpp places a GGUF with every layer offloaded: token_embd in system RAM; a tied model loads
-        it twice, the output head (same data, same type) going to the GPU with the output layer."""
+        it twice, the output head (same data, same type) going to the GPU with the output layer. Blocks past the
+        model's layers (the converter's multi-token-prediction blocks) are in the file but never loaded."""
         out_bytes, out_type = (roles.embd_bytes, roles.embd_type) if tied else (roles.out_bytes, roles.out_type)
         return cls(
             file_type=file_type,
@@ -58,7 +59,7 @@ class WeightBytes(BaseModel):
             output_type=out_type,
             layer_bytes=roles.layers,
             expert_layer_bytes=roles.experts,
-            gpu_bytes=tensor_bytes - roles.embd_bytes + (out_bytes if tied else 0),
+            gpu_bytes=tensor_bytes - roles.unloaded_bytes - roles.embd_bytes + (out_bytes if tied else 0),
             host_bytes=roles.embd_bytes,
         )
 
@@ -77,6 +78,7 @@ class RoleSums:
     embd_type: str
     out_bytes: int
     out_type: str
+    unloaded_bytes: int = 0  # blk.N with N ≥ the model's layers: multi-token-prediction blocks llama.cpp skips
 
 
 def layer_of(name: str) -> int | None:
@@ -89,15 +91,17 @@ def sum_by_role(tensors: Iterable[tuple[str, int | None, bool, int, str]], n_lay
     """Add up ``(name, layer, is_expert, bytes, type)`` rows: per layer below ``n_layers``, token_embd, output."""
     layers = [0] * n_layers
     experts = [0] * n_layers
-    embd_bytes, embd_type, out_bytes, out_type = 0, "", 0, ""
+    embd_bytes, embd_type, out_bytes, out_type, unloaded = 0, "", 0, "", 0
     for name, layer, is_expert, n_bytes, type_name in tensors:
         if layer is not None:
             if layer < n_layers:
                 layers[layer] += n_bytes
                 if is_expert:
                     experts[layer] += n_bytes
+            else:
+                unloaded += n_bytes
         elif name == "token_embd.weight":
             embd_bytes, embd_type = n_bytes, type_name
         elif name == "output.weight":
             out_bytes, out_type = n_bytes, type_name
-    return RoleSums(tuple(layers), tuple(experts), embd_bytes, embd_type, out_bytes, out_type)
+    return RoleSums(tuple(layers), tuple(experts), embd_bytes, embd_type, out_bytes, out_type, unloaded)

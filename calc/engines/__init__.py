@@ -4,6 +4,7 @@ module with an :class:`~calc.engines.profile.EngineProfile` and one line in :dat
 
 from __future__ import annotations
 
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.engines import llama_cpp, vllm
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.request import Engine, GpuChoice, Request
@@ -35,6 +36,11 @@ def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
     """True when every layer fits (verdict fits or tight; vLLM: the KV pool holds one full-length sequence per
     user)."""
     return PROFILES[request.engine].runs_on_gpu(request, choice)
+
+
+def models(engine: Engine, arch: Architecture) -> bool:
+    """Whether the engine's profile models ``arch`` (one that does not answers with an error, never a number)."""
+    return PROFILES[engine].models(arch)
 
 
 def fits_with_margin(request: Request, choice: GpuChoice) -> bool:

@@ -1,9 +1,10 @@
 """llama.cpp's memory: weights as its quantizer lays them out, the KV cache as ``llama_kv_cache`` allocates it, the
-CUDA compute buffers and runtime, on whole or partly offloaded GPUs.
+recurrent state of hybrid models as ``llama_memory_recurrent`` does, the CUDA compute buffers and runtime, on whole
+or partly offloaded GPUs.
 
-The rules themselves live one concept a module (:mod:`calc.kv`, :mod:`calc.compute`, :mod:`calc.runtime`,
-:mod:`calc.fit`, :mod:`calc.weights`); this profile adds them up per request and GPU choice, and caches the
-GPU-independent parts, since the solvers probe one request shape many times.
+The rules themselves live one concept a module (:mod:`calc.kv`, :mod:`calc.recurrent`, :mod:`calc.compute`,
+:mod:`calc.runtime`, :mod:`calc.fit`, :mod:`calc.weights`); this profile adds them up per request and GPU choice,
+and caches the GPU-independent parts, since the solvers probe one request shape many times.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
+from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import GpuChoice, KvType, Request
 from vramfit.calc.results import Estimate, Fit
 from vramfit.calc.runtime import runtime_bytes
@@ -63,8 +65,12 @@ class _Parts:
         self.arch = request.model.architecture
         self.weights = model_weights(request.model, request.quant)
         self.kv = request_kv(request)
+        self.state = recurrent_state(self.arch, request.users)
         self.naive_kv = naive_kv_bytes(self.arch, request.context, request.users, request.kv_cache)
-        self.per_layer = tuple(w + k for w, k in zip(self.weights.layer_bytes, self.kv.layer_bytes, strict=True))
+        self.per_layer = tuple(
+            w + k + r
+            for w, k, r in zip(self.weights.layer_bytes, self.kv.layer_bytes, self.state.layer_bytes, strict=True)
+        )
         self.flash_attn = request.flash_attn_effective
         self.n_ubatch = request.n_ubatch
         self._compute: dict[tuple[int, bool], ComputeBuffers] = {}
@@ -121,7 +127,7 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
     weights, kv = parts.weights, parts.kv
     compute = parts.compute(count)
     runtime = runtime_bytes(backend or _gpu_backend(request), count)
-    total = weights.gpu_bytes + kv.total_bytes + compute.gpu_bytes + runtime
+    total = weights.gpu_bytes + kv.total_bytes + parts.state.total_bytes + compute.gpu_bytes + runtime
     return Estimate(
         file_bytes=weights.file_bytes,
         weights_bytes=weights.gpu_bytes,
@@ -139,6 +145,7 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         kv_swa_cells=kv.swa_cells,
         kv_type_v=kv.type_v.value,
         gpu_count=count,
+        recurrent_state_bytes=parts.state.total_bytes,
     )
 
 
@@ -148,6 +155,7 @@ def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
     return (
         parts.weights.gpu_bytes
         + parts.kv.total_bytes
+        + parts.state.total_bytes
         + parts.compute(gpu_count).gpu_bytes
         + runtime_bytes(backend, gpu_count)
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.request import GpuChoice, Request
 from vramfit.calc.results import Estimate, Fit
 
@@ -18,3 +19,4 @@ class EngineProfile:
     fit: Callable[[Request, GpuChoice, bool], Fit]  # (request, choice, with its largest context)
     runs_on_gpu: Callable[[Request, GpuChoice], bool]  # every layer on the GPU (tight allowed)
     fits_with_margin: Callable[[Request, GpuChoice], bool]  # whole, with the tight margin left
+    models: Callable[[Architecture], bool] = lambda arch: True  # False: the profile refuses this architecture

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.engines.profile import EngineProfile
+from vramfit.calc.errors import UnsupportedArchitectureError
 from vramfit.calc.fit import Verdict
 from vramfit.calc.kv import naive_kv_bytes, pad
 from vramfit.calc.request import Engine, GpuChoice, KvType, Request
@@ -67,9 +68,26 @@ def _reserved_per_gpu(request: Request, choice: GpuChoice | None) -> int:
     return choice.gpu.memory_bytes * num // den
 
 
+def models(arch: Architecture) -> bool:
+    """False for architectures this profile does not model: vLLM sizes a hybrid model's Mamba/linear-attention
+    state in its own page layout, which is not written here yet."""
+    return not arch.recurrent_layers
+
+
+def _modelled(arch: Architecture) -> Architecture:
+    """The architecture, or an error for one whose memory this profile does not model (:func:`models`)."""
+    if not models(arch):
+        raise UnsupportedArchitectureError(
+            f"vramfit's vLLM profile does not model the recurrent state of {arch.arch!r} yet; try llama.cpp",
+            subject=arch.arch,
+            field="engine",
+        )
+    return arch
+
+
 def needed_kv_bytes(request: Request, tp: int) -> int:
     """KV for ``users`` sequences of ``context`` tokens, in whole blocks, summed over GPUs."""
-    arch = request.model.architecture
+    arch = _modelled(request.model.architecture)
     per_token = kv_bytes_per_token_per_gpu(arch, request.kv_cache, tp) * tp
     return request.users * pad(request.context, BLOCK_SIZE) * per_token
 
@@ -111,7 +129,7 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
 
 def kv_pool_tokens(request: Request, memory_bytes: int, tp: int) -> int:
     """Tokens the KV pool holds on ``tp`` GPUs of ``memory_bytes`` each (0 when weights do not fit)."""
-    arch = request.model.architecture
+    arch = _modelled(request.model.architecture)
     weights = model_weights(request.model, request.quant, Engine.VLLM)
     num, den = GPU_MEMORY_UTILIZATION
     budget = memory_bytes * num // den - weights.tensor_bytes // tp - activation_bytes(arch) - non_torch_bytes(tp)
@@ -165,5 +183,10 @@ def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
 
 
 PROFILE = EngineProfile(
-    estimate=estimate, total_bytes=total_bytes, fit=fit, runs_on_gpu=runs_on_gpu, fits_with_margin=runs_on_gpu
+    estimate=estimate,
+    total_bytes=total_bytes,
+    fit=fit,
+    runs_on_gpu=runs_on_gpu,
+    fits_with_margin=runs_on_gpu,
+    models=models,
 )

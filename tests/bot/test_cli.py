@@ -17,6 +17,8 @@ import pytest
 
 from tests.groundtruth import REPO_ROOT, llamacpp_rows
 from vramfit.bot.cli import EXIT_ERROR, run
+from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.llama_quant import metadata_bytes
 
 GIB = 1 << 30
 ROOT = REPO_ROOT
@@ -308,8 +310,14 @@ def test_cli_from_config_matches_llamacpp(row: dict[str, Any], tmp_path: Path) -
     if row["type_v"] != row["type_k"]:
         assert row["type_v"] == "f16" and not row["flash_attn"]  # quantized V needs flash attention: V stays f16
     estimate = vram("--json", *argv)["estimate"]
-    assert abs(estimate["file_bytes"] - row["file_bytes"]) <= max(row["file_bytes"] // 100, 8 << 20)
+    # The measured files carry a synthetic tokenizer (no merges): their tensor data is compared byte for byte, and
+    # the header is calc's estimate for a real file (checked against published files in tests/calc/test_quant.py).
+    data = row["file_bytes"] - row["gguf_tensor_facts"]["data_offset_bytes"]
+    assert estimate["file_bytes"] == data + metadata_bytes(from_hf_config(row["config"]))
+    assert abs(estimate["file_bytes"] - row["file_bytes"]) <= max(row["file_bytes"] // 50, 16 << 20)
     assert abs(estimate["kv_cache_bytes"] - row["kv_buffer_mib"] * (1 << 20)) <= 0.01 * (1 << 20) * 2
+    state_mib = row.get("recurrent_buffer_mib") or 0.0
+    assert round(estimate["recurrent_state_bytes"] / (1 << 20), 2) == state_mib
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.groundtruth import GIB, MIB, llamacpp_rows
 from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.kv import kv_cache, naive_kv_bytes
+from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import KvType
 
 # config.json numbers, written by hand from the models' Hugging Face configs.
@@ -90,6 +93,28 @@ def test_kv_equals_llamacpp_buffer(row: dict[str, object]) -> None:
     # llama.cpp logs each cache (full-attention, then sliding-window) in MiB with two decimals.
     buffers = [cache.total_bytes - cache.swa_bytes] + ([cache.swa_bytes] if cache.swa_bytes else [])
     assert [round(b / MIB, 2) for b in buffers] == row["kv_buffers_mib"]
+
+
+RECURRENT_ROWS = [row for row in llamacpp_rows() if row.get("recurrent_caches")]
+
+
+@pytest.mark.parametrize("row", RECURRENT_ROWS, ids=[_row_id(r) for r in RECURRENT_ROWS])
+def test_recurrent_state_equals_llamacpp_buffer(row: dict[str, Any]) -> None:
+    arch = from_hf_config(row["config"])
+    state = recurrent_state(arch, int(row["n_seq"]))
+    (logged,) = row["recurrent_caches"]  # llama_memory_recurrent logs R and S in MiB with two decimals
+    assert (round(state.r_bytes / MIB, 2), round(state.s_bytes / MIB, 2)) == (logged["r_mib"], logged["s_mib"])
+    assert round(state.total_bytes / MIB, 2) == row["recurrent_buffer_mib"]
+    assert state.cells == logged["cells"] == max(1, int(row["n_seq"]))
+
+
+def test_recurrent_state_does_not_grow_with_context() -> None:
+    rows = [r for r in RECURRENT_ROWS if r["arch_model"] == "Qwen3.5-0.8B-Base" and r["n_seq"] == 1]
+    assert {r["n_ctx"] for r in rows} == {4096, 32768} and len({r["recurrent_buffer_mib"] for r in rows}) == 1
+    # Qwen3.5-0.8B by hand: 18 Gated DeltaNet layers; conv state 3 × (2 × 16 × 128 + 16 × 128) values, delta-rule
+    # state 128 × (16 × 128) values, 4 bytes each.
+    arch = from_hf_config(rows[0]["config"])
+    assert recurrent_state(arch).total_bytes == 18 * 4 * (3 * 6144 + 128 * 2048) == 20_201_472
 
 
 @pytest.mark.parametrize(

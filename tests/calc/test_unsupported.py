@@ -62,9 +62,42 @@ def test_an_architecture_built_by_hand_gets_no_borrowed_layout() -> None:
         gguf_tensors(arch)
 
 
+# What the hybrid architectures need besides a Llama config: which layers are recurrent and their state sizes.
+HYBRID_KEYS: dict[str, dict[str, Any]] = {
+    "qwen35": {
+        "full_attention_interval": 4,
+        "linear_num_key_heads": 4,
+        "linear_num_value_heads": 8,
+        "linear_key_head_dim": 32,
+        "linear_value_head_dim": 32,
+        "linear_conv_kernel_dim": 4,
+    },
+    "granitehybrid": {
+        "layer_types": ["mamba", "attention"] * 2,
+        "mamba_n_heads": 8,
+        "mamba_d_head": 16,
+        "mamba_d_state": 16,
+        "mamba_d_conv": 4,
+    },
+    "lfm2": {"layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3},
+}
+
+
 def test_every_supported_architecture_has_a_layout() -> None:
     for name in sorted(SUPPORTED_ARCHS):
-        assert gguf_tensors(from_hf_config({**LLAMA, "llama_arch": name}))  # no error, some tensors
+        config = {**LLAMA, "num_hidden_layers": 4, "llama_arch": name, **HYBRID_KEYS.get(name, {})}
+        assert gguf_tensors(from_hf_config(config))  # no error, some tensors
+
+
+@pytest.mark.parametrize("name", sorted(HYBRID_KEYS))
+def test_a_hybrid_config_without_its_layer_kinds_is_refused(name: str) -> None:
+    keys = {k: v for k, v in HYBRID_KEYS[name].items() if k not in ("layer_types", "full_attention_interval")}
+    config = {**LLAMA, "num_hidden_layers": 4, "llama_arch": name, **keys}
+    if name == "qwen35":  # the interval defaults to 4, as in Qwen3-Next; one that leaves no attention layer is refused
+        config["full_attention_interval"] = 5
+    with pytest.raises(BadFileError) as caught:
+        from_hf_config(config)
+    assert caught.value.details["field"] == "layer_types"
 
 
 def test_the_cli_answers_a_llama4_config_with_an_error_and_presets(tmp_path: Path) -> None:
