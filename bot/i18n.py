@@ -109,6 +109,15 @@ def format_gib(num_bytes: float, lang: Lang) -> str:
     return _gib(round(num_bytes * 10 / GIB), lang)
 
 
+def format_small_size(num_bytes: float, lang: Lang) -> str:
+    """Bytes under 1 GiB as whole MiB (``50 MiB``, Korean ``50MiB``), larger ones as :func:`format_gib`: for parts
+    such as a recurrent state that one decimal of GiB would show as 0.0."""
+    if num_bytes >= GIB:
+        return format_gib(num_bytes, lang)
+    number = format_number(max(1, round(num_bytes / (1 << 20))), lang)
+    return f"{number}MiB" if lang == "ko" else f"{number} MiB"
+
+
 def format_tokens_short(tokens: int) -> str:
     """A context length as people say it: ``4K``, ``32K``, ``128K``, ``1M``; other values in full."""
     if tokens >= 1 << 20 and tokens % (1 << 20) == 0:
@@ -139,6 +148,9 @@ class Tr:
 
     def gib(self, num_bytes: float) -> str:
         return format_gib(num_bytes, self.lang)
+
+    def small_size(self, num_bytes: float) -> str:
+        return format_small_size(num_bytes, self.lang)
 
     def num(self, value: float, digits: int = 0) -> str:
         return format_number(value, self.lang, digits=digits)

@@ -215,6 +215,9 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         if "sliding_window" in card.notes or card.model.sliding_window:
             kv.append(tr(_("(sliding-window layers keep fewer tokens)")))
     builder.add_field(tr(_("KV cache")), "\n".join(kv), inline=True, priority=90)
+    if e.recurrent_state_bytes:
+        state = [f"**{tr.small_size(e.recurrent_state_bytes)}**", tr(_("does not grow with context"))]
+        builder.add_field(tr(_("Recurrent state")), "\n".join(state), inline=True, priority=88)
 
     overhead = [
         f"**{tr.gib(e.overhead_bytes)}**",

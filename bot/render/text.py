@@ -81,6 +81,11 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     rows = [
         (tr(_("Weights")), est.weights_bytes, host),
         (tr(_("KV cache")), est.kv_cache_bytes, naive),
+        *(
+            [(tr(_("Recurrent state")), est.recurrent_state_bytes, tr(_("(per user; does not grow with context)")))]
+            if est.recurrent_state_bytes
+            else []
+        ),
         (tr(_("Compute buffers")), est.compute_bytes, ""),
         (tr(_("Runtime")), est.runtime_bytes, runtime_note),
         (tr(_("Total")), est.total_bytes, tr(
@@ -91,7 +96,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         )),
     ]
     for label, size, note in rows:
-        lines.append(f"  {ljust(label, 16)} {rjust(tr.gib(size), 11)}  {note}".rstrip())
+        shown = tr.small_size(size) if label == tr(_("Recurrent state")) else tr.gib(size)
+        lines.append(f"  {ljust(label, 16)} {rjust(shown, 11)}  {note}".rstrip())
     lines.append("")
     if answer.fits:
         title = tr(_("GPU")) if request.gpus else tr(_("Smallest GPUs that fit"))

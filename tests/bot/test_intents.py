@@ -308,7 +308,7 @@ def expected_verdict(total: int, budget: int) -> str | None:
 
 
 def components_total(e: Estimate) -> int:
-    return e.weights_bytes + e.kv_cache_bytes + e.compute_bytes + e.runtime_bytes
+    return e.weights_bytes + e.kv_cache_bytes + e.recurrent_state_bytes + e.compute_bytes + e.runtime_bytes
 
 
 @cache

@@ -1,0 +1,110 @@
+"""Hybrid models end to end: the presets reproduce their committed config.json, and questions naming them get the
+KV cache of the attention layers plus a recurrent state that does not grow with context (numbers worked out here
+from the config.json, not taken from the calculator)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tomllib
+from typing import Any
+
+import pytest
+
+from tests.groundtruth import DATA, GIB
+from vramfit.bot.cli import run
+from vramfit.bot.preset_row import preset_row, text_config
+from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.presets import load_catalog
+
+CONFIGS = DATA / "configs"  # verbatim config.json copies, sources in each preset's source_note
+PRESET_CONFIGS = {
+    "qwen3.5-0.8b": "Qwen3.5-0.8B-Base.json",
+    "qwen3.5-4b": "Qwen3.5-4B.json",
+    "qwen3.5-27b": "Qwen3.5-27B.json",
+    "qwen3.6-27b": "Qwen3.6-27B.json",
+    "lfm2-700m": "LFM2-700M.json",
+}
+
+
+def _config(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((CONFIGS / name).read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize(("preset_id", "file"), sorted(PRESET_CONFIGS.items()))
+def test_the_preset_reproduces_its_config_json(preset_id: str, file: str) -> None:
+    config = _config(file)
+    preset = load_catalog().models[preset_id]
+    assert preset.architecture == from_hf_config(config)
+    assert all(preset.config[k] == v for k, v in preset.config.items() if k in text_config(config))
+    # The one-step row writer gives the same [model.config] table back.
+    row = tomllib.loads(preset_row(config, {"id": preset_id, "name": preset.name, "source": preset.source}))
+    assert row["model"][0]["config"] == preset.config
+
+
+def _answer(question: str, lang: str = "en") -> dict[str, Any]:
+    out = io.StringIO()
+    assert run(["--json", "--lang", lang, question], out) == 0
+    answer: dict[str, Any] = json.loads(out.getvalue())
+    return answer
+
+
+def _qwen35_4b_by_hand(context: int, users: int = 1) -> tuple[int, int]:
+    c = _config("Qwen3.5-4B.json")["text_config"]
+    attention_layers = c["layer_types"].count("full_attention")  # 8 of 32
+    kv = attention_layers * context * users * 2 * c["num_key_value_heads"] * c["head_dim"] * 2  # K and V, f16
+    key_dim = c["linear_num_key_heads"] * c["linear_key_head_dim"]
+    value_dim = c["linear_num_value_heads"] * c["linear_value_head_dim"]
+    conv = (c["linear_conv_kernel_dim"] - 1) * (2 * key_dim + value_dim)
+    delta = c["linear_key_head_dim"] * value_dim
+    state = (c["num_hidden_layers"] - attention_layers) * users * 4 * (conv + delta)  # f32
+    return kv, state
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [("qwen3.5 4b 32k 3060", "en"), ("큐웬3.5 4b 32k 3060에서 돌아가?", "ko"), ("qwen3.5:4b 32k on a 3060", "en")],
+)
+def test_a_question_naming_qwen35_counts_its_state_once_per_user(question: str, lang: str) -> None:
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == "qwen3.5-4b"
+    assert answer["request"]["gpus"][0]["id"] == "rtx-3060-12gb"
+    kv, state = _qwen35_4b_by_hand(32768)
+    estimate = answer["estimate"]
+    assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == (kv, state) == (GIB, 52_690_944)
+    assert estimate["kv_cache_naive_bytes"] == 4 * GIB  # the textbook formula counts all 32 layers as attention
+    assert answer["fits"][0]["verdict"] == "fits"
+
+
+def test_the_state_grows_with_users_not_with_context() -> None:
+    short, long = _answer("qwen3.5 4b 4k"), _answer("qwen3.5 4b 128k")
+    assert short["estimate"]["recurrent_state_bytes"] == long["estimate"]["recurrent_state_bytes"]
+    four = _answer("qwen3.5 4b 32k 4 users")
+    assert four["estimate"]["recurrent_state_bytes"] == _qwen35_4b_by_hand(32768, 4)[1] == 4 * 52_690_944
+
+
+@pytest.mark.parametrize("question", ["lfm2 700m 32k", "LFM2-700M 32k 3060", "리퀴드 lfm2 700m 32k"])
+def test_lfm2_has_kv_only_in_its_attention_layers(question: str) -> None:
+    answer = _answer(question)
+    assert answer["request"]["model"]["id"] == "lfm2-700m"
+    c = _config("LFM2-700M.json")
+    head_dim = c["hidden_size"] // c["num_attention_heads"]
+    kv = len(c["full_attn_idxs"]) * 32768 * 2 * c["num_key_value_heads"] * head_dim * 2
+    conv_layers = c["num_hidden_layers"] - len(c["full_attn_idxs"])
+    state = conv_layers * 4 * c["hidden_size"] * (c["conv_L_cache"] - 1)  # llama_hparams::n_embd_r, f32
+    assert (answer["estimate"]["kv_cache_bytes"], answer["estimate"]["recurrent_state_bytes"]) == (kv, state)
+
+
+def test_the_card_shows_the_state_on_its_own_line() -> None:
+    for lang, label, note in (("en", "Recurrent state", "does not grow"), ("ko", "순환 상태", "그대로예요")):
+        out = io.StringIO()
+        assert run(["--lang", lang, "qwen3.5 27b 32k 4090"], out) == 0
+        line = next(line for line in out.getvalue().splitlines() if label in line)
+        assert "150" in line and note in line  # 48 Gated DeltaNet layers × 3.1 MiB
+
+
+def test_vllm_refuses_a_hybrid_model_instead_of_guessing() -> None:
+    out = io.StringIO()
+    assert run(["--json", "--engine", "vllm", "qwen3.5 4b 32k"], out) != 0
+    assert json.loads(out.getvalue())["error"]["code"] == "unsupported_architecture"
