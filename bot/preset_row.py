@@ -29,6 +29,7 @@ NOT_MEMORY = frozenset({
     "initializer_range", "transformers_version", "use_cache", "attention_dropout", "hidden_dropout",
     "output_router_logits", "router_aux_loss_coef", "vision_config", "audio_config", "image_token_id",
     "video_token_id", "vision_start_token_id", "vision_end_token_id", "_name_or_path", "mamba_ssm_dtype",
+    "time_step_limit", "time_step_min", "time_step_max", "time_step_floor", "mamba_chunk_size", "init_method",
 })  # fmt: skip
 
 

@@ -60,6 +60,8 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     # Hybrid models: attention layers with a KV cache, the rest with a fixed recurrent state (calc/recurrent.py).
     "qwen3_5": "qwen35",
     "qwen3_5_text": "qwen35",
+    "qwen3_5_moe": "qwen35moe",
+    "qwen3_5_moe_text": "qwen35moe",
     "granitemoehybrid": "granitehybrid",
     "lfm2": "lfm2",
 }
@@ -309,14 +311,16 @@ def _layer_kinds(config: Mapping[str, Any], n_layers: int, recurrent_names: tupl
 
 # The config.json keys the converters turn into ssm_d_conv, ssm_d_state, ssm_n_group, ssm_dt_rank and the head size
 # whose product with ssm_dt_rank is ssm_d_inner (Qwen3NextModel / GraniteHybridModel.set_gguf_parameters).
+_GATED_DELTANET_KEYS = (
+    "linear_conv_kernel_dim",
+    "linear_key_head_dim",
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_value_head_dim",
+)
 _STATE_KEYS: dict[str, tuple[str, str, str, str, str]] = {
-    "qwen35": (
-        "linear_conv_kernel_dim",
-        "linear_key_head_dim",
-        "linear_num_key_heads",
-        "linear_num_value_heads",
-        "linear_value_head_dim",
-    ),
+    "qwen35": _GATED_DELTANET_KEYS,
+    "qwen35moe": _GATED_DELTANET_KEYS,
     "granitehybrid": ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads", "mamba_d_head"),
 }
 
@@ -346,7 +350,7 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
     d_inner = mamba_n_heads × mamba_d_head. lfm2 (LFM2Model): conv layers with conv_L_cache taps.
     """
     config = fields.config
-    if arch == "qwen35":
+    if arch in ("qwen35", "qwen35moe"):
         kinds = _layer_kinds(config, n_layers, ("linear_attention",))
         if kinds is None:
             interval = fields.number("full_attention_interval", default=4, low=1, high=MAX_LAYERS)
@@ -526,7 +530,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             v_head_dim=v_head,
             # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
             attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
-            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2", "qwen35", "lfm2"),
+            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2", "qwen35", "qwen35moe", "lfm2"),
             rope_factor_tensors=rope_factor_tensors,
             **recurrent,
         )

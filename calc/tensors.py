@@ -338,9 +338,10 @@ def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
 
 
 def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_QWEN35 (Qwen3.5 dense; convert_hf_to_gguf.py Qwen3_5TextModel, src/models/qwen35.cpp): three Gated
-    DeltaNet layers (fused qkv, z gate, conv1d, alpha/beta, A, dt bias) to one gated-attention layer (q carries the
-    output gate, so attn_q is 2 × heads × head_dim wide), then the converter's multi-token-prediction blocks."""
+    """LLM_ARCH_QWEN35 / QWEN35MOE (Qwen3.5 and 3.6; convert_hf_to_gguf.py Qwen3_5TextModel / Qwen3_5MoeTextModel,
+    src/models/qwen35.cpp and qwen35moe.cpp): three Gated DeltaNet layers (fused qkv, z gate, conv1d, alpha/beta, A,
+    dt bias) to one gated-attention layer (q carries the output gate, so attn_q is 2 × heads × head_dim wide), a
+    dense FFN or routed experts with a gated shared expert, then the converter's multi-token-prediction blocks."""
     n_embd = arch.hidden_size
     key_dim = arch.ssm_groups * arch.ssm_state_size
     value_dim, n_v = arch.ssm_inner_size, arch.ssm_heads
@@ -370,13 +371,16 @@ def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
             b.blk(il, "ssm_out.weight", value_dim, n_embd)
         else:
             attention(il, arch.n_heads[il], arch.n_kv_heads[il])
-        _dense_ffn(b, arch, il, arch.ffn_size[il])
+        _ffn(b, arch, il, shared_gate=True)
     heads, kv_heads = max(arch.n_heads), max(arch.n_kv_heads)
     for il in range(arch.n_layers, arch.n_layers + arch.nextn_layers):  # a full-attention block + the nextn tensors
         b.blk(il, "attn_norm.weight", n_embd)
         b.blk(il, "post_attention_norm.weight", n_embd)
         attention(il, heads, kv_heads)
-        _dense_ffn(b, arch, il, max(arch.ffn_size))
+        if arch.is_moe:
+            _moe_ffn(b, arch, il, shared_gate=True)
+        else:
+            _dense_ffn(b, arch, il, max(arch.ffn_size))
         b.blk(il, "nextn.eh_proj.weight", 2 * n_embd, n_embd)
         b.blk(il, "nextn.enorm.weight", n_embd)
         b.blk(il, "nextn.hnorm.weight", n_embd)
@@ -448,7 +452,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_glm4(b, arch)
     elif name in ("starcoder2", "phimoe"):
         _layers_biased_layernorm(b, arch)
-    elif name == "qwen35":
+    elif name in ("qwen35", "qwen35moe"):
         _layers_qwen35(b, arch)
     elif name == "granitehybrid":
         _layers_granitehybrid(b, arch)

@@ -63,14 +63,22 @@ def test_an_architecture_built_by_hand_gets_no_borrowed_layout() -> None:
 
 
 # What the hybrid architectures need besides a Llama config: which layers are recurrent and their state sizes.
+GATED_DELTANET = {
+    "full_attention_interval": 4,
+    "linear_num_key_heads": 4,
+    "linear_num_value_heads": 8,
+    "linear_key_head_dim": 32,
+    "linear_value_head_dim": 32,
+    "linear_conv_kernel_dim": 4,
+}
 HYBRID_KEYS: dict[str, dict[str, Any]] = {
-    "qwen35": {
-        "full_attention_interval": 4,
-        "linear_num_key_heads": 4,
-        "linear_num_value_heads": 8,
-        "linear_key_head_dim": 32,
-        "linear_value_head_dim": 32,
-        "linear_conv_kernel_dim": 4,
+    "qwen35": GATED_DELTANET,
+    "qwen35moe": {
+        **GATED_DELTANET,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 64,
+        "shared_expert_intermediate_size": 64,
     },
     "granitehybrid": {
         "layer_types": ["mamba", "attention"] * 2,
@@ -93,7 +101,7 @@ def test_every_supported_architecture_has_a_layout() -> None:
 def test_a_hybrid_config_without_its_layer_kinds_is_refused(name: str) -> None:
     keys = {k: v for k, v in HYBRID_KEYS[name].items() if k not in ("layer_types", "full_attention_interval")}
     config = {**LLAMA, "num_hidden_layers": 4, "llama_arch": name, **keys}
-    if name == "qwen35":  # the interval defaults to 4, as in Qwen3-Next; one that leaves no attention layer is refused
+    if name.startswith("qwen35"):  # the interval defaults to 4 (as in Qwen3-Next); one leaving no attention is refused
         config["full_attention_interval"] = 5
     with pytest.raises(BadFileError) as caught:
         from_hf_config(config)
