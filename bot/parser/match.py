@@ -225,6 +225,14 @@ def loose_models(
         return None
     kind, span, ids, text = best
     ordered = _ids_by_order(ids)
+    if kind == 1 and span.end < n and tokens.free(span.end) and _SIZE_TOKEN.match(forms[span.end]):
+        # "qwen3.6 35b": the size right after a prefix matched no name of that family and size, so the prefix's
+        # models are other sizes; answering with one of them would be a confident wrong answer.
+        raise UnknownModelError(
+            f"no {text} model of size {forms[span.end]} is known",
+            suggestions=ordered[:MAX_SUGGESTIONS],
+            query=f"{text} {tokens.items[span.end].text}",
+        )
     if len(ordered) == 1 and (kind == 0 or span.words >= 2 or any(ch.isdigit() for ch in text)):
         tokens.use(span.start, span.end)
         return ModelMatch([ordered[0]], fuzzy=True)

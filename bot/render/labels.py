@@ -11,3 +11,12 @@ VERDICT_LABELS: dict[str, str] = {
     "partial": _("partly on the GPU"),
     "no": _("doesn't fit"),
 }
+
+
+# What the runtime line of a llama.cpp answer covers, by the first GPU's backend (calc/runtime.py sizes each).
+RUNTIME_NOTES: dict[str, str] = {
+    "cuda": _("(CUDA context and driver)"),
+    "rocm": _("(ROCm context and driver)"),
+    "sycl": _("(SYCL context and driver)"),
+    "metal": _("(Metal's reserve)"),
+}

@@ -7,7 +7,7 @@ import unicodedata
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error
-from vramfit.bot.render.labels import VERDICT_LABELS
+from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.presets import Catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
@@ -76,8 +76,9 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     naive = ""
     if est.kv_cache_naive_bytes != est.kv_cache_bytes:
         naive = tr(_("(the naive formula says {size})"), size=tr.gib(est.kv_cache_naive_bytes))
+    backend = request.gpus[0].gpu.backend if request.gpus else "cuda"
     runtime_note = tr(_("(vLLM profile: non-torch memory)")) if request.engine == Engine.VLLM else tr(
-        _("(CUDA context and driver)"))
+        RUNTIME_NOTES.get(backend, RUNTIME_NOTES["cuda"]))
     rows = [
         (tr(_("Weights")), est.weights_bytes, host),
         (tr(_("KV cache")), est.kv_cache_bytes, naive),

@@ -183,7 +183,7 @@ def test_unexpected_error_is_logged_not_shown(caplog: pytest.LogCaptureFixture) 
                 interaction = await world.slash("llama3 8b", locale="ko")
                 body = (await world.callback(interaction)).json["data"]
             assert body["flags"] & EPHEMERAL
-            assert body["content"] == "봇 쪽에서 문제가 생겼습니다. 기록해 두었으니 다시 시도해 주세요."
+            assert body["content"] == "봇 쪽에서 문제가 생겼어요. 기록해 두었으니 다시 시도해 주세요."
             assert "boom" not in body["content"] and "Traceback" not in body["content"]
             record = next(r for r in caplog.records if r.name == "vramfit.bot.tree")
             assert record.exc_info is not None and "boom" in str(record.exc_info[1])
@@ -200,7 +200,7 @@ def test_slash_command_cooldown_is_per_user_and_localized() -> None:
             second = await world.slash("llama3 8b", locale="ko")
             body = (await world.callback(second)).json["data"]
             assert body["flags"] & EPHEMERAL
-            assert body["content"] in {f"요청이 조금 빠릅니다. {n}초 후에 다시 시도해 주세요." for n in (29, 30)}
+            assert body["content"] in {f"요청이 조금 빨라요. {n}초 후에 다시 시도해 주세요." for n in (29, 30)}
             other = await world.slash("llama3 8b", locale="en-US", user=p.user(USER_2, "another"))
             assert "embeds" in (await world.callback(other)).json["data"]
 
@@ -308,7 +308,7 @@ def test_mention_cooldown_and_help() -> None:
             since = fake.last_seq
             await world.say("라마3 8b")
             reply = await fake.wait_request("POST", r"/channels/\d+/messages", since=since)
-            assert reply.json["content"].startswith("요청이 조금 빠릅니다.")
+            assert reply.json["content"].startswith("요청이 조금 빨라요.")
             assert reply.json["allowed_mentions"] == {"parse": [], "replied_user": False}
 
     run(scenario())
@@ -403,7 +403,7 @@ def test_pin_needs_permission_on_member_and_bot() -> None:
             press = await world.press(message, "vf:pin:ko", locale="ko", permissions=p.MEMBER_PERMISSIONS)
             body = (await world.callback(press)).json["data"]
             assert body["flags"] & EPHEMERAL
-            assert body["content"].startswith("죄송합니다. 이 채널에서 메시지 고정 권한이 있는 멤버만")
+            assert body["content"].startswith("죄송해요. 이 채널에서 메시지 고정 권한이 있는 멤버만")
             assert fake.pins == []
 
             press = await world.press(

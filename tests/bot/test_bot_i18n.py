@@ -62,6 +62,19 @@ def test_korean_copy_puts_no_particle_after_a_placeholder() -> None:
     assert bad == []
 
 
+# 합니다체 endings: the Korean copy speaks one register, 해요체, as people write in a community server.
+_FORMAL_ENDING = re.compile(r"(?:습|ㅂ|합|입|됩|갑|옵)?니다[.!]?|니까\?|십시오")
+
+
+def test_korean_copy_speaks_one_register() -> None:
+    formal = []
+    for message in ko_catalog():
+        strings = message.string if isinstance(message.string, tuple | list) else (message.string,)
+        formal += [text for text in strings if text and _FORMAL_ENDING.search(text)]
+    assert formal == []
+    assert _FORMAL_ENDING.search("KV 캐시를 더 많이 씁니다.")  # the check itself catches the old form
+
+
 def test_translate_and_plurals() -> None:
     assert translate("Weights", "ko") == "가중치"
     assert translate("Weights", "en") == "Weights"

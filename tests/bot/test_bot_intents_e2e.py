@@ -135,7 +135,7 @@ def test_compare_from_a_korean_mention() -> None:
             # Gemma 2 9B: head size 256 vs 128 and 42 vs 32 layers, so far more KV cache per token.
             assert kv_per_token("gemma-2-9b") > 2 * kv_per_token("llama-3-8b")
             assert embed["description"] == (
-                "**Gemma 2 9B** 쪽이 **Llama 3 8B** 모델보다 KV 캐시를 훨씬 많이 씁니다. "
+                "**Gemma 2 9B** 쪽이 **Llama 3 8B** 모델보다 KV 캐시를 훨씬 많이 써요. "
                 "이유: 헤드 크기 256 대 128, 레이어 42개 대 32개."
             )
             f = fields(embed)

@@ -180,7 +180,7 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
                 "Answers to mentions: Public reply\nAuto-answer channels: none"
             )
             sent = await settings_command(world, ["gpus", "add"], [p.command_option("gpu", "3060")], locale="ko")
-            assert sent.json["data"]["content"].startswith("목록에 추가했습니다: GeForce RTX 3060 12GB\n")
+            assert sent.json["data"]["content"].startswith("목록에 추가했어요: GeForce RTX 3060 12GB\n")
             await settings_command(world, ["gpus", "add"], [p.command_option("gpu", "rtx-4090")])
             sent = await settings_command(world, ["gpus", "add"], [p.command_option("gpu", "rtx 9999")], locale="ko")
             assert sent.json["data"]["content"].startswith("알 수 없는 GPU: **rtx 9999**")
@@ -195,8 +195,8 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
                 "먼저 보여 줄 GPU: GeForce RTX 3060 12GB, GeForce RTX 4090\n기본 엔진: vLLM\n"
                 "멘션 답변: 질문한 사람에게만 (DM)\n"
                 f"자동 답변 채널: <#{FORUM_ID}>\n"
-                "⚠️ 자동 답변이 꺼져 있습니다: 이 봇은 메시지 콘텐츠 인텐트 없이 실행 중이라 자신을 멘션한 메시지만 "
-                "볼 수 있습니다. 멘션과 /vram은 그대로 쓸 수 있습니다."
+                "⚠️ 자동 답변이 꺼져 있어요. 이 봇은 메시지 콘텐츠 인텐트 없이 실행 중이라 자신을 멘션한 메시지만 "
+                "볼 수 있어요. 멘션과 /vram은 그대로 쓸 수 있어요."
             )
             sent = await settings_command(world, ["show"], locale="en-US")
             assert "Default engine: vLLM" in sent.json["data"]["content"]

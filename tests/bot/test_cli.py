@@ -156,7 +156,7 @@ def test_config_json_written_here(tmp_path: Path) -> None:
     ("argv", "code", "words"),
     [
         (["lamma-9000 32k"], "unknown_model", "Which model? Name one"),
-        (["라마9000 32k 3060"], "unknown_model", "라마: 여러 가지로 읽힙니다."),
+        (["라마9000 32k 3060"], "unknown_model", "라마: 여러 가지로 읽혀요."),
         (["llama3 8b on an rtx 9999"], "unknown_gpu", "I don't know the GPU rtx 9999."),
         (["라마3 8b rtx 9999에서"], "unknown_gpu", "찾을 수 없는 GPU: rtx 9999"),
         (["what can I run"], "unknown_gpu", "Which GPU? Add one to the question"),
@@ -166,7 +166,7 @@ def test_config_json_written_here(tmp_path: Path) -> None:
         (["라마3 8b", "--users", "0"], "bad_number", "읽을 수 없거나 범위를 벗어난 숫자: 0"),
         (["llama3 8b 99999999999 tokens"], "bad_number", "That number is out of range or unreadable: 99999999999."),
         (["--config", "/nonexistent/config.json"], "bad_file", "That file could not be read: cannot read"),
-        (["라마3 8b", "--config", "/nonexistent/config.json"], "bad_file", "파일을 읽을 수 없습니다. (cannot read"),
+        (["라마3 8b", "--config", "/nonexistent/config.json"], "bad_file", "파일을 읽을 수 없어요. (cannot read"),
     ],
 )
 def test_errors_exit_2_with_a_code_and_a_localized_message(argv: list[str], code: str, words: str) -> None:

@@ -24,6 +24,11 @@ PRESET_CONFIGS = {
     "qwen3.5-27b": "Qwen3.5-27B.json",
     "qwen3.6-27b": "Qwen3.6-27B.json",
     "lfm2-700m": "LFM2-700M.json",
+    "qwen3.5-35b-a3b": "Qwen3.5-35B-A3B.json",
+    "qwen3.5-122b-a10b": "Qwen3.5-122B-A10B.json",
+    "qwen3.5-397b-a17b": "Qwen3.5-397B-A17B.json",
+    "qwen3.6-35b-a3b": "Qwen3.6-35B-A3B.json",
+    "granite-4.0-h-350m": "granite-4.0-h-350m.json",
 }
 
 
@@ -84,6 +89,20 @@ def test_the_state_grows_with_users_not_with_context() -> None:
     assert four["estimate"]["recurrent_state_bytes"] == _qwen35_4b_by_hand(32768, 4)[1] == 4 * 52_690_944
 
 
+def test_granite_4_h_keeps_kv_in_four_layers_and_mamba_state_in_the_rest() -> None:
+    answer = _answer("그래니트 4 350m 32k 3060에서 돌아가?", "ko")
+    assert answer["request"]["model"]["id"] == "granite-4.0-h-350m"
+    c = _config("granite-4.0-h-350m.json")
+    attention = c["layer_types"].count("attention")  # 4 of 32; NoPE attention with head size 768 / 12
+    kv = attention * 32768 * 2 * c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"]) * 2
+    inner = c["mamba_n_heads"] * c["mamba_d_head"]
+    conv = (c["mamba_d_conv"] - 1) * (inner + 2 * c["mamba_n_groups"] * c["mamba_d_state"])
+    ssm = c["mamba_d_state"] * inner
+    state = (c["num_hidden_layers"] - attention) * 4 * (conv + ssm)
+    estimate = answer["estimate"]
+    assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == (kv, state) == (128 << 20, 22_622_208)
+
+
 @pytest.mark.parametrize("question", ["lfm2 700m 32k", "LFM2-700M 32k 3060", "리퀴드 lfm2 700m 32k"])
 def test_lfm2_has_kv_only_in_its_attention_layers(question: str) -> None:
     answer = _answer(question)
@@ -108,3 +127,35 @@ def test_vllm_refuses_a_hybrid_model_instead_of_guessing() -> None:
     out = io.StringIO()
     assert run(["--json", "--engine", "vllm", "qwen3.5 4b 32k"], out) != 0
     assert json.loads(out.getvalue())["error"]["code"] == "unsupported_architecture"
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "family"),
+    [
+        ("qwen3.6 14b 32k 4090", "en", "qwen3.6-"),
+        ("qwen3.5 9b 32k 3060", "en", "qwen3.5-"),
+        ("큐웬3.5 9b 32k 3060에서 돌아가?", "ko", "qwen3.5-"),
+    ],
+)
+def test_a_size_the_catalog_lacks_is_never_read_as_another_size(question: str, lang: str, family: str) -> None:
+    # The family exists, that size does not: an error naming the sizes there are, not the answer for a 27B model.
+    out = io.StringIO()
+    assert run(["--json", "--lang", lang, question], out) != 0
+    error = json.loads(out.getvalue())["error"]
+    assert error["code"] == "unknown_model"
+    assert error["suggestions"] and all(s.startswith(family) for s in error["suggestions"])
+
+
+@pytest.mark.parametrize(
+    ("question", "note"),
+    [
+        ("mac studio m3 ultra 512gb deepseek r1", "Metal"),
+        ("llama 3.1 8b on a 7900 xtx", "ROCm"),
+        ("llama 3.1 8b on a 3060", "CUDA"),
+    ],
+)
+def test_the_runtime_line_names_the_backend(question: str, note: str) -> None:
+    out = io.StringIO()
+    assert run([question], out) == 0
+    runtime = next(line for line in out.getvalue().splitlines() if line.strip().startswith("Runtime"))
+    assert note in runtime
