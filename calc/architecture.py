@@ -43,6 +43,8 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "gemma2": "gemma2",
     "gemma3": "gemma3",
     "gemma3_text": "gemma3",
+    "gemma4": "gemma4",
+    "gemma4_text": "gemma4",
     "phi3": "phi3",
     "phimoe": "phimoe",
     "deepseek_v2": "deepseek2",
@@ -87,6 +89,7 @@ def unsupported(name: str, *, field: str) -> UnsupportedArchitectureError:
 SWA_PATTERN_BY_ARCH: dict[str, int] = {
     "gemma2": 2,  # even layers slide: il % 2 < 1
     "gemma3": 6,  # five sliding layers, then one global
+    "gemma4": 6,
     "cohere2": 4,
     "gpt-oss": 2,
     "exaone4": 4,
@@ -105,6 +108,9 @@ class Architecture(BaseModel):
     n_kv_heads: tuple[int, ...] = Field(description="KV heads per layer (0: the layer holds no KV cache)")
     head_dim_k: int = Field(gt=0, description="key head size (often not hidden_size / heads)")
     head_dim_v: int = Field(gt=0, description="value head size")
+    swa_head_dim: int = Field(
+        default=0, ge=0, description="head size of the sliding-window layers when it differs (Gemma 4); 0: the same"
+    )
     ffn_size: tuple[int, ...] = Field(description="dense feed-forward width per layer (0 where the layer is MoE)")
     vocab_size: int = Field(gt=0)
     tied_embeddings: bool = False
@@ -164,6 +170,12 @@ class Architecture(BaseModel):
 
     def layer_is_swa(self, layer: int) -> bool:
         return bool(self.swa_layers) and self.sliding_window > 0 and self.swa_layers[layer]
+
+    def layer_head_dims(self, layer: int) -> tuple[int, int]:
+        """Key and value head sizes of one layer (``n_embd_head_k(il)``: Gemma 4's sliding layers are narrower)."""
+        if self.swa_head_dim and self.layer_is_swa(layer):
+            return self.swa_head_dim, self.swa_head_dim
+        return self.head_dim_k, self.head_dim_v
 
     def layer_is_moe(self, layer: int) -> bool:
         return bool(self.moe_layers) and self.moe_layers[layer]
@@ -372,6 +384,18 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
     return {}
 
 
+def _gemma4_attention(fields: _ConfigFields, n_layers: int, n_kv_heads: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+    """Gemma 4's per-layer KV heads and the sliding layers' head size (convert_hf_to_gguf.py Gemma4Model: head_count_kv
+    is num_key_value_heads on sliding layers and num_global_key_value_heads on full ones; key_length_swa is
+    head_dim, key_length global_head_dim)."""
+    kinds = _layer_kinds(fields.config, n_layers, ("sliding_attention",))
+    if kinds is None:
+        raise BadFileError("config.json lacks layer_types", field="layer_types")
+    global_kv = fields.number("num_global_key_value_heads", default=0, high=MAX_HEADS)
+    heads = tuple(kv if sliding or not global_kv else global_kv for sliding, kv in zip(kinds, n_kv_heads, strict=True))
+    return heads, fields.number("head_dim", low=1, high=MAX_HEAD_DIM)
+
+
 def _lfm2_ffn(fields: _ConfigFields) -> int:
     """LFM2's feed-forward width as LFM2Model writes it: block_ff_dim, shrunk to 2/3 (times the multiplier) and
     rounded up to block_multiple_of when block_auto_adjust_ff_dim is set."""
@@ -427,6 +451,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
                 f"config.json: {heads} attention heads cannot share {kv_heads} KV heads evenly",
                 field="num_key_value_heads",
             )
+    swa_head_dim = 0
+    if arch == "gemma4":
+        n_kv_heads, swa_head_dim = _gemma4_attention(f, n_layers, n_kv_heads)
     recurrent = _recurrent(f, arch, n_layers)
     if recurrent:
         kinds = recurrent["recurrent_layers"]
@@ -450,12 +477,17 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     else:
         rope = nope = v_head = 0
         head_k = f.number("head_dim", default=0, high=MAX_HEAD_DIM) or hidden // max_heads
+        if arch == "gemma4":  # llama.cpp's key_length is the global layers' size; key_length_swa the rest
+            head_k = f.number("global_head_dim", default=0, high=MAX_HEAD_DIM) or head_k
         head_v = f.number("v_head_dim", default=0, high=MAX_HEAD_DIM) or head_k
 
     n_experts = f.number("num_local_experts", "num_experts", "n_routed_experts", default=0, high=MAX_EXPERTS)
     n_used = f.number("num_experts_per_tok", "num_experts_per_token", "moe_topk", default=0, high=MAX_EXPERTS)
     ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
     moe_layers = _moe_layers(f, n_layers, n_experts)
+    if arch == "gemma4" and (config.get("enable_moe_block") or n_experts or f.config.get("num_kv_shared_layers")):
+        # Gemma 4 26B-A4B's expert block and E2B/E4B's shared KV layers are not modelled yet.
+        raise unsupported(f"{model_type} with experts or shared KV layers", field="model_type")
     if n_experts and arch in ("granitehybrid", "lfm2", "qwen35"):
         # Granite 4.0 H Tiny/Small and LFM2-MoE lay their experts out differently; not modelled yet.
         raise unsupported(f"{model_type} with experts", field="model_type")
@@ -489,7 +521,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
 
     tied = config.get("tie_word_embeddings")
     if tied is None:
-        tied = arch in ("gemma", "gemma2", "gemma3", "lfm2")  # transformers' default for these configs
+        tied = arch in ("gemma", "gemma2", "gemma3", "gemma4", "lfm2")  # transformers' default for these configs
     if arch == "granitehybrid":
         vocab = -(-vocab // 8) * 8  # Mamba2Model.set_vocab pads a hybrid model's vocabulary to a multiple of 8
     context = f.number(
@@ -516,6 +548,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             context_length=context,
             sliding_window=window,
             swa_layers=swa,
+            swa_head_dim=swa_head_dim if swa else 0,
             n_experts=n_experts,
             n_experts_used=n_used,
             expert_ffn_size=expert_ffn,
@@ -530,7 +563,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             v_head_dim=v_head,
             # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
             attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
-            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "olmo2", "qwen35", "qwen35moe", "lfm2"),
+            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "gemma4", "olmo2", "qwen35", "qwen35moe", "lfm2"),
             rope_factor_tensors=rope_factor_tensors,
             **recurrent,
         )

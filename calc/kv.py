@@ -10,6 +10,9 @@ llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.c
   sequence; ``--swa-full`` gives them the full size.
 * MLA models (DeepSeek V2/V3) cache one latent of ``kv_lora_rank + rope`` values per token and layer, K only.
 * A quantized V cache needs flash attention; without it llama.cpp keeps V in f16 (as Ollama and gguf-parser do).
+* Without flash attention V is stored transposed, and when layers differ in V width (Gemma 4: 16 × 256 on sliding
+  layers, 4 × 512 on global ones) every layer's V is padded to the widest (``n_embd_v_gqa_max``,
+  [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp).
 * Block types carry their scales: q8_0 is 34 bytes per 32 values (1.0625 B), q4_0 18 bytes per 32 (0.5625 B).
 """
 
@@ -115,13 +118,16 @@ def kv_cache(
     window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
     k_total = v_total = window_total = 0
     per_layer: list[int] = []
+    v_widths = [arch.layer_head_dims(il)[1] * h for il, h in enumerate(arch.n_kv_heads) if h]
+    v_max = max(v_widths, default=0) if not flash_attn else 0  # the transposed V cache is padded to the widest
     for il, heads in enumerate(arch.n_kv_heads):
         if heads == 0:
             per_layer.append(0)  # attention-free (recurrent) layers hold no KV
             continue
         cells = window_cells if arch.layer_is_swa(il) else full
-        k = kv_row_bytes(type_k, arch.head_dim_k * heads) * cells
-        v = 0 if arch.is_mla else kv_row_bytes(type_v, arch.head_dim_v * heads) * cells
+        head_k, head_v = arch.layer_head_dims(il)
+        k = kv_row_bytes(type_k, head_k * heads) * cells
+        v = 0 if arch.is_mla else kv_row_bytes(type_v, max(head_v * heads, v_max)) * cells
         k_total += k
         v_total += v
         if arch.layer_is_swa(il):
@@ -143,6 +149,8 @@ def naive_heads_and_dim(arch: Architecture) -> tuple[int, int]:
     """KV heads and head size as people plug them into the textbook formula (config.json values, no MLA)."""
     if arch.is_mla:
         return arch.max_heads, arch.qk_nope_head_dim + arch.qk_rope_head_dim
+    if arch.swa_head_dim:  # Gemma 4: config.json's num_key_value_heads and head_dim are the sliding layers'
+        return arch.typical_kv_heads, arch.swa_head_dim
     return arch.typical_kv_heads, arch.head_dim_k
 
 
@@ -155,9 +163,10 @@ def naive_kv_bytes(arch: Architecture, context: int, users: int = 1, kv_type: Kv
 def kv_bytes_per_token(arch: Architecture, kv_type: KvType = KvType.F16) -> int:
     """Bytes one more token of context costs in a full-attention cache (all layers)."""
     total = 0
-    for heads in arch.n_kv_heads:
+    for il, heads in enumerate(arch.n_kv_heads):
         if heads:
-            total += kv_row_bytes(kv_type, arch.head_dim_k * heads)
+            head_k, head_v = arch.layer_head_dims(il)
+            total += kv_row_bytes(kv_type, head_k * heads)
             if not arch.is_mla:
-                total += kv_row_bytes(kv_type, arch.head_dim_v * heads)
+                total += kv_row_bytes(kv_type, head_v * heads)
     return total

@@ -99,7 +99,7 @@ class _Builder:
 
 
 # Architectures whose converter never writes output.weight: llama.cpp duplicates token_embd as the output head.
-_ALWAYS_TIED = frozenset({"gemma", "gemma2", "gemma3", "command-r", "cohere2", "lfm2"})
+_ALWAYS_TIED = frozenset({"gemma", "gemma2", "gemma3", "gemma4", "command-r", "cohere2", "lfm2"})
 
 
 def has_output_tensor(arch: Architecture) -> bool:
@@ -387,6 +387,30 @@ def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
+def _layers_gemma4(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_GEMMA4 dense (Gemma 4 31B; convert_hf_to_gguf.py Gemma4Model, src/models/gemma4.cpp): sliding layers
+    of head size 256 with their own V, global layers of head size 512 whose V is the K projection (no attn_v),
+    q/k norms, sandwich norms, a one-value layer_output_scale; one rope_freqs for the global layers' proportional
+    RoPE is added after the blocks."""
+    n_embd = arch.hidden_size
+    for il in range(arch.n_layers):
+        head, _ = arch.layer_head_dims(il)
+        heads, kv_heads = arch.n_heads[il], arch.n_kv_heads[il]
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "attn_q.weight", n_embd, head * heads)
+        b.blk(il, "attn_k.weight", n_embd, head * kv_heads)
+        if arch.layer_is_swa(il):  # attention_k_eq_v: global layers read V from the K projection
+            b.blk(il, "attn_v.weight", n_embd, head * kv_heads)
+        b.blk(il, "attn_output.weight", head * heads, n_embd)
+        b.blk(il, "attn_q_norm.weight", head)
+        b.blk(il, "attn_k_norm.weight", head)
+        b.blk(il, "post_attention_norm.weight", n_embd)
+        b.blk(il, "layer_output_scale.weight", 1)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        _dense_ffn(b, arch, il, arch.ffn_size[il])
+        b.blk(il, "post_ffw_norm.weight", n_embd)
+
+
 def _layers_granitehybrid(b: _Builder, arch: Architecture) -> None:
     """LLM_ARCH_GRANITE_HYBRID (Granite 4.0 H dense; convert_hf_to_gguf.py GraniteHybridModel): Mamba2 layers
     (ssm_in, conv1d with bias, dt bias, A, D, grouped norm, ssm_out) and NoPE attention layers, each with the shared
@@ -456,6 +480,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_qwen35(b, arch)
     elif name == "granitehybrid":
         _layers_granitehybrid(b, arch)
+    elif name == "gemma4":
+        _layers_gemma4(b, arch)
     elif name == "lfm2":
         _layers_lfm2(b, arch)
     elif name in ("llama", "granite", "exaone"):  # the same tensor set
@@ -471,7 +497,10 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         if name == "phimoe":
             b.add("output.bias", vocab)
     rope_len = arch.head_dim_k // 2  # one factor per rotated pair (n_rot / 2)
-    if arch.rope_factor_tensors == 1:
+    if name == "gemma4":
+        # Gemma4Model.generate_extra_tensors: the proportional RoPE of the global layers.
+        b.add("rope_freqs.weight", rope_len)
+    elif arch.rope_factor_tensors == 1:
         b.add("rope_freqs.weight", rope_len)
     elif arch.rope_factor_tensors == 2:
         b.add("rope_factors_long.weight", rope_len)

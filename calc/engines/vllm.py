@@ -43,13 +43,14 @@ def kv_bytes_per_token_per_gpu(arch: Architecture, kv_type: KvType, tp: int) -> 
     """Full-attention page bytes per token on one GPU (vllm/v1/kv_cache_interface.py)."""
     size = kv_dtype_bytes(kv_type)
     total = 0
-    for heads in arch.n_kv_heads:
+    for il, heads in enumerate(arch.n_kv_heads):
         if not heads:
             continue
         if arch.is_mla:
             total += arch.head_dim_k * size  # one latent, replicated on every rank
         else:
-            total += max(1, heads // tp) * (arch.head_dim_k + arch.head_dim_v) * size
+            head_k, head_v = arch.layer_head_dims(il)
+            total += max(1, heads // tp) * (head_k + head_v) * size
     return total
 
 

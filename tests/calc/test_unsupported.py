@@ -89,11 +89,21 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
     },
     "lfm2": {"layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3},
 }
+# Gemma 4 needs its layer kinds as well (sliding layers have their own head size).
+LAYER_KEYS: dict[str, dict[str, Any]] = {
+    **HYBRID_KEYS,
+    "gemma4": {
+        "layer_types": ["sliding_attention", "full_attention"] * 2,
+        "sliding_window": 512,
+        "global_head_dim": 128,
+        "head_dim": 64,
+    },
+}
 
 
 def test_every_supported_architecture_has_a_layout() -> None:
     for name in sorted(SUPPORTED_ARCHS):
-        config = {**LLAMA, "num_hidden_layers": 4, "llama_arch": name, **HYBRID_KEYS.get(name, {})}
+        config = {**LLAMA, "num_hidden_layers": 4, "llama_arch": name, **LAYER_KEYS.get(name, {})}
         assert gguf_tensors(from_hf_config(config))  # no error, some tensors
 
 

@@ -1,12 +1,13 @@
-"""Hybrid models end to end: the presets reproduce their committed config.json, and questions naming them get the
-KV cache of the attention layers plus a recurrent state that does not grow with context (numbers worked out here
-from the config.json, not taken from the calculator)."""
+"""The 2026 architectures end to end: the presets reproduce their committed config.json; questions naming a hybrid
+model get the KV cache of its attention layers plus a recurrent state that does not grow with context, and Gemma 4
+its two head sizes (numbers worked out here from the config.json, not taken from the calculator)."""
 
 from __future__ import annotations
 
 import io
 import json
 import tomllib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ PRESET_CONFIGS = {
     "qwen3.5-397b-a17b": "Qwen3.5-397B-A17B.json",
     "qwen3.6-35b-a3b": "Qwen3.6-35B-A3B.json",
     "granite-4.0-h-350m": "granite-4.0-h-350m.json",
+    "gemma-4-31b": "Gemma-4-31B-it-NVFP4.json",
 }
 
 
@@ -159,3 +161,28 @@ def test_the_runtime_line_names_the_backend(question: str, note: str) -> None:
     assert run([question], out) == 0
     runtime = next(line for line in out.getvalue().splitlines() if line.strip().startswith("Runtime"))
     assert note in runtime
+
+
+def test_gemma_4_caches_a_window_on_sliding_layers_and_wide_heads_on_global_ones() -> None:
+    answer = _answer("젬마4 31b 32k 4090에서 돌아가?", "ko")
+    assert answer["request"]["model"]["id"] == "gemma-4-31b"
+    c = _config("Gemma-4-31B-it-NVFP4.json")["text_config"]
+    sliding = c["layer_types"].count("sliding_attention")  # 50 of 60, window 1024
+    full = c["num_hidden_layers"] - sliding
+    window_cells = 1024 + 512  # the window plus one micro-batch, padded to 256: llama_kv_cache_iswa
+    per_cell_sliding = 2 * c["num_key_value_heads"] * c["head_dim"] * 2  # K and V, f16
+    per_cell_full = 2 * c["num_global_key_value_heads"] * c["global_head_dim"] * 2  # V is stored though K = V
+    kv = sliding * window_cells * per_cell_sliding + full * 32768 * per_cell_full
+    assert answer["estimate"]["kv_cache_bytes"] == kv == 3760 << 20
+    # The textbook formula with config.json's num_key_value_heads × head_dim counts every layer at full context.
+    assert answer["estimate"]["kv_cache_naive_bytes"] == c["num_hidden_layers"] * 32768 * per_cell_sliding
+
+
+def test_gemma_4_with_an_expert_block_is_refused_until_it_is_modelled(tmp_path: Path) -> None:
+    text = _config("Gemma-4-31B-it-NVFP4.json")["text_config"]
+    config = {**text, "enable_moe_block": True, "num_experts": 128, "top_k_experts": 8, "moe_intermediate_size": 704}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    out = io.StringIO()
+    assert run(["--json", "--config", str(path)], out) != 0
+    assert json.loads(out.getvalue())["error"]["code"] == "unsupported_architecture"
