@@ -186,3 +186,27 @@ def test_gemma_4_with_an_expert_block_is_refused_until_it_is_modelled(tmp_path: 
     out = io.StringIO()
     assert run(["--json", "--config", str(path)], out) != 0
     assert json.loads(out.getvalue())["error"]["code"] == "unsupported_architecture"
+
+
+@pytest.mark.parametrize(
+    ("question", "gpu_id", "gib"),
+    [
+        ("llama 3.1 8b on a 4090 48gb", "rtx-4090-48gb", 48),
+        ("llama 3.1 8b on a 4090", "rtx-4090", 24),  # the modded card never takes the stock card's name
+        ("llama 3.1 8b 2080ti 22g", "rtx-2080-ti-22gb", 22),
+        ("qwen3.6 35b a3b on an r9700", "radeon-ai-pro-r9700", 32),
+        ("gemma 4 31b rtx pro 4000", "rtx-pro-4000-blackwell", 24),
+        ("gemma 4 31b rtx pro 4500", "rtx-pro-4500-blackwell", 32),
+        ("deepseek r1 on 8x b300", "b300", 288),
+        ("deepseek r1 on 4x gb200", "gb200", 186),
+    ],
+)
+def test_gpus_people_buy_in_2026(question: str, gpu_id: str, gib: int) -> None:
+    gpu = _answer(question)["request"]["gpus"][0]
+    assert (gpu["id"], gpu["memory_bytes"]) == (gpu_id, gib * GIB)
+
+
+def test_a_strix_halo_with_64_gb_gives_the_gpu_three_quarters() -> None:
+    # AMD's Variable Graphics Memory: up to 75 % of system memory (96 of 128 GB on the 128 GB machine).
+    fit = _answer("qwen3.5 35b on a ryzen ai max 395 64gb")["fits"][0]
+    assert (fit["gpu"], fit["usable_bytes"]) == ("ryzen-ai-max-395-64gb", 48 * GIB)
