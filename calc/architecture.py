@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError
+from vramfit.calc.errors import BadConfigError, BadFileError, UnsupportedArchitectureError
 from vramfit.calc.limits import (
     MAX_CONTEXT_LENGTH,
     MAX_EXPERTS,
@@ -222,7 +222,7 @@ class _ConfigFields:
     """Reads whole numbers out of a config.json, naming the field of any value that is not one.
 
     Sizes and counts must be whole numbers within :mod:`calc.limits`; a string, a fraction, a boolean, ``1e309`` or a
-    count of ten million layers is a :class:`BadFileError` that names the field, before anything is sized from it.
+    count of ten million layers is a :class:`BadConfigError` that names the field, before anything is sized from it.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -245,7 +245,7 @@ class _ConfigFields:
             number = int(value)
         if number is None or not low <= number <= high:
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
-            raise BadFileError(
+            raise BadConfigError(
                 f"config.json: {key} must be a whole number from {low} to {high:,}, not {shown}", field=key
             )
         return number
@@ -254,7 +254,7 @@ class _ConfigFields:
         key, value = self.first(*keys)
         if value is None:
             if default is _REQUIRED:
-                raise BadFileError(f"config.json lacks {key}", field=key)
+                raise BadConfigError(f"config.json lacks {key}", field=key)
             return int(default)
         return self.whole(key, value, low, high)
 
@@ -265,11 +265,11 @@ class _ConfigFields:
         key, value = self.first(*keys)
         if value is None:
             if default is _REQUIRED:
-                raise BadFileError(f"config.json lacks {key}", field=key)
+                raise BadConfigError(f"config.json lacks {key}", field=key)
             value = default
         if isinstance(value, Sequence) and not isinstance(value, str):
             if len(value) != n_layers:
-                raise BadFileError(f"config.json: {key} has {len(value)} entries for {n_layers} layers", field=key)
+                raise BadConfigError(f"config.json: {key} has {len(value)} entries for {n_layers} layers", field=key)
             return tuple(self.whole(key, v, low, high) for v in value)
         return (self.whole(key, value, low, high),) * n_layers
 
@@ -278,7 +278,7 @@ class _ConfigFields:
         if value is None:
             return ()
         if not isinstance(value, Sequence) or isinstance(value, str) or len(value) > high + 1:
-            raise BadFileError(f"config.json: {key} must be a list of layer numbers", field=key)
+            raise BadConfigError(f"config.json: {key} must be a list of layer numbers", field=key)
         return tuple(self.whole(key, v, 0, high) for v in value)
 
 
@@ -316,7 +316,7 @@ def _layer_kinds(config: Mapping[str, Any], n_layers: int, recurrent_names: tupl
         kinds = config.get(key)
         if isinstance(kinds, Sequence) and not isinstance(kinds, str):
             if len(kinds) != n_layers:
-                raise BadFileError(f"config.json: {key} has {len(kinds)} entries for {n_layers} layers", field=key)
+                raise BadConfigError(f"config.json: {key} has {len(kinds)} entries for {n_layers} layers", field=key)
             return tuple(str(kind) in recurrent_names for kind in kinds)
     return None
 
@@ -342,7 +342,7 @@ def _ssm_state(fields: _ConfigFields, arch: str) -> dict[str, int]:
     groups = fields.number(groups_key, default=1 if arch == "granitehybrid" else _REQUIRED, low=1, high=MAX_HEADS)
     heads = fields.number(heads_key, low=1, high=MAX_HEADS)
     if heads % groups:
-        raise BadFileError(f"config.json: {heads} {heads_key} cannot form {groups} groups evenly", field=heads_key)
+        raise BadConfigError(f"config.json: {heads} {heads_key} cannot form {groups} groups evenly", field=heads_key)
     return {
         "ssm_conv_kernel": fields.number(conv_key, low=1, high=64),
         "ssm_state_size": fields.number(state_key, low=1, high=MAX_HEAD_DIM),
@@ -371,14 +371,14 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
     if arch == "granitehybrid":
         kinds = _layer_kinds(config, n_layers, ("mamba",))
         if kinds is None:
-            raise BadFileError("config.json lacks layer_types", field="layer_types")
+            raise BadConfigError("config.json lacks layer_types", field="layer_types")
         return {"recurrent_layers": kinds, **_ssm_state(fields, arch)}
     if arch == "lfm2":
         kinds = _layer_kinds(config, n_layers, ("conv",))
         if kinds is None:
             attention = set(fields.int_list("full_attn_idxs", MAX_LAYERS))
             if not attention:
-                raise BadFileError("config.json lacks layer_types", field="layer_types")
+                raise BadConfigError("config.json lacks layer_types", field="layer_types")
             kinds = tuple(il not in attention for il in range(n_layers))
         return {"recurrent_layers": kinds, "ssm_conv_kernel": fields.number("conv_L_cache", low=2, high=64)}
     return {}
@@ -390,7 +390,7 @@ def _gemma4_attention(fields: _ConfigFields, n_layers: int, n_kv_heads: tuple[in
     head_dim, key_length global_head_dim)."""
     kinds = _layer_kinds(fields.config, n_layers, ("sliding_attention",))
     if kinds is None:
-        raise BadFileError("config.json lacks layer_types", field="layer_types")
+        raise BadConfigError("config.json lacks layer_types", field="layer_types")
     global_kv = fields.number("num_global_key_value_heads", default=0, high=MAX_HEADS)
     heads = tuple(kv if sliding or not global_kv else global_kv for sliding, kv in zip(kinds, n_kv_heads, strict=True))
     return heads, fields.number("head_dim", low=1, high=MAX_HEAD_DIM)
@@ -428,7 +428,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         if arch not in SUPPORTED_ARCHS:
             raise unsupported(arch, field="general.architecture")
     elif not model_type:
-        raise BadFileError("config.json lacks model_type", field="model_type")
+        raise BadConfigError("config.json lacks model_type", field="model_type")
     elif model_type in HF_TO_LLAMA_ARCH:
         arch = HF_TO_LLAMA_ARCH[model_type]
     else:
@@ -438,16 +438,16 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     hidden = f.number("hidden_size", "n_embd", "d_model", low=1, high=MAX_HIDDEN)
     heads_key, heads_raw = f.first("num_attention_heads", "n_head")
     if heads_raw is None:
-        raise BadFileError(f"config.json lacks {heads_key}", field=heads_key)
+        raise BadConfigError(f"config.json lacks {heads_key}", field=heads_key)
     vocab = f.number("vocab_size", low=1, high=MAX_VOCAB)
     n_heads = f.per_layer("num_attention_heads", "n_head", n_layers=n_layers, high=MAX_HEADS)
     n_kv_heads = f.per_layer("num_key_value_heads", "n_head_kv", n_layers=n_layers, default=heads_raw, high=MAX_HEADS)
     if not any(n_heads):
-        raise BadFileError(f"config.json: {heads_key} is 0 in every layer", field=heads_key)
+        raise BadConfigError(f"config.json: {heads_key} is 0 in every layer", field=heads_key)
     for heads, kv_heads in zip(n_heads, n_kv_heads, strict=True):
         if kv_heads > heads or (kv_heads and heads % kv_heads):
             # llama.cpp shares each KV head among n_head / n_head_kv query heads (llama_hparams::n_gqa).
-            raise BadFileError(
+            raise BadConfigError(
                 f"config.json: {heads} attention heads cannot share {kv_heads} KV heads evenly",
                 field="num_key_value_heads",
             )
@@ -458,7 +458,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     if recurrent:
         kinds = recurrent["recurrent_layers"]
         if all(kinds) or not any(kinds):
-            raise BadFileError(
+            raise BadConfigError(
                 "config.json: a hybrid model needs both attention and recurrent layers", field="layer_types"
             )
         n_heads = tuple(0 if rec else h for rec, h in zip(kinds, n_heads, strict=True))
@@ -570,4 +570,4 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first.get("loc", ())) or "config"
-        raise BadFileError(f"config.json: {field}: {first.get('msg', 'invalid')}", field=field) from exc
+        raise BadConfigError(f"config.json: {field}: {first.get('msg', 'invalid')}", field=field) from exc

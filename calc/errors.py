@@ -47,6 +47,13 @@ class BadFileError(VramfitError):
     code = "bad_file"
 
 
+class BadConfigError(BadFileError):
+    """A config.json (or GGUF header) that reads, but whose numbers cannot describe a model: a count of zero or past
+    the limits, heads that cannot share KV heads evenly, a key missing or of the wrong kind. The field is named."""
+
+    code = "bad_config"
+
+
 class UnsupportedArchitectureError(VramfitError):
     """A model whose architecture the calculator does not model: an error, never a number from another layout."""
 

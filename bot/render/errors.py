@@ -47,6 +47,8 @@ def describe_error(
     elif code == "too_complex":
         text = tr(_("That question is too long or too complex for me. Ask it in fewer words, for example "
                     "`llama3 8b 32k on a 3060`."))
+    elif code == "bad_config":
+        text = tr(_("This configuration can't describe a model: {reason}"), reason=detail or code)
     elif code == "bad_file":
         text = tr(_("That file could not be read: {reason}"), reason=detail or code)
     else:

@@ -227,11 +227,11 @@ def _run_measured(argv: list[str]) -> tuple[int, str, float, int]:
     return report["status"], report["out"], report["seconds"], max(0, usage.ru_maxrss * 1024 - before)
 
 
-def _refused(argv: list[str], words: str) -> None:
+def _refused(argv: list[str], words: str, code: str = "bad_file") -> None:
     status, output, elapsed, memory = _run_measured(argv)
     assert status == EXIT_ERROR, output
     error = json.loads(output)["error"]
-    assert error["code"] == "bad_file", error
+    assert error["code"] == code, error
     assert words.lower() in error["message"].lower(), error["message"]
     assert elapsed < SECOND, f"{elapsed:.2f} s"
     assert memory < MEMORY, f"{memory >> 20} MiB"
@@ -241,14 +241,18 @@ def _refused(argv: list[str], words: str) -> None:
 def test_crafted_config_is_refused(tmp_path: Path, name: str, write: Callable[[Path], None], words: str) -> None:
     path = tmp_path / "config.json"
     write(path)
-    _refused(["--json", "--config", str(path)], words)
+    # A file that is not a JSON object is bad_file; one whose numbers cannot describe a model is bad_config.
+    unreadable = words in ("too large", "NaN", "JSON", "nested", "JSON object", "bytes")
+    _refused(["--json", "--config", str(path)], words, "bad_file" if unreadable else "bad_config")
 
 
 @pytest.mark.parametrize(("name", "content", "words"), GGUFS, ids=[g[0] for g in GGUFS])
 def test_crafted_gguf_is_refused(tmp_path: Path, name: str, content: Callable[[], bytes], words: str) -> None:
     path = tmp_path / "model.gguf"
     path.write_bytes(content())
-    _refused(["--json", "--gguf", str(path)], words)
+    # A header that parses but whose numbers describe no model is bad_config; a broken header is bad_file.
+    describes_no_model = name in ("head_count 0", "vocab_size a string", "block_count 10^7")
+    _refused(["--json", "--gguf", str(path)], words, "bad_config" if describes_no_model else "bad_file")
 
 
 @pytest.mark.parametrize("flag", ["--config", "--gguf"])
