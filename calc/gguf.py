@@ -322,12 +322,71 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
                 )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
+    config.update(_recurrent_and_gemma4_keys(md, arch, config))
     layer_pattern = _meta(md, arch, "attention.sliding_window_pattern")
     if isinstance(layer_pattern, list):
         config["layer_types"] = ["sliding_attention" if v else "full_attention" for v in layer_pattern]
     elif isinstance(layer_pattern, int):
         config["sliding_window_pattern"] = layer_pattern
     return config
+
+
+def _recurrent_and_gemma4_keys(md: Mapping[str, Any], arch: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config.json keys of the 2026 architectures, back from the GGUF keys their converters write
+    (convert_hf_to_gguf.py Qwen3NextModel / GraniteHybridModel / LFM2Model / Gemma4Model at llama.cpp 0c1e57098):
+    ``ssm.*`` sizes, which layers are recurrent (``attention.recurrent_layers``, or no KV heads in the per-layer
+    ``head_count_kv``), MTP blocks counted in ``block_count``, Gemma 4's two head sizes."""
+    out: dict[str, Any] = {}
+    kv = config.get("num_key_value_heads")
+    kv_list = kv if isinstance(kv, list) else None
+    if arch in ("qwen35", "qwen35moe"):
+        nextn = _meta(md, arch, "nextn_predict_layers", 0)
+        blocks = config.get("num_hidden_layers")
+        value_heads = _meta(md, arch, "ssm.time_step_rank")
+        inner = _meta(md, arch, "ssm.inner_size")
+        if isinstance(blocks, int) and isinstance(nextn, int):
+            out["num_hidden_layers"] = blocks - nextn
+            out["mtp_num_hidden_layers"] = nextn
+        recurrent = _meta(md, arch, "attention.recurrent_layers")
+        if isinstance(recurrent, list) and isinstance(blocks, int) and isinstance(nextn, int):
+            out["layer_types"] = ["linear_attention" if r else "full_attention" for r in recurrent[: blocks - nextn]]
+        else:
+            out["full_attention_interval"] = _meta(md, arch, "full_attention_interval", 4)
+        out.update(
+            linear_conv_kernel_dim=_meta(md, arch, "ssm.conv_kernel"),
+            linear_key_head_dim=_meta(md, arch, "ssm.state_size"),
+            linear_num_key_heads=_meta(md, arch, "ssm.group_count"),
+            linear_num_value_heads=value_heads,
+            linear_value_head_dim=inner // value_heads
+            if isinstance(inner, int) and isinstance(value_heads, int) and value_heads
+            else None,
+        )
+        if arch == "qwen35moe":
+            out["shared_expert_intermediate_size"] = _meta(md, arch, "expert_shared_feed_forward_length", 0)
+    elif arch == "granitehybrid":
+        heads = _meta(md, arch, "ssm.time_step_rank")
+        inner = _meta(md, arch, "ssm.inner_size")
+        out.update(
+            mamba_d_conv=_meta(md, arch, "ssm.conv_kernel"),
+            mamba_d_state=_meta(md, arch, "ssm.state_size"),
+            mamba_n_groups=_meta(md, arch, "ssm.group_count"),
+            mamba_n_heads=heads,
+            mamba_d_head=inner // heads if isinstance(inner, int) and isinstance(heads, int) and heads else None,
+            shared_intermediate_size=config.get("intermediate_size"),
+        )
+        if kv_list is not None:
+            out["layer_types"] = ["attention" if h else "mamba" for h in kv_list]
+    elif arch == "lfm2":
+        out["conv_L_cache"] = _meta(md, arch, "shortconv.l_cache")
+        if kv_list is not None:
+            out["layer_types"] = ["full_attention" if h else "conv" for h in kv_list]
+    elif arch == "gemma4":
+        out["global_head_dim"] = config.get("head_dim")
+        out["head_dim"] = _meta(md, arch, "attention.key_length_swa")
+        out["num_kv_shared_layers"] = _meta(md, arch, "attention.shared_kv_layers", 0)
+        if _meta(md, arch, "expert_count", 0):
+            out["enable_moe_block"] = True
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def architecture_from_gguf(header: GgufHeader) -> Architecture:

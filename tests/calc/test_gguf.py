@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, GGUFWriter
 
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.architecture import Architecture, from_hf_config
 from vramfit.calc.errors import BadFileError
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
@@ -36,6 +36,11 @@ def write_gguf(path: Path, config: dict[str, object], ftype: FileType) -> None:
     writer.add_value_length(arch.head_dim_v)
     writer.add_vocab_size(arch.vocab_size)
     writer.add_token_list([f"t{i}" for i in range(arch.vocab_size)])
+    _write_zero_tensors(writer, arch, ftype)
+
+
+def _write_zero_tensors(writer: GGUFWriter, arch: Architecture, ftype: FileType) -> None:
+    """Every tensor of ``arch`` in llama.cpp's quant mix, all zeros, then the file."""
     for spec, ggml_type in tensor_types(arch, ftype):
         outer = tuple(reversed(spec.shape[1:]))
         if ggml_type.is_quantized:  # gguf-py takes quantized data as bytes, one row of blocks per array row
@@ -96,3 +101,96 @@ def test_config_json_shape_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(TINY_LLAMA), encoding="utf-8")
     assert from_hf_config(json.loads(path.read_text())) == from_hf_config(TINY_LLAMA)
+
+
+# Tiny configs of the 2026 architectures, in config.json's own keys, and a writer that puts in a GGUF header the keys
+# llama.cpp's converters write for each (convert_hf_to_gguf.py at llama.cpp 0c1e57098).
+TINY_2026: dict[str, dict[str, object]] = {
+    "qwen35": {"model_type": "qwen3_5_text", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024,
+               "full_attention_interval": 4, "linear_num_key_heads": 4, "linear_num_value_heads": 8,
+               "linear_key_head_dim": 32, "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4,
+               "mtp_num_hidden_layers": 1, "tie_word_embeddings": True},
+    "granitehybrid": {"model_type": "granitemoehybrid", "hidden_size": 256, "intermediate_size": 512,
+                      "shared_intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 4,
+                      "num_key_value_heads": 2, "vocab_size": 1024, "layer_types": ["mamba", "attention", "mamba",
+                      "mamba"], "mamba_n_heads": 8, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_d_conv": 4,
+                      "mamba_n_groups": 1, "tie_word_embeddings": True},
+    "lfm2": {"model_type": "lfm2", "hidden_size": 256, "block_ff_dim": 512, "num_hidden_layers": 4,
+             "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024, "conv_L_cache": 3,
+             "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
+    "gemma4": {"model_type": "gemma4_text", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 6,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "num_global_key_value_heads": 1, "head_dim": 64,
+               "global_head_dim": 128, "vocab_size": 1024, "sliding_window": 128, "attention_k_eq_v": True,
+               "layer_types": ["sliding_attention"] * 5 + ["full_attention"], "tie_word_embeddings": True},
+}  # fmt: skip
+
+
+def _write_ssm(writer: GGUFWriter, prefix: str, sizes: list[int], *, inner: int) -> None:
+    """ssm.conv_kernel, state_size, group_count, time_step_rank (in that order) and inner_size."""
+    for key, value in zip(("conv_kernel", "state_size", "group_count", "time_step_rank"), sizes, strict=True):
+        writer.add_uint32(f"{prefix}ssm.{key}", value)
+    writer.add_uint32(f"{prefix}ssm.inner_size", inner)
+
+
+def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
+    c = TINY_2026[name]
+    layers = int(c["num_hidden_layers"])  # type: ignore[call-overload]
+    kinds = c.get("layer_types")
+    writer = GGUFWriter(str(path), arch=name)
+    a = f"{name}."
+    writer.add_uint32(a + "embedding_length", c["hidden_size"])  # type: ignore[arg-type]
+    writer.add_uint32(a + "attention.head_count", c["num_attention_heads"])  # type: ignore[arg-type]
+    writer.add_uint32(a + "context_length", 4096)
+    writer.add_uint32(a + "vocab_size", c["vocab_size"])  # type: ignore[arg-type]
+    kv = int(c["num_key_value_heads"])  # type: ignore[call-overload]
+    if name == "qwen35":  # Qwen3NextModel: one head_count_kv, ssm.* sizes, the MTP block in block_count
+        writer.add_uint32(a + "block_count", layers + 1)
+        writer.add_uint32(a + "nextn_predict_layers", 1)
+        writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "attention.head_count_kv", kv)
+        writer.add_uint32(a + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "full_attention_interval", 4)
+        keys = ("linear_conv_kernel_dim", "linear_key_head_dim", "linear_num_key_heads", "linear_num_value_heads")
+        _write_ssm(writer, a, [int(c[k]) for k in keys], inner=8 * 32)  # type: ignore[call-overload]
+    elif name == "granitehybrid":  # GraniteHybridModel: head_count_kv 0 in the Mamba layers
+        writer.add_uint32(a + "block_count", layers)
+        writer.add_uint32(a + "feed_forward_length", c["shared_intermediate_size"])  # type: ignore[arg-type]
+        writer.add_array(a + "attention.head_count_kv", [kv if k == "attention" else 0 for k in kinds])  # type: ignore[union-attr]
+        keys = ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads")
+        _write_ssm(writer, a, [int(c[k]) for k in keys], inner=8 * 32)  # type: ignore[call-overload]
+    elif name == "lfm2":  # LFM2Model: head_count_kv 0 in the conv layers
+        writer.add_uint32(a + "block_count", layers)
+        writer.add_uint32(a + "feed_forward_length", 512 * 2 // 3 // 256 * 256 + 256)  # 2/3 of block_ff_dim, to 256
+        writer.add_array(a + "attention.head_count_kv", [kv if k != "conv" else 0 for k in kinds])  # type: ignore[union-attr]
+        writer.add_uint32(a + "shortconv.l_cache", c["conv_L_cache"])  # type: ignore[arg-type]
+    else:  # Gemma4Model: key_length is the global head size, key_length_swa the sliding one, per-layer KV heads
+        writer.add_uint32(a + "block_count", layers)
+        writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
+        swa = [k == "sliding_attention" for k in kinds]  # type: ignore[union-attr]
+        writer.add_array(a + "attention.head_count_kv", [kv if s else 1 for s in swa])
+        writer.add_uint32(a + "attention.key_length", 128)
+        writer.add_uint32(a + "attention.value_length", 128)
+        writer.add_uint32(a + "attention.key_length_swa", 64)
+        writer.add_uint32(a + "attention.value_length_swa", 64)
+        writer.add_uint32(a + "attention.sliding_window", 128)
+        writer.add_array(a + "attention.sliding_window_pattern", swa)
+        writer.add_uint32(a + "attention.shared_kv_layers", 0)
+    writer.add_token_list([f"t{i}" for i in range(1024)])
+    _write_zero_tensors(writer, from_hf_config(c), ftype)
+
+
+@pytest.mark.parametrize("name", sorted(TINY_2026))
+def test_a_2026_gguf_header_gives_the_architecture_its_config_gives(tmp_path: Path, name: str) -> None:
+    path = tmp_path / f"{name}.gguf"
+    write_2026_gguf(path, name, FileType.Q8_0)
+    header = read_gguf(path)
+    from_file, from_config = architecture_from_gguf(header), from_hf_config(TINY_2026[name])
+    memory_fields = ("n_layers", "n_heads", "n_kv_heads", "head_dim_k", "swa_head_dim", "ffn_size", "vocab_size",
+                     "recurrent_layers", "ssm_conv_kernel", "ssm_inner_size", "ssm_state_size", "ssm_groups",
+                     "ssm_heads", "nextn_layers", "swa_layers", "sliding_window", "tied_embeddings")  # fmt: skip
+    assert {f: getattr(from_file, f) for f in memory_fields} == {f: getattr(from_config, f) for f in memory_fields}
+    weights = weights_from_gguf(from_file, header)
+    assert weights.tensor_bytes == weight_bytes(from_config, FileType.Q8_0).tensor_bytes
+    assert weights.gpu_bytes == weight_bytes(from_config, FileType.Q8_0).gpu_bytes  # MTP blocks not loaded
