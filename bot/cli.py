@@ -53,6 +53,12 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p.add_argument("--model", help=tr(_("preset model id or alias (see --list-models)")))
     p.add_argument("--config", help=tr(_("a Hugging Face config.json, for any model")))
     p.add_argument("--gguf", help=tr(_("a GGUF file: exact tensor sizes from its header")))
+    p.add_argument(
+        "--hf",
+        metavar="REPO",
+        help=tr(_("a Hugging Face GGUF repo or link: exact sizes from the header of its file, read remotely")),
+    )
+    p.add_argument("--file", help=tr(_("with --hf: the GGUF file in the repo (default: the one of --quant)")))
     p.add_argument("--quant", help=tr(_("weight format: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")))
     p.add_argument("--context", help=tr(_("tokens per user: 8192 (default), 32k, 128k")))
     p.add_argument("--users", help=tr(_("sequences held at once (default 1)")))
@@ -114,6 +120,15 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
     from vramfit.calc.files import read_config_json
     from vramfit.calc.gguf import architecture_from_gguf, read_gguf
 
+    if args.hf:
+        from vramfit.bot.sources.huggingface import HubReference, find_reference, gguf_model
+
+        found = find_reference(args.hf)
+        reference = found[0] if found else HubReference(repo=args.hf.strip())
+        if args.file:
+            reference = HubReference(reference.repo, reference.revision, args.file, reference.quant)
+        model, _quant = gguf_model(reference, args.quant or "")
+        return model
     if args.gguf:
         header = read_gguf(args.gguf)
         name = str(header.metadata.get("general.name") or Path(args.gguf).stem)
@@ -211,10 +226,23 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
 
     text = " ".join(args.query).strip()
     overrides = _overrides(args)
-    if text:
+    remote = None
+    if text and "model" not in overrides:
+        from vramfit.bot.sources.huggingface import find_reference
+
+        remote = find_reference(text)
+        if remote is not None:
+            text = remote[1]
+    if text or remote is not None:
         from vramfit.bot.parser import parse  # its tables take a while to build; a question in flags needs none
 
         parsed = parse(text)
+        if remote is not None:  # "unsloth/Qwen3.5-9B-GGUF Q4_K_M 32k 3060": the file of the asked quant
+            from vramfit.bot.sources.huggingface import gguf_model
+
+            model, file_quant = gguf_model(remote[0], str(overrides.get("quant") or parsed.quant or ""))
+            overrides["model"] = model
+            overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
         lang: Lang = args.lang or parsed.lang
         result = resolve(parsed, **overrides)
         given = set(overrides) | ({"gpu_variant", "gpu_generic"} if "gpus" in overrides else set())

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
 from vramfit.calc.architecture import Architecture, from_hf_config
-from vramfit.calc.errors import BadFileError
+from vramfit.calc.errors import BadFileError, VramfitError
 from vramfit.calc.files import open_regular_file
 from vramfit.calc.ggml import GgmlType, tensor_bytes
 from vramfit.calc.limits import (
@@ -191,55 +191,60 @@ def _alignment(metadata: Mapping[str, Any], name: str) -> int:
 
 def _read_one(path: Path) -> GgufHeader:
     stream, size = open_regular_file(path)
-    name = path.name
+    with stream:
+        return read_gguf_stream(stream, path.name, size)
+
+
+def read_gguf_stream(stream: BinaryIO, name: str, size: int) -> GgufHeader:
+    """The header of a GGUF file of ``size`` bytes read from ``stream`` (a local file, or a caller's ranged reader of
+    a remote one): at most :data:`calc.limits.MAX_GGUF_HEADER_BYTES` are read; BadFileError when unreadable."""
     try:
-        with stream:
-            reader = _Reader(stream, name, size)
-            if reader.read(4) != GGUF_MAGIC:
-                raise BadFileError(f"{name} is not a GGUF file")
-            version = reader.u32()
-            if version not in (2, 3):
-                raise BadFileError(f"{name}: unsupported GGUF version {version}")
-            n_tensors = reader.u64()
-            n_kv = reader.u64()
-            if n_tensors > MAX_GGUF_TENSORS or n_kv > MAX_GGUF_KEYS:
-                raise BadFileError(f"{name}: implausible GGUF counts ({n_tensors} tensors, {n_kv} keys)")
-            metadata: dict[str, Any] = {}
-            for _ in range(n_kv):
-                key = reader.string("key")
-                metadata[key] = reader.value(reader.u32(), key)
-            tensors: list[GgufTensor] = []
-            for _ in range(n_tensors):
-                tensor_name = reader.string("tensor name")
-                n_dims = reader.u32()
-                if n_dims > GGML_MAX_DIMS:
-                    raise BadFileError(f"{name}: tensor {tensor_name[:80]} has {n_dims} dimensions")
-                shape = tuple(reader.u64() for _ in range(n_dims))
-                type_id = reader.u32()
-                reader.u64()  # data offset
-                ggml_type = _GGML_BY_ID.get(type_id)
-                if ggml_type is None:
-                    raise BadFileError(f"{name}: tensor {tensor_name[:80]} has unknown ggml type {type_id}")
-                n_elements = 1
-                for dim in shape:
-                    n_elements *= dim
-                if n_elements > MAX_TENSOR_ELEMENTS:
-                    raise BadFileError(f"{name}: tensor {tensor_name[:80]} has an implausible shape {shape}")
-                tensors.append(
-                    GgufTensor(
-                        name=tensor_name,
-                        ggml_type=ggml_type,
-                        shape=shape,
-                        n_elements=n_elements,
-                        n_bytes=tensor_bytes(ggml_type, shape or (1,)),
-                    )
+        reader = _Reader(stream, name, size)
+        if reader.read(4) != GGUF_MAGIC:
+            raise BadFileError(f"{name} is not a GGUF file")
+        version = reader.u32()
+        if version not in (2, 3):
+            raise BadFileError(f"{name}: unsupported GGUF version {version}")
+        n_tensors = reader.u64()
+        n_kv = reader.u64()
+        if n_tensors > MAX_GGUF_TENSORS or n_kv > MAX_GGUF_KEYS:
+            raise BadFileError(f"{name}: implausible GGUF counts ({n_tensors} tensors, {n_kv} keys)")
+        metadata: dict[str, Any] = {}
+        for _ in range(n_kv):
+            key = reader.string("key")
+            metadata[key] = reader.value(reader.u32(), key)
+        tensors: list[GgufTensor] = []
+        for _ in range(n_tensors):
+            tensor_name = reader.string("tensor name")
+            n_dims = reader.u32()
+            if n_dims > GGML_MAX_DIMS:
+                raise BadFileError(f"{name}: tensor {tensor_name[:80]} has {n_dims} dimensions")
+            shape = tuple(reader.u64() for _ in range(n_dims))
+            type_id = reader.u32()
+            reader.u64()  # data offset
+            ggml_type = _GGML_BY_ID.get(type_id)
+            if ggml_type is None:
+                raise BadFileError(f"{name}: tensor {tensor_name[:80]} has unknown ggml type {type_id}")
+            n_elements = 1
+            for dim in shape:
+                n_elements *= dim
+            if n_elements > MAX_TENSOR_ELEMENTS:
+                raise BadFileError(f"{name}: tensor {tensor_name[:80]} has an implausible shape {shape}")
+            tensors.append(
+                GgufTensor(
+                    name=tensor_name,
+                    ggml_type=ggml_type,
+                    shape=shape,
+                    n_elements=n_elements,
+                    n_bytes=tensor_bytes(ggml_type, shape or (1,)),
                 )
-            alignment = _alignment(metadata, name)
-            header_end = reader.pos
+            )
+        alignment = _alignment(metadata, name)
+        header_end = reader.pos
     except OSError as exc:
         raise BadFileError(f"cannot read {name}: {exc.strerror or exc}") from exc
     except (struct.error, UnicodeDecodeError, ValueError, OverflowError) as exc:
-        if isinstance(exc, BadFileError):
+        if isinstance(exc, VramfitError):  # the reader's own errors, and a remote stream's, pass through
             raise
         raise BadFileError(f"{name}: malformed GGUF header ({str(exc)[:120]})") from exc
     data_offset = -(-header_end // alignment) * alignment
@@ -257,7 +262,11 @@ def read_gguf(path: str | Path) -> GgufHeader:
     if match:
         count = int(match["count"])
         parts = [first.with_name(f"{match['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
-    headers = [_read_one(p) for p in parts]
+    return merge_gguf_headers([_read_one(p) for p in parts])
+
+
+def merge_gguf_headers(headers: Sequence[GgufHeader]) -> GgufHeader:
+    """One header for the parts of a split GGUF (``-00001-of-00003``): every tensor, the first part's metadata."""
     metadata: dict[str, Any] = {}
     for header in headers:
         metadata = {**header.metadata, **metadata}

@@ -30,8 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("calc", "bot")
 APP = ("bot.exts", "bot.bot", "bot.process", "bot.tree", "bot.translator", "bot.__main__", "bot.cli")
 VIEW = ("bot.ui", "bot.render")
-FORBIDDEN_IN_CALC = ("bot", "discord", "babel", "aiohttp", "psycopg")
-DISCORD_FREE = ("bot.answering", "bot.parser", "bot.render.text", "bot.render.contract", "bot.render.errors", "bot.cli")
+FORBIDDEN_IN_CALC = ("bot", "discord", "babel", "aiohttp", "psycopg", "huggingface_hub", "httpx2", "httpx")
+DISCORD_FREE = (
+    "bot.answering", "bot.sources", "bot.parser", "bot.render.text", "bot.render.contract", "bot.render.errors",
+    "bot.cli",
+)  # fmt: skip
 CALC_ABOVE_ENGINES = ("calc.solve", "calc.estimate", "calc.advice", "calc.presets")
 
 

@@ -47,6 +47,18 @@ def describe_error(
     elif code == "too_complex":
         text = tr(_("That question is too long or too complex for me. Ask it in fewer words, for example "
                     "`llama3 8b 32k on a 3060`."))
+    elif code == "remote_not_found":
+        text = tr(_("I couldn't find **{subject}** on Hugging Face."), subject=subject or "?")
+    elif code == "remote_gated":
+        text = tr(_("**{subject}** needs access on Hugging Face (a gated or private repo); the owner of this server "
+                    "or terminal can set HF_TOKEN."), subject=subject or "?")
+    elif code == "remote_unavailable":
+        text = tr(_("Hugging Face didn't answer in time or refused the request ({reason}). Try again in a moment."),
+                  reason=detail or code)
+    elif code == "remote_host_refused":
+        text = tr(_("vramfit reads models from Hugging Face only, not from **{subject}**."), subject=subject or "?")
+    elif code == "remote_no_gguf":
+        text = tr(_("**{subject}**: no GGUF file of that quant there."), subject=subject or "?")
     elif code == "bad_config":
         text = tr(_("This configuration can't describe a model: {reason}"), reason=detail or code)
     elif code == "bad_file":

@@ -1,0 +1,272 @@
+"""A model on the Hugging Face Hub, read from its GGUF file's header without downloading the file.
+
+A question may name a repo (``unsloth/Qwen3.5-9B-GGUF``), a link to it or to one file
+(``https://huggingface.co/{repo}/blob/main/{file}.gguf``) or Ollama's form (``hf.co/{repo}:Q4_K_M``).
+:func:`find_reference` takes that out of the text; :func:`gguf_model` lists the repo's files, picks the one of the
+asked quant (every part of a split file), and reads each header with HTTP range requests: the metadata and the
+tensor table only, at most :data:`vramfit.calc.limits.MAX_GGUF_HEADER_BYTES`.
+
+huggingface_hub does the talking (it honours ``HF_ENDPOINT`` and ``HF_TOKEN``): the file list
+(:meth:`HfApi.list_repo_tree`), the file's metadata and the storage URL the Hub redirects to
+(:func:`get_hf_file_metadata`) and its HTTP session for the ranged reads, which huggingface_hub has no call for
+(:class:`HfFileSystem` would, but reads ahead in blocks of several MiB and lists the repo again). Links to
+huggingface.co or hf.co are read through ``HF_ENDPOINT``, so a mirror serves them; a URL to any other host is
+refused, and the ranged reads go only to the endpoint's host or the Hub's own storage.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, BinaryIO, cast
+from urllib.parse import urlparse
+
+from vramfit.bot.answering.cards import AnswerError
+from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
+from vramfit.calc.limits import MAX_GGUF_HEADER_BYTES
+from vramfit.calc.request import ModelRef
+
+if TYPE_CHECKING:
+    import httpx2
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+HUB_HOSTS = ("huggingface.co", "hf.co")  # links people paste; read through HF_ENDPOINT
+STORAGE_SUFFIXES = (".huggingface.co", ".hf.co")  # where the Hub redirects file downloads (LFS and Xet storage)
+TIMEOUT_SECONDS = 10.0
+DEFAULT_QUANT = "Q4_K_M"
+
+_NAME = r"[A-Za-z0-9][\w.-]{0,95}"
+_LINK = re.compile(
+    rf"(?:https?://)?(?:www\.)?(?P<host>huggingface\.co|hf\.co)/(?P<repo>{_NAME}/{_NAME})"
+    rf"(?:/(?:blob|resolve)/(?P<revision>[\w.-]{{1,64}})/(?P<file>[\w./-]{{1,300}}\.gguf))?(?::(?P<tag>[\w.-]{{1,40}}))?",
+    re.IGNORECASE,
+)
+_BARE = re.compile(rf"(?<![\w/.:-])(?P<repo>{_NAME}/[\w.-]*gguf[\w.-]*)(?::(?P<tag>[\w.-]{{1,40}}))?(?![\w/])", re.I)
+_ANY_URL = re.compile(r"https?://(?P<host>[^\s/:?#]+)", re.IGNORECASE)
+_SPLIT = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
+
+
+@dataclass(frozen=True, slots=True)
+class HubReference:
+    """A repo on the Hub, and optionally one file, a revision and the quant asked for (``:Q4_K_M``)."""
+
+    repo: str
+    revision: str = "main"
+    file: str = ""
+    quant: str = ""
+
+
+def endpoint() -> str:
+    """The Hub to read from: ``HF_ENDPOINT`` (a mirror, or a test server) or huggingface.co."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+def find_reference(text: str) -> tuple[HubReference, str] | None:
+    """The Hub reference in ``text`` and the text without it, or None. A link to another host is refused."""
+    link = _LINK.search(text)
+    match = link or _BARE.search(text)
+    if match is None:
+        for url in _ANY_URL.finditer(text):
+            if not _allowed_link_host(url["host"]):
+                raise AnswerError(
+                    "remote_host_refused",
+                    f"vramfit reads models from the Hugging Face Hub only, not from {url['host']}",
+                    subject=url["host"][:80],
+                )
+        return None
+    groups = match.groupdict()
+    reference = HubReference(
+        repo=groups["repo"],
+        revision=groups.get("revision") or "main",
+        file=groups.get("file") or "",
+        quant=(groups.get("tag") or "").upper(),
+    )
+    rest = (text[: match.start()] + " " + text[match.end() :]).strip()
+    return reference, rest
+
+
+def _allowed_link_host(host: str) -> bool:
+    host = host.lower().removeprefix("www.")
+    return host in HUB_HOSTS or host == (urlparse(endpoint()).hostname or "")
+
+
+def _allowed_storage_host(host: str) -> bool:
+    host = host.lower()
+    return host == (urlparse(endpoint()).hostname or "") or host in HUB_HOSTS or host.endswith(STORAGE_SUFFIXES)
+
+
+class RangedFile(io.RawIOBase):
+    """A remote file read forward with HTTP range requests (``calc.gguf`` reads a header through it)."""
+
+    def __init__(self, session: httpx2.Client, url: str, size: int, headers: dict[str, str]) -> None:
+        super().__init__()
+        self.session, self.url, self.size, self.headers = session, url, size, headers
+        self.position = 0
+        self.requests = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0 or self.position + n > self.size:
+            n = self.size - self.position
+        n = min(n, MAX_GGUF_HEADER_BYTES - self.position)
+        if n <= 0:
+            return b""
+        headers = {**self.headers, "Range": f"bytes={self.position}-{self.position + n - 1}"}
+        self.requests += 1
+        with self.session.stream("GET", self.url, headers=headers, timeout=TIMEOUT_SECONDS) as response:
+            if response.status_code == 200:  # the server ignored the range: never download a whole model file
+                raise AnswerError("remote_unavailable", "the file server does not answer range requests")
+            if response.status_code != 206:
+                raise _http_error(response.status_code, self.url, response.headers.get("Retry-After"))
+            data = b""
+            for chunk in response.iter_bytes():
+                data += chunk
+                if len(data) >= n:
+                    break
+        data = data[:n]
+        self.position += len(data)
+        return data
+
+
+def _http_error(status: int, subject: str, retry_after: str | None = None) -> AnswerError:
+    if status in (401, 403):
+        return AnswerError("remote_gated", f"{subject} needs access (HTTP {status})", subject=subject[:120])
+    if status == 404:
+        return AnswerError("remote_not_found", f"{subject} was not found", subject=subject[:120])
+    wait = f"; retry after {retry_after} s" if retry_after else ""
+    return AnswerError("remote_unavailable", f"the Hub answered HTTP {status}{wait}", subject=subject[:120])
+
+
+def _quant_in(name: str, quant: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(quant)}(?![A-Za-z0-9])", name, re.IGNORECASE) is not None
+
+
+def _quant_of(name: str) -> str:
+    found = re.search(r"(?<![A-Za-z0-9])(I?Q\d[\w]*?|F16|BF16|F32|MXFP4(?:_MOE)?)(?=[-.])", name, re.IGNORECASE)
+    return found[1].upper() if found else ""
+
+
+def choose_files(paths: list[str], reference: HubReference) -> list[str]:
+    """The GGUF file(s) the question means, every part of a split file, in order; an error listing the quants the
+    repo has when none or several match."""
+    ggufs = sorted(p for p in paths if p.lower().endswith(".gguf") and "mmproj" not in p.lower())
+    if not ggufs:
+        raise AnswerError("remote_no_gguf", f"{reference.repo} has no GGUF file", subject=reference.repo)
+    if reference.file:
+        chosen = [p for p in ggufs if p == reference.file]
+    else:
+        quant = reference.quant or (DEFAULT_QUANT if any(_quant_in(p, DEFAULT_QUANT) for p in ggufs) else "")
+        chosen = [p for p in ggufs if _quant_in(p.rsplit("/", 1)[-1], quant)] if quant else ggufs
+    first_parts = {_SPLIT.sub(r"\g<stem>", p.rsplit("/", 1)[-1]) for p in chosen}
+    if len(first_parts) != 1:
+        quants = sorted({q for p in ggufs if (q := _quant_of(p.rsplit("/", 1)[-1]))})
+        asked = reference.file or reference.quant or "a quant"
+        raise AnswerError(
+            "remote_no_gguf",
+            f"{reference.repo}: which file? {asked} matches {len(first_parts)} of its GGUF files",
+            subject=f"{reference.repo} {asked}".strip(),
+            suggestions=quants,
+        )
+    match = _SPLIT.match(chosen[0].rsplit("/", 1)[-1])
+    if match is None:
+        return chosen[:1]
+    folder = chosen[0].rsplit("/", 1)[0] + "/" if "/" in chosen[0] else ""
+    count = int(match["count"])
+    parts = [f"{folder}{match['stem']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
+    missing = [p for p in parts if p not in ggufs]
+    if missing:
+        raise AnswerError("remote_no_gguf", f"{reference.repo} lacks {missing[0]}", subject=missing[0])
+    return parts
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteHeader:
+    """What was read: the merged header, the files, the commit they were read at and the requests it took."""
+
+    header: GgufHeader
+    files: tuple[str, ...]
+    commit: str
+    requests: int
+
+
+def read_remote_header(reference: HubReference) -> RemoteHeader:
+    """List the repo, choose the file(s) and read their headers with range requests (see the module docstring)."""
+    from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+    from huggingface_hub.hf_api import RepoFile
+    from huggingface_hub.utils._headers import build_hf_headers
+    from huggingface_hub.utils._http import get_session
+
+    hub = endpoint()
+    token = os.environ.get("HF_TOKEN") or None
+    try:
+        api = HfApi(endpoint=hub, token=token)
+        tree = api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)
+        paths = [item.path for item in tree if isinstance(item, RepoFile)]
+        files = choose_files(paths, reference)
+        headers: list[GgufHeader] = []
+        commit, requests = "", 0
+        for path in files:
+            url = hf_hub_url(reference.repo, path, revision=reference.revision, endpoint=hub)
+            meta = get_hf_file_metadata(url, token=token, timeout=TIMEOUT_SECONDS, endpoint=hub)
+            location = meta.location
+            if location.startswith("/"):
+                location = hub + location
+            if not _allowed_storage_host(urlparse(location).hostname or ""):
+                raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
+            if meta.size is None:
+                raise AnswerError("remote_unavailable", f"the Hub gave no size for {path}", subject=path)
+            stream = RangedFile(get_session(), location, meta.size, build_hf_headers(token=token))
+            reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
+            headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], meta.size))
+            commit = commit or (meta.commit_hash or "")
+            requests += stream.requests
+    except GatedRepoError as exc:
+        raise AnswerError("remote_gated", f"{reference.repo} needs access", subject=reference.repo) from exc
+    except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError) as exc:
+        raise AnswerError("remote_not_found", f"{reference.repo} was not found", subject=reference.repo) from exc
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else 0
+        retry = exc.response.headers.get("Retry-After") if exc.response is not None else None
+        raise _http_error(status, reference.repo, retry) from exc
+    except OSError as exc:  # connection refused, DNS, time-outs (httpx2's errors are OSErrors)
+        raise AnswerError("remote_unavailable", f"cannot reach the Hub: {exc}", subject=reference.repo) from exc
+    except Exception as exc:  # httpx2's transport errors are not OSErrors; anything else is a bug and propagates
+        if type(exc).__module__.startswith("httpx"):
+            raise AnswerError("remote_unavailable", f"cannot reach the Hub: {exc}", subject=reference.repo) from exc
+        raise
+    return RemoteHeader(merge_gguf_headers(headers), tuple(files), commit, requests)
+
+
+def gguf_model(reference: HubReference, quant: str = "") -> tuple[ModelRef, str]:
+    """The model of ``reference`` (``quant`` when the reference names none) and the quant of the file read."""
+    if quant and not reference.quant and not reference.file:
+        reference = replace(reference, quant=quant.upper())
+    remote = read_remote_header(reference)
+    first = remote.files[0].rsplit("/", 1)[-1]
+    name = str(remote.header.metadata.get("general.name") or first.removesuffix(".gguf"))[:200]
+    revision = remote.commit[:12] or reference.revision
+    source = f"https://huggingface.co/{reference.repo}/blob/{revision}/{remote.files[0]}"
+    model = ModelRef(
+        id=f"{reference.repo}/{first}"[:200],
+        name=name,
+        architecture=architecture_from_gguf(remote.header),
+        gguf=remote.header,
+        source=source,
+    )
+    return model, _quant_of(first) or reference.quant

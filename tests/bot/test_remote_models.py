@@ -1,0 +1,140 @@
+"""Models read from the Hugging Face Hub: the real huggingface_hub client against a fake Hub on 127.0.0.1
+(tests/fake_hub), GGUF headers read with range requests and compared byte for byte with the same file read locally."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.calc.test_gguf import TINY_LLAMA, write_2026_gguf, write_gguf
+from tests.fake_hub import FakeHub, Repo
+from vramfit.bot.cli import run
+from vramfit.bot.sources.huggingface import find_reference
+from vramfit.calc.file_types import FileType
+
+REPO = "tiny-org/Tiny-Llama-GGUF"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("gguf")
+    out = {}
+    for quant in (FileType.Q8_0, FileType.Q4_K_M):
+        path = folder / f"Tiny-Llama-{quant.value}.gguf"
+        write_gguf(path, {**TINY_LLAMA, "vocab_size": 32768}, quant)  # a few MiB: the header is a small part
+        out[quant.value] = path
+    hybrid = folder / "Tiny-Qwen3.5-Q8_0.gguf"
+    write_2026_gguf(hybrid, "qwen35", FileType.Q8_0)
+    out["qwen35"] = hybrid
+    return out
+
+
+@pytest.fixture
+def hub(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    repos = {
+        REPO: Repo(files={p.name: p.read_bytes() for k, p in files.items() if k != "qwen35"} | {"README.md": b"hi"}),
+        "tiny-org/Tiny-Qwen3.5-GGUF": Repo(files={files["qwen35"].name: files["qwen35"].read_bytes()}),
+        "tiny-org/Gated-GGUF": Repo(files={"x-Q8_0.gguf": b"GGUF"}, gated=True),
+        "tiny-org/Busy-GGUF": Repo(files={"x-Q8_0.gguf": b"GGUF"}, rate_limited=True),
+        "tiny-org/NoRanges-GGUF": Repo(files={files["Q8_0"].name: files["Q8_0"].read_bytes()}, ignores_ranges=True),
+        "tiny-org/Elsewhere-GGUF": Repo(files={files["Q8_0"].name: b"GGUF"}, redirect_to="http://storage.example.net"),
+    }
+    with FakeHub(repos) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        yield server
+
+
+def _json(*argv: str, status: int = 0) -> dict[str, Any]:
+    out = io.StringIO()
+    assert run(["--json", *argv], out) == status, out.getvalue()
+    data: dict[str, Any] = json.loads(out.getvalue())
+    return data
+
+
+def test_a_repo_in_a_question_answers_from_the_remote_header_exactly(hub: FakeHub, files: dict[str, Path]) -> None:
+    remote = _json(f"{REPO} Q8_0 8k 3060")
+    local = _json("--gguf", str(files["Q8_0"]), "--context", "8192", "--gpu", "3060")
+    assert remote["estimate"] == local["estimate"]
+    assert remote["request"]["quant"] == "Q8_0"
+    assert remote["request"]["model"]["source"].endswith("/Tiny-Llama-Q8_0.gguf")
+    # Only the header was read: a few requests, a small part of the file.
+    reads = [r for r in hub.log if r.path.startswith("/storage/") and r.method == "GET"]
+    assert reads and all(r.range.startswith("bytes=") for r in reads) and len(reads) <= 3
+    assert hub.bytes_sent < files["Q8_0"].stat().st_size // 2
+
+
+def test_the_quant_picks_the_file_and_the_default_is_q4_k_m(hub: FakeHub, files: dict[str, Path]) -> None:
+    assert _json(REPO)["request"]["quant"] == "Q4_K_M"
+    local = _json("--gguf", str(files["Q4_K_M"]))
+    assert _json(REPO)["estimate"] == local["estimate"]
+    assert _json(f"hf.co/{REPO}:Q8_0")["request"]["quant"] == "Q8_0"  # Ollama's form for a Hub GGUF
+
+
+def test_a_link_to_one_file_is_read_through_hf_endpoint(hub: FakeHub, files: dict[str, Path]) -> None:
+    link = f"https://huggingface.co/{REPO}/blob/main/Tiny-Llama-Q8_0.gguf"
+    assert _json("--hf", link)["estimate"] == _json("--gguf", str(files["Q8_0"]))["estimate"]
+    assert not any("huggingface.co" in r.path for r in hub.log)  # every request went to the fake Hub
+
+
+def test_a_hybrid_model_from_the_hub_has_its_recurrent_state(hub: FakeHub, files: dict[str, Path]) -> None:
+    remote = _json("--hf", "tiny-org/Tiny-Qwen3.5-GGUF", "--context", "4096")
+    local = _json("--gguf", str(files["qwen35"]), "--context", "4096")
+    assert remote["estimate"] == local["estimate"] and remote["estimate"]["recurrent_state_bytes"] > 0
+
+
+def test_korean_question_with_a_repo(hub: FakeHub) -> None:
+    out = io.StringIO()
+    assert run([f"{REPO} 8k 3060에서 돌아가?"], out) == 0
+    assert "가중치" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["tiny-org/Missing-GGUF"], "remote_not_found"),
+        (["tiny-org/Gated-GGUF"], "remote_gated"),
+        (["tiny-org/Busy-GGUF"], "remote_unavailable"),
+        (["tiny-org/NoRanges-GGUF Q8_0"], "remote_unavailable"),  # never downloads the whole file instead
+        (["tiny-org/Elsewhere-GGUF Q8_0"], "remote_host_refused"),  # a redirect off the Hub is not followed
+        ([f"{REPO} Q2_K"], "remote_no_gguf"),
+        (["llama 3 8b from https://models.example.org/llama.gguf"], "remote_host_refused"),
+        (["http://169.254.169.254/latest/meta-data"], "remote_host_refused"),
+    ],
+)
+def test_remote_errors_are_answers(hub: FakeHub, argv: list[str], code: str) -> None:
+    error = _json(*argv, status=2)["error"]
+    assert error["code"] == code, error
+    if code == "remote_no_gguf":
+        assert set(error["suggestions"]) == {"Q4_K_M", "Q8_0"}  # the quants the repo has
+    assert not any("example" in r.path for r in hub.log)
+
+
+def test_references_are_found_in_text() -> None:
+    found = find_reference("will unsloth/Qwen3.5-9B-GGUF Q5_K_M run at 32k on a 3060?")
+    assert found is not None and found[0].repo == "unsloth/Qwen3.5-9B-GGUF"
+    assert "Q5_K_M" in found[1] and "unsloth" not in found[1]
+    link = find_reference("https://huggingface.co/bartowski/x-GGUF/resolve/main/x-Q4_K_M.gguf 4090")
+    assert link is not None and (link[0].repo, link[0].file) == ("bartowski/x-GGUF", "x-Q4_K_M.gguf")
+    assert find_reference("llama 3.1 8b 32k on 2x 3090") is None  # no repo: the preset catalog answers
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["tiny-org/Gated-GGUF", "--lang", "ko"], "접근 권한"),
+        (["tiny-org/Gated-GGUF"], "HF_TOKEN"),
+        (["tiny-org/Missing-GGUF", "--lang", "ko"], "찾지 못했어요"),
+        (["https://models.example.org/x.gguf", "--lang", "ko"], "허깅페이스에서만"),
+    ],
+)
+def test_remote_errors_read_as_sentences(hub: FakeHub, argv: list[str], words: str) -> None:
+    out = io.StringIO()
+    assert run(argv, out) == 2
+    assert words in out.getvalue() and "Traceback" not in out.getvalue()

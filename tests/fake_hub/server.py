@@ -1,0 +1,148 @@
+"""The fake Hub: ``GET /api/models/{repo}/tree/{revision}`` (the file list, as huggingface_hub's list_repo_tree reads
+it), ``HEAD|GET /{repo}/resolve/{revision}/{file}`` (a 302 to ``/storage/...`` with the X-Repo-Commit, X-Linked-Etag
+and X-Linked-Size headers the Hub sends) and ``GET /storage/...`` honouring ``Range`` with 206 answers. A repo can be
+gated (401 + X-Error-Code GatedRepo), rate-limited (429 + Retry-After) or slow; unknown repos are 404 RepoNotFound.
+Every request is logged with the bytes it was sent, so a test can count what a read cost."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlparse
+
+COMMIT = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+
+
+@dataclass
+class Repo:
+    files: dict[str, bytes] = field(default_factory=dict)
+    gated: bool = False
+    rate_limited: bool = False
+    ignores_ranges: bool = False
+    delay_seconds: float = 0.0
+    redirect_to: str = ""  # an absolute storage URL on another host, to test that vramfit refuses it
+
+
+@dataclass
+class LoggedRequest:
+    method: str
+    path: str
+    range: str
+    bytes_sent: int
+
+
+class FakeHub:
+    """``with FakeHub({"owner/name": Repo(files={...})}) as hub:`` serves them at ``hub.url``."""
+
+    def __init__(self, repos: dict[str, Repo]) -> None:
+        self.repos = repos
+        self.log: list[LoggedRequest] = []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_HEAD(self) -> None:
+                hub._answer(self, head=True)
+
+            def do_GET(self) -> None:
+                hub._answer(self, head=False)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def bytes_sent(self) -> int:
+        return sum(r.bytes_sent for r in self.log)
+
+    def _send(self, handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", head: bool = False,
+              headers: dict[str, str] | None = None) -> None:  # fmt: skip
+        handler.send_response(status)
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        if not head:
+            handler.wfile.write(body)
+        path = urlparse(handler.path).path
+        sent = 0 if head else len(body)
+        self.log.append(LoggedRequest(handler.command, path, handler.headers.get("Range", ""), sent))
+
+    def _error(self, handler: BaseHTTPRequestHandler, status: int, code: str, head: bool,
+               extra: dict[str, str] | None = None) -> None:  # fmt: skip
+        body = json.dumps({"error": code}).encode()
+        headers = {"X-Error-Code": code, "Content-Type": "application/json", **(extra or {})}
+        self._send(handler, status, body, head, headers)
+
+    def _repo(self, handler: BaseHTTPRequestHandler, name: str, head: bool) -> Repo | None:
+        repo = self.repos.get(name)
+        if repo is None:
+            self._error(handler, 404, "RepoNotFound", head)
+            return None
+        if repo.delay_seconds:
+            time.sleep(repo.delay_seconds)
+        if repo.gated:
+            self._error(handler, 401, "GatedRepo", head)
+            return None
+        if repo.rate_limited:
+            self._error(handler, 429, "RateLimited", head, {"Retry-After": "30"})
+            return None
+        return repo
+
+    def _answer(self, handler: BaseHTTPRequestHandler, head: bool) -> None:
+        parts = unquote(urlparse(handler.path).path).strip("/").split("/")
+        if parts[:2] == ["api", "models"] and "tree" in parts:
+            at = parts.index("tree")
+            repo = self._repo(handler, "/".join(parts[2:at]), head)
+            if repo is not None:
+                listing = [
+                    {"type": "file", "oid": hashlib.sha1(data).hexdigest(), "size": len(data), "path": path}
+                    for path, data in sorted(repo.files.items())
+                ]
+                self._send(handler, 200, json.dumps(listing).encode(), head, {"Content-Type": "application/json"})
+            return
+        if len(parts) > 4 and parts[2] == "resolve":
+            name, file = "/".join(parts[:2]), "/".join(parts[4:])
+            repo = self._repo(handler, name, head)
+            if repo is None:
+                return
+            if file not in repo.files:
+                self._error(handler, 404, "EntryNotFound", head)
+                return
+            data = repo.files[file]
+            etag = hashlib.sha256(data).hexdigest()
+            headers = {"Location": f"{repo.redirect_to}/storage/{name}/{file}", "X-Repo-Commit": COMMIT,
+                       "X-Linked-Etag": f'"{etag}"', "X-Linked-Size": str(len(data)), "ETag": f'"{etag}"'}  # fmt: skip
+            self._send(handler, 302, b"", head, headers)
+            return
+        if parts[0] == "storage":
+            name, file = "/".join(parts[1:3]), "/".join(parts[3:])
+            repo = self.repos.get(name)
+            if repo is None or file not in repo.files:
+                self._error(handler, 404, "EntryNotFound", head)
+                return
+            data = repo.files[file]
+            wanted = handler.headers.get("Range", "")
+            if wanted.startswith("bytes=") and not repo.ignores_ranges:
+                start_text, _, end_text = wanted[6:].partition("-")
+                start, end = int(start_text), min(int(end_text or len(data) - 1), len(data) - 1)
+                headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"}
+                self._send(handler, 206, data[start : end + 1], head, headers)
+            else:
+                self._send(handler, 200, data, head, {"Accept-Ranges": "bytes"})
+            return
+        self._error(handler, 404, "NotFound", head)
