@@ -1,7 +1,8 @@
 """Questions beyond "does it fit": which models fit a GPU, and how two models compare.
 
 ``models_that_fit`` ranks the catalog for one GPU: the largest models first, each at the most faithful weight
-format that fits whole with the margin at the asked context. ``compare`` puts two requests side by side and names
+format that fits whole with the margin at the asked context (models trained for less than that context are left
+out). ``compare`` puts two requests side by side and names
 the architectural reason their KV caches differ (head size, layers, KV heads, sliding window, MLA), because
 people compare models by parameter count and miss exactly that.
 """
@@ -17,6 +18,7 @@ from vramfit.calc.architecture import Architecture
 from vramfit.calc.engines import estimate, fit_gpu, fits_with_margin, models
 from vramfit.calc.fit import Verdict
 from vramfit.calc.kv import kv_bytes_per_token
+from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.presets import ModelPreset
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Estimate, Fit
@@ -53,6 +55,8 @@ def models_that_fit(
     for preset in catalog_models:
         if not models(template.engine, preset.architecture):
             continue  # the engine's profile refuses this architecture: it is left out, not guessed
+        if beyond_trained_context(preset.architecture, template.context):
+            continue  # trained for less than the asked context: it would fit, but not serve it
         request = template.model_copy(update={"model": preset.ref()})
         quant = best_on_ladder(request, choice, ladder)
         if quant is None:

@@ -54,6 +54,7 @@ class ModelInfo:
     kv_heads: int = 0
     head_dim: int = 0
     sliding_window: int = 0
+    trained_context: int = 0  # what the model was trained for (0: unknown)
 
 
 # The settings every answer depends on, in one place: a card's footer echoes them, its buttons carry them, and

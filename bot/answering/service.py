@@ -224,6 +224,7 @@ class CalcBackend:
             kv_heads=heads,
             head_dim=dim,
             sliding_window=arch.sliding_window if swa else 0,
+            trained_context=arch.context_length,
         )
         assumptions = assumptions_of(request)
         byte_fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(Estimate) if f.name != "kv_pool_tokens"}

@@ -7,6 +7,7 @@ from typing import Any
 from vramfit.bot.answering.resolve import CompareResult, FitResult, IntentResult, SolveResult
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.kv import naive_heads_and_dim
+from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.request import Request
 from vramfit.calc.results import Answer, Fit
 
@@ -69,12 +70,15 @@ def fit_json(f: Fit) -> dict[str, Any]:
 def answer_json(answer: Answer, lang: str, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:
     est = answer.estimate
     estimate: dict[str, Any] = est.model_dump(exclude_none=True)
-    return {
+    data: dict[str, Any] = {
         "lang": lang,
         "request": request_json(answer.request, assumed, intent),
         "estimate": estimate,
         "fits": [fit_json(f) for f in answer.fits],
     }
+    if beyond_trained_context(answer.request.model.architecture, answer.request.context):
+        data["warnings"] = ["beyond_trained_context"]
+    return data
 
 
 def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -199,6 +199,14 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     description, colour = _headline(card, tr)
     if card.solution is not None:
         description = _solution_line(card, tr) + "\n" + description
+    trained = card.model.trained_context
+    if trained and card.assumptions.context > trained:
+        warning = tr(
+            _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
+            model=clean(card.model.name),
+            trained=tr.num(trained),
+        )
+        description = warning + "\n" + description
     builder = EmbedBuilder(title=_title(card, tr), description=description, footer=_footer(card, tr), colour=colour)
 
     weights = [f"**{tr.gib(e.weights_bytes)}**"]
@@ -234,7 +242,13 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         builder.add_field(name, clamp_lines(lines, FIELD_VALUE), priority=85)
         first = card.fits[0] if card.fits else None
         if first is not None and (first.max_context or first.verdict in ("partial", "no")):
-            if first.max_context:
+            if first.max_context and trained and first.max_context > trained:
+                value = tr(
+                    _("{trained} (the model's limit; memory would allow {memory})"),
+                    trained=tr.ngettext("{n} token", "{n} tokens", trained),
+                    memory=tr.num(first.max_context),
+                )
+            elif first.max_context:
                 value = tr.ngettext("{n} token", "{n} tokens", first.max_context)
             else:
                 value = tr(_("none: it does not fit even with a short context"))

@@ -9,6 +9,7 @@ from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error
 from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
+from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.presets import Catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Answer, Fit
@@ -56,7 +57,7 @@ def _settings_line(request: Request, tr: Tr) -> str:
     )
 
 
-def _fit_row(fit: Fit, tr: Tr) -> str:
+def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
     name = fit.name if fit.count == 1 else f"{fit.count}× {fit.name}"
     verdict = tr(VERDICT_LABELS[fit.verdict.value])
     if fit.verdict.value == "partial":
@@ -64,6 +65,8 @@ def _fit_row(fit: Fit, tr: Tr) -> str:
     sign = "+" if fit.headroom_bytes >= 0 else "−"
     headroom = sign + tr.gib(abs(fit.headroom_bytes))
     max_ctx = format_number(fit.max_context, tr.lang) if fit.max_context else "—"
+    if fit.max_context and trained and fit.max_context > trained:
+        max_ctx = format_number(trained, tr.lang) + "*"  # the model's limit, not memory's (footnote below)
     speed = tr(_("≤ {n} tok/s"), n=format_number(fit.tokens_per_second, tr.lang)) if fit.tokens_per_second else "—"
     return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
 
@@ -71,7 +74,16 @@ def _fit_row(fit: Fit, tr: Tr) -> str:
 def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
     tr = Tr(lang)
     est, request = answer.estimate, answer.request
+    trained = request.model.architecture.context_length
     lines = [_settings_line(request, tr), ""]
+    if beyond_trained_context(request.model.architecture, request.context):
+        lines[1:1] = [
+            tr(
+                _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
+                model=request.model.name,
+                trained=format_number(trained, lang),
+            ),
+        ]
     host = tr(_("(+ {size} token embeddings in system RAM)"), size=tr.gib(est.host_bytes)) if est.host_bytes else ""
     naive = ""
     if est.kv_cache_naive_bytes != est.kv_cache_bytes:
@@ -104,7 +116,16 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         title = tr(_("GPU")) if request.gpus else tr(_("Smallest GPUs that fit"))
         verdict, headroom, max_ctx, speed = (tr(label) for label in TABLE_HEADINGS)
         lines.append(f"  {ljust(title, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}")
-        lines.extend(_fit_row(fit, tr) for fit in answer.fits)
+        lines.extend(_fit_row(fit, tr, trained) for fit in answer.fits)
+        capped = [fit.max_context for fit in answer.fits if fit.max_context and fit.max_context > trained]
+        if capped:
+            lines.append(
+                "  "
+                + tr(
+                    _("* the model's trained limit; memory alone would allow {n} tokens"),
+                    n=format_number(max(capped), lang),
+                )
+            )
     else:
         lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
     if assumed:

@@ -218,7 +218,9 @@ def test_best_quant_from_slash_text() -> None:
     async def scenario() -> None:
         async with real_world() as world:
             embed = embed_of(await ask(world, row.q))
+            # Gemma 2 was trained for 8,192 tokens (config.json), so 16k opens with that warning.
             assert embed["description"].startswith(
+                "⚠️ Gemma 2 27B was trained for 8,192 tokens; past that its answers degrade.\n"
                 "🎯 Most faithful weight format that fits **GeForce RTX 4090** with room to spare: "
                 f"**{expected}**\n✅ Runs on **GeForce RTX 4090**"
             )

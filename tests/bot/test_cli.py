@@ -61,7 +61,9 @@ def check_answer_shape(data: dict[str, Any]) -> None:
 
 def test_json_shape_of_a_plain_question() -> None:
     data = vram("--json", "llama3-8b 32k")
-    assert set(data) == {"lang", "request", "estimate", "fits"}
+    assert set(data) == {"lang", "request", "estimate", "fits", "warnings"}
+    assert data["warnings"] == ["beyond_trained_context"]  # Llama 3 8B was trained for 8,192 tokens
+    assert set(vram("--json", "llama3-8b 8k")) == {"lang", "request", "estimate", "fits"}
     check_answer_shape(data)
     assert data["lang"] == "en"
     r = data["request"]
@@ -345,3 +347,27 @@ def test_help_in_korean() -> None:
 
     assert "이 LLM이 내 GPU에서 돌아갈까?" in build_arg_parser("ko").format_help()
     assert "Will this LLM run on my GPU?" in build_arg_parser("en").format_help()
+
+
+@pytest.mark.parametrize(
+    ("lang", "warning", "footnote"),
+    [
+        ("en", "⚠️ Llama 3 8B was trained for 8,192 tokens", "memory alone would allow 57,344 tokens"),
+        ("ko", "⚠️ Llama 3 8B 모델은 토큰 8,192개까지 학습됐어요", "메모리만 보면 토큰 57,344개까지 들어가요"),
+    ],
+)
+def test_the_trained_context_is_said_and_caps_the_largest_context(lang: str, warning: str, footnote: str) -> None:
+    # config.json of Meta-Llama-3-8B-Instruct: max_position_embeddings 8192. On a 3060 12GB memory alone would hold
+    # 57,344 tokens (the README's own example), so the column shows the model's limit with a footnote.
+    out = io.StringIO()
+    assert run(["--lang", lang, "llama3-8b 32k 3060"], out) == 0
+    text = out.getvalue()
+    assert warning in text and footnote in text
+    row = next(line for line in text.splitlines() if "RTX 3060 12GB" in line)
+    assert "8,192*" in row and "57,344" not in row
+
+
+def test_what_fits_leaves_out_models_trained_for_less_than_the_context() -> None:
+    listed = {m["model"] for m in vram("--json", "what can I run on a 4060 ti 16gb at 32k")["what_fits"]}
+    short = {"llama-3-8b", "gemma-2-9b", "solar-10.7b"}  # trained for 8K, 8K and 4K
+    assert listed and not listed & short

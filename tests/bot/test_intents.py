@@ -425,6 +425,9 @@ def expected_what_fits(row: Row) -> list[tuple[str, str]]:
     for preset in catalog().models.values():
         if row.other and not preset.id.startswith(row.other):
             continue
+        config = preset.config.get("text_config") or preset.config
+        if config.get("max_position_embeddings", 4096) < row.context:
+            continue  # trained for a shorter context than asked (config.json's max_position_embeddings)
         for rung, quant in enumerate(WHAT_FITS_LADDER):
             e = estimate(
                 Request(model=preset.ref(), quant=quant, context=row.context, users=row.users,
