@@ -57,6 +57,9 @@ def describe_error(
                   reason=detail or code)
     elif code == "remote_host_refused":
         text = tr(_("vramfit reads models from Hugging Face only, not from **{subject}**."), subject=subject or "?")
+    elif code == "remote_offline":
+        text = tr(_("**{subject}** has not been read before, and VRAMFIT_OFFLINE is set: no network."),
+                  subject=subject or "?")
     elif code == "remote_no_gguf":
         text = tr(_("**{subject}**: no GGUF file of that quant there."), subject=subject or "?")
     elif code == "bad_config":

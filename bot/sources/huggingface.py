@@ -4,7 +4,9 @@ A question may name a repo (``unsloth/Qwen3.5-9B-GGUF``), a link to it or to one
 (``https://huggingface.co/{repo}/blob/main/{file}.gguf``) or Ollama's form (``hf.co/{repo}:Q4_K_M``).
 :func:`find_reference` takes that out of the text; :func:`gguf_model` lists the repo's files, picks the one of the
 asked quant (every part of a split file), and reads each header with HTTP range requests: the metadata and the
-tensor table only, at most :data:`vramfit.calc.limits.MAX_GGUF_HEADER_BYTES`.
+tensor table only, at most :data:`vramfit.calc.limits.MAX_GGUF_HEADER_BYTES`. What was read is cached in the user's
+cache folder (``calc.presets.cache_dir``) for a day, so a second question about the same file needs no network, and
+``VRAMFIT_OFFLINE=1`` answers from that cache only.
 
 huggingface_hub does the talking (it honours ``HF_ENDPOINT`` and ``HF_TOKEN``): the file list
 (:meth:`HfApi.list_repo_tree`), the file's metadata and the storage URL the Hub redirects to
@@ -16,10 +18,14 @@ refused, and the ranged reads go only to the endpoint's host or the Hub's own st
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 import re
+import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 from urllib.parse import urlparse
 
@@ -198,7 +204,62 @@ class RemoteHeader:
     requests: int
 
 
+CACHE_SECONDS = 24 * 3600  # a header read once answers again for a day without the network
+
+
+def _cache_path(reference: HubReference) -> Path | None:
+    from vramfit.calc.presets import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = "|".join((endpoint(), reference.repo, reference.revision, reference.file, reference.quant))
+    return folder / "hub" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+def _cached(reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
+    path = _cache_path(reference)
+    try:
+        if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
+            return None
+        data = json.loads(path.read_bytes())
+        header = GgufHeader.model_validate(data["header"])
+        return RemoteHeader(header, tuple(data["files"]), str(data["commit"]), 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no cache, or one that cannot be read: read the Hub again
+
+
+def _store(reference: HubReference, remote: RemoteHeader) -> None:
+    path = _cache_path(reference)
+    if path is None:
+        return
+    data = {"files": list(remote.files), "commit": remote.commit, "header": remote.header.model_dump(mode="json")}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+    except OSError:
+        pass  # a cache that cannot be written is simply not used
+
+
 def read_remote_header(reference: HubReference) -> RemoteHeader:
+    """The header of the reference's file: from the cache when read in the last day (or at any age with
+    ``VRAMFIT_OFFLINE=1``), else listed and read from the Hub and cached."""
+    offline = os.environ.get("VRAMFIT_OFFLINE", "") not in ("", "0")
+    cached = _cached(reference, any_age=offline)
+    if cached is not None:
+        return cached
+    if offline:
+        raise AnswerError(
+            "remote_offline", f"{reference.repo} is not in the cache and VRAMFIT_OFFLINE is set", subject=reference.repo
+        )
+    remote = _read_from_hub(reference)
+    _store(reference, remote)
+    return remote
+
+
+def _read_from_hub(reference: HubReference) -> RemoteHeader:
     """List the repo, choose the file(s) and read their headers with range requests (see the module docstring)."""
     from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import (

@@ -35,7 +35,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture
-def hub(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+def hub(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
+    cache = tmp_path / "cache"
     repos = {
         REPO: Repo(files={p.name: p.read_bytes() for k, p in files.items() if k != "qwen35"} | {"README.md": b"hi"}),
         "tiny-org/Tiny-Qwen3.5-GGUF": Repo(files={files["qwen35"].name: files["qwen35"].read_bytes()}),
@@ -48,6 +49,8 @@ def hub(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[Fak
         monkeypatch.setenv("HF_ENDPOINT", server.url)
         monkeypatch.delenv("HF_TOKEN", raising=False)
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(cache))  # each test starts with nothing read
         yield server
 
 
@@ -138,3 +141,15 @@ def test_remote_errors_read_as_sentences(hub: FakeHub, argv: list[str], words: s
     out = io.StringIO()
     assert run(argv, out) == 2
     assert words in out.getvalue() and "Traceback" not in out.getvalue()
+
+
+def test_a_second_question_about_the_same_file_needs_no_network(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = _json(f"{REPO} Q8_0 8k 3060")
+    requests = len(hub.log)
+    again = _json(f"{REPO} Q8_0 32k 4090")  # another context and GPU: the same file
+    assert len(hub.log) == requests  # answered from the cache
+    assert again["estimate"]["weights_bytes"] == first["estimate"]["weights_bytes"]
+    monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
+    assert _json(f"{REPO} Q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
+    assert _json(f"{REPO} Q4_K_M", status=2)["error"]["code"] == "remote_offline"  # never read: says so
+    assert len(hub.log) == requests
