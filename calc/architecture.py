@@ -64,6 +64,7 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "qwen3_5_text": "qwen35",
     "qwen3_5_moe": "qwen35moe",
     "qwen3_5_moe_text": "qwen35moe",
+    "qwen3_next": "qwen3next",
     "granitemoehybrid": "granitehybrid",
     "lfm2": "lfm2",
 }
@@ -333,6 +334,7 @@ _GATED_DELTANET_KEYS = (
 _STATE_KEYS: dict[str, tuple[str, str, str, str, str]] = {
     "qwen35": _GATED_DELTANET_KEYS,
     "qwen35moe": _GATED_DELTANET_KEYS,
+    "qwen3next": _GATED_DELTANET_KEYS,
     "granitehybrid": ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads", "mamba_d_head"),
 }
 
@@ -349,7 +351,10 @@ def _ssm_state(fields: _ConfigFields, arch: str) -> dict[str, int]:
         "ssm_groups": groups,
         "ssm_heads": heads,
         "ssm_inner_size": heads * fields.number(head_key, low=1, high=MAX_HEAD_DIM),
-        "nextn_layers": fields.number("mtp_num_hidden_layers", default=0, high=MAX_LAYERS),
+        # Qwen3-Next's config.json does not say; its checkpoints carry one MTP block, which the converter exports.
+        "nextn_layers": fields.number(
+            "mtp_num_hidden_layers", default=1 if arch == "qwen3next" else 0, high=MAX_LAYERS
+        ),
     }
 
 
@@ -362,7 +367,7 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
     d_inner = mamba_n_heads × mamba_d_head. lfm2 (LFM2Model): conv layers with conv_L_cache taps.
     """
     config = fields.config
-    if arch in ("qwen35", "qwen35moe"):
+    if arch in ("qwen35", "qwen35moe", "qwen3next"):
         kinds = _layer_kinds(config, n_layers, ("linear_attention",))
         if kinds is None:
             interval = fields.number("full_attention_interval", default=4, low=1, high=MAX_LAYERS)
@@ -563,7 +568,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             v_head_dim=v_head,
             # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
             attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
-            qk_norm=arch in ("qwen3", "qwen3moe", "gemma3", "gemma4", "olmo2", "qwen35", "qwen35moe", "lfm2"),
+            qk_norm=arch
+            in ("qwen3", "qwen3moe", "gemma3", "gemma4", "olmo2", "qwen35", "qwen35moe", "qwen3next", "lfm2"),
             rope_factor_tensors=rope_factor_tensors,
             **recurrent,
         )

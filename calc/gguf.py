@@ -348,7 +348,7 @@ def _recurrent_and_gemma4_keys(md: Mapping[str, Any], arch: str, config: Mapping
     out: dict[str, Any] = {}
     kv = config.get("num_key_value_heads")
     kv_list = kv if isinstance(kv, list) else None
-    if arch in ("qwen35", "qwen35moe"):
+    if arch in ("qwen35", "qwen35moe", "qwen3next"):
         nextn = _meta(md, arch, "nextn_predict_layers", 0)
         blocks = config.get("num_hidden_layers")
         value_heads = _meta(md, arch, "ssm.time_step_rank")
@@ -370,7 +370,7 @@ def _recurrent_and_gemma4_keys(md: Mapping[str, Any], arch: str, config: Mapping
             if isinstance(inner, int) and isinstance(value_heads, int) and value_heads
             else None,
         )
-        if arch == "qwen35moe":
+        if arch in ("qwen35moe", "qwen3next"):
             out["shared_expert_intermediate_size"] = _meta(md, arch, "expert_shared_feed_forward_length", 0)
     elif arch == "granitehybrid":
         heads = _meta(md, arch, "ssm.time_step_rank")

@@ -369,7 +369,7 @@ def _n_gqa(arch: Architecture) -> int:
     """``hparams.n_gqa()`` of layer 0 (integer division; 0 without KV heads). Qwen3.5's converters write one
     head_count / head_count_kv for every layer, its recurrent ones too; Granite 4.0 H and LFM2 write per-layer
     lists with 0 in the recurrent layers."""
-    if arch.arch in ("qwen35", "qwen35moe"):
+    if arch.arch in ("qwen35", "qwen35moe", "qwen3next"):
         return max(arch.n_heads) // max(arch.n_kv_heads)
     return arch.n_heads[0] // arch.n_kv_heads[0] if arch.n_kv_heads[0] else 0
 

@@ -338,10 +338,11 @@ def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
 
 
 def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_QWEN35 / QWEN35MOE (Qwen3.5 and 3.6; convert_hf_to_gguf.py Qwen3_5TextModel / Qwen3_5MoeTextModel,
-    src/models/qwen35.cpp and qwen35moe.cpp): three Gated DeltaNet layers (fused qkv, z gate, conv1d, alpha/beta, A,
-    dt bias) to one gated-attention layer (q carries the output gate, so attn_q is 2 × heads × head_dim wide), a
-    dense FFN or routed experts with a gated shared expert, then the converter's multi-token-prediction blocks."""
+    """LLM_ARCH_QWEN35 / QWEN35MOE / QWEN3NEXT (Qwen3.5 and 3.6, Qwen3-Next; convert_hf_to_gguf.py Qwen3_5TextModel /
+    Qwen3_5MoeTextModel / Qwen3NextModel, src/models/qwen35.cpp, qwen35moe.cpp, qwen3next.cpp): three Gated DeltaNet
+    layers (fused qkv, z gate, conv1d, alpha/beta, A, dt bias) to one gated-attention layer (q carries the output
+    gate, so attn_q is 2 × heads × head_dim wide), a dense FFN or routed experts with a gated shared expert, then the
+    converter's multi-token-prediction blocks."""
     n_embd = arch.hidden_size
     key_dim = arch.ssm_groups * arch.ssm_state_size
     value_dim, n_v = arch.ssm_inner_size, arch.ssm_heads
@@ -365,8 +366,11 @@ def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
             b.blk(il, "ssm_conv1d.weight", arch.ssm_conv_kernel, conv_dim, source=GgmlType.F32)
             b.blk(il, "ssm_dt.bias", n_v)
             b.blk(il, "ssm_a", n_v)
-            b.blk(il, "ssm_beta.weight", n_embd, n_v)
-            b.blk(il, "ssm_alpha.weight", n_embd, n_v)
+            if arch.arch == "qwen3next":  # Qwen3NextModel keeps beta and alpha in one projection
+                b.blk(il, "ssm_ba.weight", n_embd, 2 * n_v)
+            else:
+                b.blk(il, "ssm_beta.weight", n_embd, n_v)
+                b.blk(il, "ssm_alpha.weight", n_embd, n_v)
             b.blk(il, "ssm_norm.weight", value_dim // n_v)
             b.blk(il, "ssm_out.weight", value_dim, n_embd)
         else:
@@ -476,7 +480,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_glm4(b, arch)
     elif name in ("starcoder2", "phimoe"):
         _layers_biased_layernorm(b, arch)
-    elif name in ("qwen35", "qwen35moe"):
+    elif name in ("qwen35", "qwen35moe", "qwen3next"):
         _layers_qwen35(b, arch)
     elif name == "granitehybrid":
         _layers_granitehybrid(b, arch)

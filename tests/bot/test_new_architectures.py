@@ -31,6 +31,7 @@ PRESET_CONFIGS = {
     "qwen3.6-35b-a3b": "Qwen3.6-35B-A3B.json",
     "granite-4.0-h-350m": "granite-4.0-h-350m.json",
     "gemma-4-31b": "Gemma-4-31B-it-NVFP4.json",
+    "qwen3-next-80b-a3b": "Qwen3-Next-80B-A3B-Instruct.json",
 }
 
 

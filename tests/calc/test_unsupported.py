@@ -27,7 +27,7 @@ LLAMA4_SCOUT = {
 }  # fmt: skip
 
 UNSUPPORTED = [
-    ("qwen3_next", {**LLAMA, "model_type": "qwen3_next"}),
+    ("nemotron_h", {**LLAMA, "model_type": "nemotron_h"}),
     ("mamba2", {**LLAMA, "model_type": "mamba2"}),
     ("llama4_text", LLAMA4_SCOUT),
     ("whatever", {**LLAMA, "model_type": "whatever"}),
@@ -80,6 +80,13 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
         "moe_intermediate_size": 64,
         "shared_expert_intermediate_size": 64,
     },
+    "qwen3next": {
+        **GATED_DELTANET,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 64,
+        "shared_expert_intermediate_size": 64,
+    },
     "granitehybrid": {
         "layer_types": ["mamba", "attention"] * 2,
         "mamba_n_heads": 8,
@@ -111,7 +118,7 @@ def test_every_supported_architecture_has_a_layout() -> None:
 def test_a_hybrid_config_without_its_layer_kinds_is_refused(name: str) -> None:
     keys = {k: v for k, v in HYBRID_KEYS[name].items() if k not in ("layer_types", "full_attention_interval")}
     config = {**LLAMA, "num_hidden_layers": 4, "llama_arch": name, **keys}
-    if name.startswith("qwen35"):  # the interval defaults to 4 (as in Qwen3-Next); one leaving no attention is refused
+    if name.startswith("qwen3"):  # the interval defaults to 4 (as in Qwen3-Next); one leaving no attention is refused
         config["full_attention_interval"] = 5
     with pytest.raises(BadFileError) as caught:
         from_hf_config(config)
@@ -134,8 +141,8 @@ def test_the_cli_answers_a_llama4_config_with_an_error_and_presets(tmp_path: Pat
 
 def test_a_gguf_of_an_unknown_architecture_is_refused(tmp_path: Path) -> None:
     u32 = 4
-    kvs = [_kv("general.architecture", 8, _s("qwen3next"))] + [
-        _kv(f"qwen3next.{key}", u32, struct.pack("<I", value))
+    kvs = [_kv("general.architecture", 8, _s("nemotron_h"))] + [
+        _kv(f"nemotron_h.{key}", u32, struct.pack("<I", value))
         for key, value in (("block_count", 2), ("embedding_length", 512), ("attention.head_count", 8),
                            ("vocab_size", 2048))
     ]  # fmt: skip
