@@ -219,8 +219,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...]]:
-    """The answer for the command line, its language and what was assumed."""
+def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...], tuple[str, ...]]:
+    """The answer for the command line, its language, what was assumed and what was not understood."""
     from vramfit.bot.answering.resolve import FitResult, resolve, still_assumed
     from vramfit.calc.presets import load_catalog
 
@@ -249,18 +249,18 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
         if "model" in overrides:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
-        return result, lang, assumed
+        return result, lang, assumed, parsed.unparsed
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
     assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)
     fit = answer(Request(**overrides), tuple(load_catalog().gpus.values()))
-    return FitResult(answer=fit), args.lang or "en", assumed
+    return FitResult(answer=fit), args.lang or "en", assumed, ()
 
 
 def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     """Run the command; returns the exit status. Output goes to ``out``."""
     from vramfit.bot.render.contract import result_json
-    from vramfit.bot.render.text import list_gpus_text, list_models_text, render_result
+    from vramfit.bot.render.text import list_gpus_text, list_models_text, render_result, unparsed_line
     from vramfit.calc.presets import load_catalog
 
     lang = argv_lang(argv)
@@ -277,14 +277,19 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         if args.list_gpus:
             out.write(list_gpus_text(load_catalog(), lang))
             return 0
-        result, lang, assumed = resolve_args(args)
+        result, lang, assumed, unparsed = resolve_args(args)
     except _ArgumentError as exc:
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
     except VramfitError as exc:
         return _fail(exc, lang, want_json, out)
     if want_json:
-        out.write(json.dumps(result_json(result, lang, assumed), ensure_ascii=False) + "\n")
+        data = result_json(result, lang, assumed)
+        if unparsed:
+            data["request"]["unparsed"] = list(unparsed)
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
+        if unparsed:
+            out.write(unparsed_line(unparsed, lang) + "\n")
         out.write(render_result(result, lang, assumed))
     return 0
 

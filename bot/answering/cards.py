@@ -160,6 +160,7 @@ class Card:
     stateful: bool = True  # False: the model is not a preset, so buttons cannot recompute the card
     solution: Solution | None = None  # a solver's number; the card shows the answer at that number
     engines: tuple[Card, ...] = ()  # the same question on each engine (llama.cpp, vLLM); this card is the first
+    unparsed: tuple[str, ...] = ()  # words of the question no setting took ("5090ti", "q9"); the card says them
 
     @property
     def intent(self) -> Intent:

@@ -123,6 +123,8 @@ class CalcBackend:
             parsed, fields, question_lang = self.build_query(text, overrides)
             result = resolve(parsed, self.catalog, **fields)
             card = self.intent_card(result, lang or question_lang, parsed)
+            if parsed.unparsed and isinstance(card, Card):
+                card = dataclasses.replace(card, unparsed=parsed.unparsed)
         except VramfitError as exc:
             raise to_answer_error(exc) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number

@@ -9,6 +9,7 @@ is left as None and listed in ``assumed``; :meth:`ParsedQuery.to_request` fills 
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
@@ -69,6 +70,7 @@ class ParsedQuery(BaseModel):
     gpus: tuple[GpuChoice, ...] = ()  # one machine's GPUs, unless compare_gpus
     compare_gpus: bool = False  # several GPUs named as alternatives ("3060 or 4060"): answer for each separately
     assumed: tuple[str, ...] = ()
+    unparsed: tuple[str, ...] = ()  # words that look like settings but no slot took ("5090ti", "q9")
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -147,6 +149,17 @@ def parse_gpu_spec(spec: str, catalog: Catalog | None = None) -> GpuChoice:
     return gpus.choices[0]
 
 
+_LEFTOVER_WORD = re.compile(r"[^\s\0,;!?()\"'`]+")
+MAX_UNPARSED = 5
+
+
+def _unparsed(leftover: str) -> tuple[str, ...]:
+    """What the question said that no slot took, when it looks like a setting: a leftover word with a digit
+    ("5090ti", "q9", "64gb"). Words are reported, never guessed at (the card says them)."""
+    words = [w.strip(".:") for w in _LEFTOVER_WORD.findall(leftover)]
+    return tuple(w[:32] for w in words if any(ch.isdigit() for ch in w))[:MAX_UNPARSED]
+
+
 def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     """Read a question. Raises a :class:`calc.errors.VramfitError` subclass (UnknownModelError, UnknownGpuError,
     UnknownQuantError, BadNumberError) for a name it cannot place or a number out of range; never anything else."""
@@ -175,6 +188,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     quant = slots.extract_quant(scratch, engine)
     users = slots.extract_users(scratch)
     context = slots.extract_context(scratch)
+    unparsed = _unparsed(scratch.text)
     intent = slots.detect_intent(intent_text, len(models.ids))
     if intent == "fit" and models.candidates and not models.ids:
         intent = "what_fits"
@@ -205,6 +219,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         gpus=tuple(gpus.choices),
         compare_gpus=len(gpus.choices) > 1 and slots.mentions_alternatives(intent_text),
         assumed=tuple(k for k in ASSUMED_KEYS if filled[k]),
+        unparsed=unparsed,
     )
     parsed._catalog = cat
     return parsed

@@ -199,6 +199,9 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     description, colour = _headline(card, tr)
     if card.solution is not None:
         description = _solution_line(card, tr) + "\n" + description
+    if card.unparsed:
+        words = ", ".join(f"`{clean(w)}`" for w in card.unparsed)
+        description = tr(_("⚠️ Not understood: {words}"), words=words) + "\n" + description
     trained = card.model.trained_context
     if trained and card.assumptions.context > trained:
         warning = tr(

@@ -249,6 +249,11 @@ def render_what_fits(result: WhatFitsResult, lang: Lang) -> str:
     return "\n".join(lines) + "\n"
 
 
+def unparsed_line(words: tuple[str, ...], lang: Lang) -> str:
+    """The words of the question no setting took, said before the answer (the answer is for the rest)."""
+    return Tr(lang)(_("⚠️ Not understood: {words}"), words=", ".join(f"`{w}`" for w in words))
+
+
 def render_result(result: IntentResult, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
     """Terminal text for any intent."""
     if isinstance(result, SolveResult):

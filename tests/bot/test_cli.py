@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.groundtruth import REPO_ROOT, llamacpp_rows
+from tests.groundtruth import REPO_ROOT, eval_rows, llamacpp_rows
 from vramfit.bot.cli import EXIT_ERROR, run
 from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.llama_quant import metadata_bytes
@@ -371,3 +371,32 @@ def test_what_fits_leaves_out_models_trained_for_less_than_the_context() -> None
     listed = {m["model"] for m in vram("--json", "what can I run on a 4060 ti 16gb at 32k")["what_fits"]}
     short = {"llama-3-8b", "gemma-2-9b", "solar-10.7b"}  # trained for 8K, 8K and 4K
     assert listed and not listed & short
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [("llama3 8b 8k 5090ti", ["5090ti"]), ("llama 3.1 8b q9 8k 3060", ["q9"]),
+     ("llama 3.3 70b on my 4090 with 64GB RAM", ["64gb"])],
+)  # fmt: skip
+def test_what_was_not_understood_is_said(question: str, words: list[str]) -> None:
+    assert vram("--json", question)["request"]["unparsed"] == words
+    for lang, label in (("en", "⚠️ Not understood: "), ("ko", "⚠️ 이해하지 못한 부분: ")):
+        out = io.StringIO()
+        assert run(["--lang", lang, question], out) == 0
+        assert out.getvalue().splitlines()[0] == label + ", ".join(f"`{w}`" for w in words)
+
+
+def test_understood_questions_report_nothing_unparsed() -> None:
+    for row in eval_rows():  # the 30 natural questions of tests/data/eval, each fully understood
+        out = io.StringIO()
+        run(["--json", row["q"]], out)
+        data = json.loads(out.getvalue())
+        assert "unparsed" not in data.get("request", {}), row["q"]
+
+
+def test_the_card_says_what_was_not_understood() -> None:
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import render_card
+
+    card = CalcBackend().answer("라마3 8b 8k 5090ti", None, {})
+    assert render_card(card, "ko").description.startswith("⚠️ 이해하지 못한 부분: `5090ti`")
