@@ -13,6 +13,42 @@ from vramfit.calc.errors import error_reason, error_subject
 
 __all__ = ["describe_error", "error_reason", "error_subject"]
 
+# One sentence per code, by what it names: the text the user must fix ({subject}), or why it failed ({reason}).
+SUBJECT_MESSAGES: dict[str, str] = {
+    "unknown_model": _("I don't know the model **{subject}**."),
+    "unknown_gpu": _("I don't know the GPU **{subject}**."),
+    "unknown_quant": _("Unknown quantization: **{subject}**."),
+    "bad_number": _("That number is out of range or unreadable: **{subject}**."),
+    "unsupported_architecture": _(
+        "vramfit can't model the **{subject}** architecture yet, so it gives no number for it."
+    ),
+    "remote_not_found": _("I couldn't find **{subject}** on Hugging Face."),
+    "remote_gated": _(
+        "**{subject}** needs access on Hugging Face (a gated or private repo); the owner of this server or terminal "
+        "can set HF_TOKEN."
+    ),
+    "remote_host_refused": _("vramfit reads models from Hugging Face only, not from **{subject}**."),
+    "remote_offline": _("**{subject}** has not been read before, and VRAMFIT_OFFLINE is set: no network."),
+    "remote_no_gguf": _("**{subject}**: no GGUF file of that quant there."),
+}
+REASON_MESSAGES: dict[str, str] = {
+    "remote_unavailable": _(
+        "Hugging Face didn't answer in time or refused the request ({reason}). Try again in a moment."
+    ),
+    "bad_config": _("This configuration can't describe a model: {reason}"),
+    "bad_file": _("That file could not be read: {reason}"),
+}
+# Codes that need no subject at all, and what to say when a subject is missing.
+PLAIN_MESSAGES: dict[str, str] = {
+    "unknown_model": _("Which model? Name one, for example `llama3 8b 32k on a 3060`."),
+    "unknown_gpu": _("Which GPU? Add one to the question, for example `on a 3060` or `24gb`."),
+    "stale_button": _("I can't read this card's buttons any more. Ask again with /vram."),
+    "too_complex": _(
+        "That question is too long or too complex for me. Ask it in fewer words, for example `llama3 8b 32k on a 3060`."
+    ),
+}
+
+
 def describe_error(
     code: str,
     subject: str,
@@ -27,47 +63,12 @@ def describe_error(
     tr = Tr(lang)
     if reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
         text = tr(_("**{subject}** could mean several; which one?"), subject=subject)
-    elif code == "unknown_model" and not subject:
-        text = tr(_("Which model? Name one, for example `llama3 8b 32k on a 3060`."))
-    elif code == "unknown_model":
-        text = tr(_("I don't know the model **{subject}**."), subject=subject)
-    elif code == "unknown_gpu" and not subject:
-        text = tr(_("Which GPU? Add one to the question, for example `on a 3060` or `24gb`."))
-    elif code == "unknown_gpu":
-        text = tr(_("I don't know the GPU **{subject}**."), subject=subject)
-    elif code == "unknown_quant":
-        text = tr(_("Unknown quantization: **{subject}**."), subject=subject)
-    elif code == "bad_number":
-        text = tr(_("That number is out of range or unreadable: **{subject}**."), subject=subject or "?")
-    elif code == "unsupported_architecture":
-        text = tr(_("vramfit can't model the **{subject}** architecture yet, so it gives no number for it."),
-                  subject=subject or "?")
-    elif code == "stale_button":
-        text = tr(_("I can't read this card's buttons any more. Ask again with /vram."))
-    elif code == "too_complex":
-        text = tr(_("That question is too long or too complex for me. Ask it in fewer words, for example "
-                    "`llama3 8b 32k on a 3060`."))
-    elif code == "remote_not_found":
-        text = tr(_("I couldn't find **{subject}** on Hugging Face."), subject=subject or "?")
-    elif code == "remote_gated":
-        text = tr(_("**{subject}** needs access on Hugging Face (a gated or private repo); the owner of this server "
-                    "or terminal can set HF_TOKEN."), subject=subject or "?")
-    elif code == "remote_unavailable":
-        text = tr(_("Hugging Face didn't answer in time or refused the request ({reason}). Try again in a moment."),
-                  reason=detail or code)
-    elif code == "remote_host_refused":
-        text = tr(_("vramfit reads models from Hugging Face only, not from **{subject}**."), subject=subject or "?")
-    elif code == "remote_offline":
-        text = tr(_("**{subject}** has not been read before, and VRAMFIT_OFFLINE is set: no network."),
-                  subject=subject or "?")
-    elif code == "remote_no_gguf":
-        text = tr(_("**{subject}**: no GGUF file of that quant there."), subject=subject or "?")
-    elif code == "bad_config":
-        text = tr(_("This configuration can't describe a model: {reason}"), reason=detail or code)
-    elif code == "bad_file":
-        text = tr(_("That file could not be read: {reason}"), reason=detail or code)
+    elif code in PLAIN_MESSAGES and (not subject or code not in SUBJECT_MESSAGES):
+        text = tr(PLAIN_MESSAGES[code])
+    elif code in SUBJECT_MESSAGES:
+        text = tr(SUBJECT_MESSAGES[code], subject=subject or "?")
     else:
-        text = tr(_("I couldn't answer that: {reason}"), reason=detail or code)
+        text = tr(REASON_MESSAGES.get(code, _("I couldn't answer that: {reason}")), reason=detail or code)
     if suggestions:
         names = ", ".join(f"`{s}`" for s in suggestions[:5])
         text += "\n" + tr(_("Did you mean: {names}"), names=names)
