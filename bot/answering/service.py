@@ -178,6 +178,12 @@ class CalcBackend:
             fields["gpus"] = (self._gpu_spec(overrides["gpu"], overrides.get("gpu_count")),)
 
         text = text.strip()
+        from vramfit.bot.sources.huggingface import find_reference  # refuses a URL to any other host, too
+
+        found = find_reference(text) if text else None
+        if found is not None:  # the card's buttons re-answer by preset id; a Hub model needs its own card state first
+            raise AnswerError("remote_not_in_bot", f"{found[0].repo}: answered by the vram command for now",
+                              subject=found[0].repo)  # fmt: skip
         parsed = parse(text, self.catalog) if text else ParsedQuery()
         lang: Lang = "ko" if parsed.lang == "ko" else "en"
         update: dict[str, Any] = {}

@@ -30,6 +30,10 @@ SUBJECT_MESSAGES: dict[str, str] = {
     "remote_host_refused": _("vramfit reads models from Hugging Face only, not from **{subject}**."),
     "remote_offline": _("**{subject}** has not been read before, and VRAMFIT_OFFLINE is set: no network."),
     "remote_no_gguf": _("**{subject}**: no GGUF file of that quant there."),
+    "remote_not_in_bot": _(
+        "Models from Hugging Face are answered by the `vram` command for now: `vram --hf {subject}`. The bot will "
+        "follow."
+    ),
 }
 REASON_MESSAGES: dict[str, str] = {
     "remote_unavailable": _(

@@ -153,3 +153,24 @@ def test_a_second_question_about_the_same_file_needs_no_network(hub: FakeHub, mo
     assert _json(f"{REPO} Q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
     assert _json(f"{REPO} Q4_K_M", status=2)["error"]["code"] == "remote_offline"  # never read: says so
     assert len(hub.log) == requests
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("unsloth/Qwen3.5-9B-GGUF 32k 3060", "remote_not_in_bot"),
+        ("https://example.org/model.gguf 3060", "remote_host_refused"),
+    ],
+)
+def test_the_bot_says_so_and_fetches_nothing(hub: FakeHub, text: str, code: str) -> None:
+    from vramfit.bot.answering.cards import AnswerError
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.errors import describe_error
+
+    with pytest.raises(AnswerError) as refused:
+        CalcBackend().answer(text, None, {})
+    assert refused.value.code == code
+    assert hub.log == []  # no request from the bot
+    if code == "remote_not_in_bot":
+        sentence = describe_error(code, refused.value.subject, [], "", "ko")
+        assert "`vram --hf unsloth/Qwen3.5-9B-GGUF`" in sentence and "명령어로 답해요" in sentence
