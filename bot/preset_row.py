@@ -4,11 +4,11 @@
         --org Qwen --hf-repo Qwen/Qwen3.5-4B --source URL --source-note "where the copy came from" \
         --alias "qwen3.5:4b" --alias "큐웬3.5 4b" >> presets/models.toml
 
-The row keeps the text model's keys (``text_config`` of a multimodal checkpoint, with the wrapper's
-``tie_word_embeddings``) except those that do not change memory (token ids, dtypes, initialisers, the vision tower),
-so the preset and ``vram --config CONFIG.json`` size the same architecture; the config is checked by the calculator
-before anything is written. stdlib has no TOML writer and the rows need only strings, numbers, booleans, lists and
-inline tables, so the few lines that write them are here.
+The row keeps the text model's keys (:func:`vramfit.calc.architecture.text_model_config`) except those that do not
+change memory (token ids, dtypes, initialisers, the vision tower), so the preset and ``vram --config CONFIG.json``
+size the same architecture; the config is checked by the calculator before anything is written. stdlib has no TOML
+writer and the rows need only strings, numbers, booleans, lists and inline tables, so the few lines that write them
+are here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.architecture import from_hf_config, text_model_config
 
 # Keys of a config.json that no memory rule reads.
 NOT_MEMORY = frozenset({
@@ -31,18 +31,6 @@ NOT_MEMORY = frozenset({
     "video_token_id", "vision_start_token_id", "vision_end_token_id", "_name_or_path", "mamba_ssm_dtype",
     "time_step_limit", "time_step_min", "time_step_max", "time_step_floor", "mamba_chunk_size", "init_method",
 })  # fmt: skip
-
-
-def text_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The text model's keys: ``text_config`` when present (with the wrapper's tie_word_embeddings), else all."""
-    text = config.get("text_config")
-    if isinstance(text, Mapping):
-        merged = dict(text)
-        merged.setdefault("model_type", config.get("model_type"))
-        if config.get("tie_word_embeddings") is not None:
-            merged.setdefault("tie_word_embeddings", config["tie_word_embeddings"])
-        return merged
-    return dict(config)
 
 
 def toml_value(value: Any) -> str:
@@ -68,7 +56,7 @@ def preset_row(config: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
     """The ``[[model]]`` row: ``fields`` (id, name, family, org, hf_repo, source, source_note, aliases) and the
     memory-relevant keys of ``config`` as ``[model.config]``. Raises the calculator's error for a config it cannot
     model."""
-    text = {k: v for k, v in text_config(config).items() if k not in NOT_MEMORY and v is not None}
+    text = {k: v for k, v in text_model_config(config).items() if k not in NOT_MEMORY and v is not None}
     from_hf_config(text)  # refuse a config the calculator cannot size before writing a row for it
     lines = ["[[model]]"]
     lines += [f"{key} = {toml_value(value)}" for key, value in fields.items() if value not in (None, "", [])]

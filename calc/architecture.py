@@ -415,17 +415,25 @@ def _lfm2_ffn(fields: _ConfigFields) -> int:
     return width
 
 
+def text_model_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The text model's keys of a config.json: a multimodal checkpoint's ``text_config`` with the wrapper's
+    ``model_type`` and ``tie_word_embeddings`` where it lacks them (Qwen3.5 says the latter beside text_config), or
+    the config itself."""
+    text = config.get("text_config")
+    if not (isinstance(text, Mapping) and "num_hidden_layers" in text):
+        return config
+    merged = dict(text)
+    merged.setdefault("model_type", config.get("model_type"))
+    if config.get("tie_word_embeddings") is not None:
+        merged.setdefault("tie_word_embeddings", config["tie_word_embeddings"])
+    return merged
+
+
 def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     """Build an :class:`Architecture` from a Hugging Face config.json mapping (text_config is used when present)."""
     if not isinstance(config, Mapping):
         raise BadFileError("config.json must be a JSON object")
-    text = config.get("text_config")
-    if isinstance(text, Mapping) and "num_hidden_layers" in text:
-        merged = dict(text)
-        merged.setdefault("model_type", config.get("model_type"))
-        if config.get("tie_word_embeddings") is not None:  # Qwen3.5 says it beside text_config, not inside
-            merged.setdefault("tie_word_embeddings", config["tie_word_embeddings"])
-        config = merged
+    config = text_model_config(config)
     model_type = str(config.get("model_type") or "")
     # A config written by vramfit's own tools (or read from a GGUF header) names the llama.cpp architecture directly.
     if config.get("llama_arch") is not None:

@@ -14,8 +14,8 @@ import pytest
 
 from tests.groundtruth import DATA, GIB
 from vramfit.bot.cli import run
-from vramfit.bot.preset_row import preset_row, text_config
-from vramfit.calc.architecture import from_hf_config
+from vramfit.bot.preset_row import preset_row
+from vramfit.calc.architecture import from_hf_config, text_model_config
 from vramfit.calc.presets import load_catalog
 
 CONFIGS = DATA / "configs"  # verbatim config.json copies, sources in each preset's source_note
@@ -45,7 +45,7 @@ def test_the_preset_reproduces_its_config_json(preset_id: str, file: str) -> Non
     config = _config(file)
     preset = load_catalog().models[preset_id]
     assert preset.architecture == from_hf_config(config)
-    assert all(preset.config[k] == v for k, v in preset.config.items() if k in text_config(config))
+    assert all(preset.config[k] == v for k, v in preset.config.items() if k in text_model_config(config))
     # The one-step row writer gives the same [model.config] table back.
     row = tomllib.loads(preset_row(config, {"id": preset_id, "name": preset.name, "source": preset.source}))
     assert row["model"][0]["config"] == preset.config
