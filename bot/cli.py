@@ -127,8 +127,7 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         reference = found[0] if found else HubReference(repo=args.hf.strip())
         if args.file:
             reference = HubReference(reference.repo, reference.revision, args.file, reference.quant)
-        model, _quant = gguf_model(reference, args.quant or "")
-        return model
+        return gguf_model(reference, args.quant or "")[0]
     if args.gguf:
         header = read_gguf(args.gguf)
         name = str(header.metadata.get("general.name") or Path(args.gguf).stem)
@@ -190,6 +189,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         from vramfit.calc.file_types import parse_file_type
 
         overrides["quant"] = parse_file_type(args.quant).value
+    if model is not None and model.gguf is not None:
+        from vramfit.calc.file_types import file_type_in_name
+
+        if label := file_type_in_name(model.source):
+            overrides["quant"] = label  # the numbers are the file's own tensors: the label names the file's quant
     if args.context:
         overrides["context"] = _number(args.context, "context", 1, MAX_CONTEXT)
     if args.users:

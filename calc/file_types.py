@@ -3,6 +3,7 @@ use for them. One alias table for the calculator; the parser maps chat words ("4
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from vramfit.calc.errors import UnknownQuantError
@@ -130,3 +131,14 @@ def parse_file_type(name: str) -> FileType:
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6)
     suggestions = [_ALIASES[c].value if c in _ALIASES else c for c in close]
     raise UnknownQuantError(f"unknown quantization {name!r}", list(dict.fromkeys(suggestions)), quant=name)
+
+
+_NAME_QUANT = re.compile(r"(?<![A-Za-z0-9])(I?Q\d[A-Za-z0-9_]*?|F16|BF16|F32|MXFP4(?:_MOE)?)(?=[-.])", re.IGNORECASE)
+
+
+def file_type_in_name(file_name: str) -> str:
+    """The quant a GGUF file name carries, as uploaders write it ("gemma-2-9b-it-Q5_K_M.gguf" → "Q5_K_M",
+    "x-UD-Q4_K_XL-00001-of-00002.gguf" → "Q4_K_XL"), or "" when it names none. A label, not a :class:`FileType`:
+    names such as Q4_K_XL are uploaders' own mixes."""
+    found = _NAME_QUANT.search(file_name.rsplit("/", 1)[-1])
+    return found[1].upper() if found else ""

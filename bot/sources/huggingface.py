@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.calc.file_types import file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.limits import MAX_GGUF_HEADER_BYTES
 from vramfit.calc.request import ModelRef
@@ -156,11 +157,6 @@ def _quant_in(name: str, quant: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(quant)}(?![A-Za-z0-9])", name, re.IGNORECASE) is not None
 
 
-def _quant_of(name: str) -> str:
-    found = re.search(r"(?<![A-Za-z0-9])(I?Q\d[\w]*?|F16|BF16|F32|MXFP4(?:_MOE)?)(?=[-.])", name, re.IGNORECASE)
-    return found[1].upper() if found else ""
-
-
 def choose_files(paths: list[str], reference: HubReference) -> list[str]:
     """The GGUF file(s) the question means, every part of a split file, in order; an error listing the quants the
     repo has when none or several match."""
@@ -174,7 +170,7 @@ def choose_files(paths: list[str], reference: HubReference) -> list[str]:
         chosen = [p for p in ggufs if _quant_in(p.rsplit("/", 1)[-1], quant)] if quant else ggufs
     first_parts = {_SPLIT.sub(r"\g<stem>", p.rsplit("/", 1)[-1]) for p in chosen}
     if len(first_parts) != 1:
-        quants = sorted({q for p in ggufs if (q := _quant_of(p.rsplit("/", 1)[-1]))})
+        quants = sorted({q for p in ggufs if (q := file_type_in_name(p.rsplit("/", 1)[-1]))})
         asked = reference.file or reference.quant or "a quant"
         raise AnswerError(
             "remote_no_gguf",
@@ -330,4 +326,4 @@ def gguf_model(reference: HubReference, quant: str = "") -> tuple[ModelRef, str]
         gguf=remote.header,
         source=source,
     )
-    return model, _quant_of(first) or reference.quant
+    return model, file_type_in_name(first) or reference.quant

@@ -174,3 +174,25 @@ def test_the_bot_says_so_and_fetches_nothing(hub: FakeHub, text: str, code: str)
     if code == "remote_not_in_bot":
         sentence = describe_error(code, refused.value.subject, [], "", "ko")
         assert "`vram --hf unsloth/Qwen3.5-9B-GGUF`" in sentence and "명령어로 답해요" in sentence
+
+
+def test_the_quant_label_is_the_files_own(hub: FakeHub, files: dict[str, Path]) -> None:
+    # The weights of a file are its own tensors, so the label names that file's quant, not a --quant default.
+    assert _json("--gguf", str(files["Q8_0"]))["request"]["quant"] == "Q8_0"
+    assert _json("--hf", REPO, "--file", "Tiny-Llama-Q8_0.gguf")["request"]["quant"] == "Q8_0"
+    assert "quant" not in _json("--gguf", str(files["Q8_0"]))["request"]["assumed"]
+
+
+def test_split_files_are_chosen_part_by_part() -> None:
+    from vramfit.bot.answering.cards import AnswerError
+    from vramfit.bot.sources.huggingface import HubReference, choose_files
+    from vramfit.calc.file_types import file_type_in_name
+
+    parts = [f"Q4_K_M/m-Q4_K_M-0000{i}-of-00003.gguf" for i in (1, 2, 3)]
+    listing = [*parts, "m-Q8_0.gguf", "mmproj-m-F16.gguf", "README.md"]
+    assert choose_files(listing, HubReference("o/m-GGUF", quant="Q4_K_M")) == parts
+    assert choose_files(listing, HubReference("o/m-GGUF", quant="Q8_0")) == ["m-Q8_0.gguf"]  # mmproj never chosen
+    assert file_type_in_name("x-UD-Q4_K_XL-00001-of-00002.gguf") == "Q4_K_XL"
+    with pytest.raises(AnswerError, match="lacks") as missing:
+        choose_files(parts[:2], HubReference("o/m-GGUF", quant="Q4_K_M"))  # a missing part is an error
+    assert missing.value.code == "remote_no_gguf"
