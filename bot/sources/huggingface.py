@@ -51,6 +51,7 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 _BARE = re.compile(rf"(?<![\w/.:-])(?P<repo>{_NAME}/[\w.-]*gguf[\w.-]*)(?::(?P<tag>[\w.-]{{1,40}}))?(?![\w/])", re.I)
+_REPO_ID = re.compile(rf"{_NAME}/{_NAME}")
 _ANY_URL = re.compile(r"https?://(?P<host>[^\s/:?#]+)", re.IGNORECASE)
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
@@ -269,6 +270,9 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
     from huggingface_hub.utils._headers import build_hf_headers
     from huggingface_hub.utils._http import get_session
 
+    if not _REPO_ID.fullmatch(reference.repo):  # huggingface_hub would raise its own validation error
+        subject = reference.repo[:80]
+        raise AnswerError("remote_not_found", f"{subject!r} is not a Hub repo id", subject=subject)
     hub = endpoint()
     token = os.environ.get("HF_TOKEN") or None
     try:

@@ -102,6 +102,7 @@ def test_korean_question_with_a_repo(hub: FakeHub) -> None:
     ("argv", "code"),
     [
         (["tiny-org/Missing-GGUF"], "remote_not_found"),
+        (["--hf", "not a repo"], "remote_not_found"),  # never reaches huggingface_hub's own validation error
         (["tiny-org/Gated-GGUF"], "remote_gated"),
         (["tiny-org/Busy-GGUF"], "remote_unavailable"),
         (["tiny-org/NoRanges-GGUF Q8_0"], "remote_unavailable"),  # never downloads the whole file instead
