@@ -50,6 +50,14 @@ def main() -> None:
 
 
 FLOOR = [sys.executable, "-c", "from pydantic import BaseModel"]  # the floor of any pydantic program
+# What any program pays that defines one pydantic model with a Field, validates it and writes its JSON: the
+# least a pydantic answer can cost, shown beside the CLI's rows so the floor's ratio can be read against it.
+ONE_MODEL_PROGRAM = (
+    "from pydantic import BaseModel, Field\n"
+    "class Answer(BaseModel):\n"
+    "    total_bytes: int = Field(0, ge=0)\n"
+    "print(Answer(total_bytes=1).model_dump_json())"
+)
 CLI_CASES = (
     ("vram --json --model llama-3.1-8b", ["--json", "--model", "llama-3.1-8b"]),
     # llama-3.1-8b.json: the llama-3.1-8b preset's config.json keys (source: presets/models.toml).
@@ -76,11 +84,13 @@ def cli_cold_starts(pairs: int = 7) -> None:
         f"\n{'CLI cold start, paired with ' + chr(34) + 'from pydantic import BaseModel' + chr(34):<52} "
         f"{'ms':>9} {'floor ms':>9} {'ratio':>7}   (medians of {pairs} pairs)"
     )
-    for label, argv in CLI_CASES:
-        _wall([sys.executable, "-m", "vramfit.bot.cli", *argv])  # warm the file cache
+    cases = [(label, [sys.executable, "-m", "vramfit.bot.cli", *argv]) for label, argv in CLI_CASES]
+    cases.append(("one pydantic model, validated and dumped (reference)", [sys.executable, "-c", ONE_MODEL_PROGRAM]))
+    for label, command in cases:
+        _wall(command)  # warm the file cache
         runs, floors, ratios = [], [], []
         for _ in range(pairs):
-            cli = _wall([sys.executable, "-m", "vramfit.bot.cli", *argv])
+            cli = _wall(command)
             floor = _wall(FLOOR)
             runs.append(cli)
             floors.append(floor)

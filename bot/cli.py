@@ -121,7 +121,8 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
     from vramfit.calc.gguf import architecture_from_gguf, read_gguf
 
     if args.hf:
-        from vramfit.bot.sources.huggingface import HubReference, find_reference, gguf_model
+        from vramfit.bot.sources.huggingface import gguf_model
+        from vramfit.bot.sources.references import HubReference, find_reference
 
         found = find_reference(args.hf)
         reference = found[0] if found else HubReference(repo=args.hf.strip())
@@ -232,7 +233,7 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     overrides = _overrides(args)
     remote = None
     if text and "model" not in overrides:
-        from vramfit.bot.sources.huggingface import find_reference
+        from vramfit.bot.sources.references import find_reference
 
         remote = find_reference(text)
         if remote is not None:

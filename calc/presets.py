@@ -56,7 +56,10 @@ class ModelPreset(BaseModel):
 class Catalog:
     """Models and GPUs by id, with lookups that fail with suggestions."""
 
-    def __init__(self, models: list[ModelPreset], gpus: list[Gpu]) -> None:
+    def __init__(self, models: list[ModelPreset], gpus: list[Gpu], fingerprint: str = "") -> None:
+        # The SHA-256 of the preset files this catalog was read from ("" for one built in code): what a cache of
+        # anything derived from the catalog (the parser's name index) is keyed by.
+        self.fingerprint = fingerprint
         self.models: dict[str, ModelPreset] = {m.id: m for m in models}
         self.gpus: dict[str, Gpu] = {g.id: g for g in gpus}
         self._model_keys: dict[str, str] = {}
@@ -124,17 +127,18 @@ def cache_dir() -> Path | None:
     return Path(base) / "vramfit"
 
 
-def _load_toml(name: str) -> dict[str, Any]:
+def _load_toml(name: str) -> tuple[dict[str, Any], str]:
     """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
     as JSON next to the user's other caches, under the TOML's SHA-256: an edited preset file is parsed afresh, and a
     cache that cannot be read or written is simply not used."""
     raw = (PRESETS_DIR / name).read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
     folder = cache_dir()
-    cached = folder / f"{Path(name).stem}-{hashlib.sha256(raw).hexdigest()[:20]}.json" if folder else None
+    cached = folder / f"{Path(name).stem}-{digest[:20]}.json" if folder else None
     if cached is not None:
         try:
             data: dict[str, Any] = json.loads(cached.read_bytes())
-            return data
+            return data, digest
         except (OSError, ValueError):
             pass
     import tomllib  # only when the cache misses: not on the start-up path
@@ -148,7 +152,7 @@ def _load_toml(name: str) -> dict[str, Any]:
             partial.replace(cached)  # atomic: a concurrent reader sees the old state or the whole file
         except OSError:
             pass
-    return data
+    return data, digest
 
 
 def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
@@ -165,6 +169,8 @@ def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
     """The shipped catalog (parsed once per process)."""
-    models = [ModelPreset(**row) for row in _load_toml("models.toml").get("model", [])]
-    gpus = [_gpu_from_row(row) for row in _load_toml("gpus.toml").get("gpu", [])]
-    return Catalog(models, gpus)
+    model_rows, model_digest = _load_toml("models.toml")
+    gpu_rows, gpu_digest = _load_toml("gpus.toml")
+    models = [ModelPreset(**row) for row in model_rows.get("model", [])]
+    gpus = [_gpu_from_row(row) for row in gpu_rows.get("gpu", [])]
+    return Catalog(models, gpus, fingerprint=hashlib.sha256((model_digest + gpu_digest).encode()).hexdigest())

@@ -178,7 +178,7 @@ class CalcBackend:
             fields["gpus"] = (self._gpu_spec(overrides["gpu"], overrides.get("gpu_count")),)
 
         text = text.strip()
-        from vramfit.bot.sources.huggingface import find_reference  # refuses a URL to any other host, too
+        from vramfit.bot.sources.references import find_reference  # refuses a URL to any other host, too
 
         found = find_reference(text) if text else None
         if found is not None:  # the card's buttons re-answer by preset id; a Hub model needs its own card state first

@@ -9,15 +9,19 @@ join the rest without separators. "Llama-3.1 8B", "llama3.1-8b" and "라마3.1 8
 
 from __future__ import annotations
 
+import hashlib
+import os
+import pickle
 import re
 import weakref
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 from vramfit.bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
 from vramfit.bot.parser.text import prepare
 from vramfit.calc.gpu import Gpu
-from vramfit.calc.presets import Catalog
+from vramfit.calc.presets import Catalog, cache_dir
 
 TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9._]*|[\uac00-\ud7a3\u3131-\u318e]+")
 _SEPARATORS = re.compile(r"[\s\-_.]+")
@@ -154,9 +158,47 @@ _INDEXES: weakref.WeakKeyDictionary[Catalog, CatalogIndex] = weakref.WeakKeyDict
 
 
 def index_for(catalog: Catalog) -> CatalogIndex:
-    """The index of ``catalog``, built once per catalog object."""
+    """The index of ``catalog``, built once per catalog object (and, for the shipped catalog, once per version of
+    its preset files and of the parser: see :func:`_stored_index`)."""
     found = _INDEXES.get(catalog)
     if found is None:
-        found = build_index(catalog)
+        found = _stored_index(catalog)
         _INDEXES[catalog] = found
     return found
+
+
+# What the index is built from besides the catalog: this module and the word lists it reads.
+_INDEX_SOURCES = ("index.py", "lexicon.py", "text.py")
+
+
+def _stored_index(catalog: Catalog) -> CatalogIndex:
+    """Building the index takes a tenth of a question's cold start, so the shipped catalog's index is kept in the
+    user's cache folder under the SHA-256 of the preset files and of the parser modules that build it; a custom
+    catalog (no fingerprint), a cache turned off or a file that cannot be read or written just builds it.
+
+    pickle rather than JSON: the index is dataclasses of dicts, frozensets and tuples, which JSON would turn into
+    lists to convert back (the saving would go). The file is the user's own, in the user's own cache folder, written
+    by this function; anyone who can write there can already change what this program runs."""
+    folder = cache_dir()
+    if not catalog.fingerprint or folder is None:
+        return build_index(catalog)
+    here = Path(__file__).parent
+    digest = hashlib.sha256(catalog.fingerprint.encode())
+    for name in _INDEX_SOURCES:
+        digest.update((here / name).read_bytes())
+    stored = folder / f"parser-index-{digest.hexdigest()[:20]}.pickle"
+    try:
+        loaded = pickle.loads(stored.read_bytes())
+        if isinstance(loaded, CatalogIndex):
+            return loaded
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        pass
+    index = build_index(catalog)
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        partial = stored.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+        partial.replace(stored)  # atomic: a concurrent reader sees no file or the whole file
+    except OSError:
+        pass
+    return index

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint
 from vramfit.calc.file_types import file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.limits import MAX_GGUF_HEADER_BYTES
@@ -38,71 +39,9 @@ from vramfit.calc.request import ModelRef
 if TYPE_CHECKING:
     import httpx2
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
-HUB_HOSTS = ("huggingface.co", "hf.co")  # links people paste; read through HF_ENDPOINT
-STORAGE_SUFFIXES = (".huggingface.co", ".hf.co")  # where the Hub redirects file downloads (LFS and Xet storage)
 TIMEOUT_SECONDS = 10.0
 DEFAULT_QUANT = "Q4_K_M"
-
-_NAME = r"[A-Za-z0-9][\w.-]{0,95}"
-_LINK = re.compile(
-    rf"(?:https?://)?(?:www\.)?(?P<host>huggingface\.co|hf\.co)/(?P<repo>{_NAME}/{_NAME})"
-    rf"(?:/(?:blob|resolve)/(?P<revision>[\w.-]{{1,64}})/(?P<file>[\w./-]{{1,300}}\.gguf))?(?::(?P<tag>[\w.-]{{1,40}}))?",
-    re.IGNORECASE,
-)
-_BARE = re.compile(rf"(?<![\w/.:-])(?P<repo>{_NAME}/[\w.-]*gguf[\w.-]*)(?::(?P<tag>[\w.-]{{1,40}}))?(?![\w/])", re.I)
-_REPO_ID = re.compile(rf"{_NAME}/{_NAME}")
-_ANY_URL = re.compile(r"https?://(?P<host>[^\s/:?#]+)", re.IGNORECASE)
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
-
-
-@dataclass(frozen=True, slots=True)
-class HubReference:
-    """A repo on the Hub, and optionally one file, a revision and the quant asked for (``:Q4_K_M``)."""
-
-    repo: str
-    revision: str = "main"
-    file: str = ""
-    quant: str = ""
-
-
-def endpoint() -> str:
-    """The Hub to read from: ``HF_ENDPOINT`` (a mirror, or a test server) or huggingface.co."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-
-
-def find_reference(text: str) -> tuple[HubReference, str] | None:
-    """The Hub reference in ``text`` and the text without it, or None. A link to another host is refused."""
-    link = _LINK.search(text)
-    match = link or _BARE.search(text)
-    if match is None:
-        for url in _ANY_URL.finditer(text):
-            if not _allowed_link_host(url["host"]):
-                raise AnswerError(
-                    "remote_host_refused",
-                    f"vramfit reads models from the Hugging Face Hub only, not from {url['host']}",
-                    subject=url["host"][:80],
-                )
-        return None
-    groups = match.groupdict()
-    reference = HubReference(
-        repo=groups["repo"],
-        revision=groups.get("revision") or "main",
-        file=groups.get("file") or "",
-        quant=(groups.get("tag") or "").upper(),
-    )
-    rest = (text[: match.start()] + " " + text[match.end() :]).strip()
-    return reference, rest
-
-
-def _allowed_link_host(host: str) -> bool:
-    host = host.lower().removeprefix("www.")
-    return host in HUB_HOSTS or host == (urlparse(endpoint()).hostname or "")
-
-
-def _allowed_storage_host(host: str) -> bool:
-    host = host.lower()
-    return host == (urlparse(endpoint()).hostname or "") or host in HUB_HOSTS or host.endswith(STORAGE_SUFFIXES)
 
 
 class RangedFile(io.RawIOBase):
@@ -270,7 +209,7 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
     from huggingface_hub.utils._headers import build_hf_headers
     from huggingface_hub.utils._http import get_session
 
-    if not _REPO_ID.fullmatch(reference.repo):  # huggingface_hub would raise its own validation error
+    if not REPO_ID.fullmatch(reference.repo):  # huggingface_hub would raise its own validation error
         subject = reference.repo[:80]
         raise AnswerError("remote_not_found", f"{subject!r} is not a Hub repo id", subject=subject)
     hub = endpoint()
@@ -288,7 +227,7 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
             location = meta.location
             if location.startswith("/"):
                 location = hub + location
-            if not _allowed_storage_host(urlparse(location).hostname or ""):
+            if not allowed_storage_host(urlparse(location).hostname or ""):
                 raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
             if meta.size is None:
                 raise AnswerError("remote_unavailable", f"the Hub gave no size for {path}", subject=path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from vramfit.bot.parser import (
@@ -240,3 +242,23 @@ def test_parse_gpu_spec(spec: str, gpu_id: str, count: int) -> None:
 def test_parse_gpu_spec_unknown(spec: str) -> None:
     with pytest.raises(UnknownGpuError):
         parse_gpu_spec(spec)
+
+
+def test_the_name_index_is_kept_in_the_cache_folder_and_rebuilt_when_damaged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vramfit.bot.parser import index as index_module
+    from vramfit.calc.presets import Catalog, load_catalog
+
+    monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
+    shipped = load_catalog()
+    built = index_module.build_index(shipped)
+    assert index_module._stored_index(shipped) == built  # built, and written
+    (stored,) = tmp_path.glob("parser-index-*.pickle")
+    assert index_module._stored_index(shipped) == built  # read back
+    stored.write_bytes(b"not a pickle")
+    assert index_module._stored_index(shipped) == built  # a damaged file is rebuilt
+    custom = Catalog(list(shipped.models.values())[:2], list(shipped.gpus.values())[:2])
+    assert custom.fingerprint == ""
+    assert index_module._stored_index(custom).model_keys == index_module.build_index(custom).model_keys
+    assert len(list(tmp_path.glob("parser-index-*.pickle"))) == 1  # a catalog built in code is never stored

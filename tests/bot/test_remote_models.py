@@ -14,7 +14,7 @@ import pytest
 from tests.calc.test_gguf import TINY_LLAMA, write_2026_gguf, write_gguf
 from tests.fake_hub import FakeHub, Repo
 from vramfit.bot.cli import run
-from vramfit.bot.sources.huggingface import find_reference
+from vramfit.bot.sources.references import find_reference
 from vramfit.calc.file_types import FileType
 
 REPO = "tiny-org/Tiny-Llama-GGUF"
@@ -186,7 +186,8 @@ def test_the_quant_label_is_the_files_own(hub: FakeHub, files: dict[str, Path]) 
 
 def test_split_files_are_chosen_part_by_part() -> None:
     from vramfit.bot.answering.cards import AnswerError
-    from vramfit.bot.sources.huggingface import HubReference, choose_files
+    from vramfit.bot.sources.huggingface import choose_files
+    from vramfit.bot.sources.references import HubReference
     from vramfit.calc.file_types import file_type_in_name
 
     parts = [f"Q4_K_M/m-Q4_K_M-0000{i}-of-00003.gguf" for i in (1, 2, 3)]

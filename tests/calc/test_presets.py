@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -85,14 +86,16 @@ def test_parsed_presets_are_cached_under_the_toml_hash(tmp_path: Path, monkeypat
 
     monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
     expected = tomllib.loads(resources.files("vramfit.presets").joinpath("gpus.toml").read_text(encoding="utf-8"))
-    assert presets._load_toml("gpus.toml") == expected  # parsed, and written
+    digest = hashlib.sha256(resources.files("vramfit.presets").joinpath("gpus.toml").read_bytes()).hexdigest()
+    assert presets._load_toml("gpus.toml") == (expected, digest)  # parsed, and written
     (cached,) = tmp_path.glob("gpus-*.json")
+    assert cached.name == f"gpus-{digest[:20]}.json"
     cached.write_text('{"gpu": []}')  # what the next run reads, whatever the TOML says
-    assert presets._load_toml("gpus.toml") == {"gpu": []}
+    assert presets._load_toml("gpus.toml") == ({"gpu": []}, digest)
     cached.write_text("{not json")  # a damaged cache is parsed afresh
-    assert presets._load_toml("gpus.toml") == expected
+    assert presets._load_toml("gpus.toml") == (expected, digest)
     monkeypatch.setenv("VRAMFIT_CACHE_DIR", "")  # off
-    assert presets._load_toml("gpus.toml") == expected
+    assert presets._load_toml("gpus.toml") == (expected, digest)
 
 
 @pytest.mark.parametrize(("name", "table"), [("models.toml", "model"), ("gpus.toml", "gpu")])
