@@ -13,6 +13,7 @@ import argparse
 import itertools
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.calc.errors import BadNumberError, UnknownModelError, UnsupportedArchitectureError, VramfitError
 from vramfit.calc.estimate import answer
+from vramfit.calc.gpu import GIB
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
 
 if TYPE_CHECKING:
@@ -65,6 +67,10 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p.add_argument("--kv-cache", help=tr(_("KV cache type: f16 (default), q8_0, q4_0, fp8, bf16, f32")))
     p.add_argument("--gpu", action="append", help=tr(_("preset GPU id or alias; repeat it, or write '2x rtx-3090'")))
     p.add_argument("--gpu-count", type=str, help=tr(_("how many of the (first) GPU")))
+    p.add_argument(
+        "--ram",
+        help=tr(_("system RAM, e.g. 64GB (default: 32 GB assumed): checked when layers or experts stay on the CPU")),
+    )
     p.add_argument(
         "--flash-attn", choices=["on", "off"], help=tr(_("flash attention (default on, as llama.cpp's -fa auto)"))
     )
@@ -221,7 +227,24 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     gpus = _gpu_choices(args)
     if gpus is not None:
         overrides["gpus"] = gpus
+    if args.ram:
+        overrides["ram_bytes"] = _ram_bytes(args.ram)
     return overrides
+
+
+_RAM_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gb|gib|g|tb|tib|t)?\s*$", re.IGNORECASE)
+MAX_RAM_GB = 65536
+
+
+def _ram_bytes(text: str) -> int:
+    """``--ram 64GB``, ``64``, ``1TB``: memory modules are sold in binary gigabytes, so 64 GB is 64 GiB."""
+    found = _RAM_SIZE.match(text)
+    if found is None:
+        raise BadNumberError(f"ram: not a memory size: {text}", field="ram", value=text)
+    gb = float(found[1]) * (1024 if (found[2] or "g").lower().startswith("t") else 1)
+    if not 1 <= gb <= MAX_RAM_GB:
+        raise BadNumberError(f"ram must be between 1 and {MAX_RAM_GB} GB: {text}", field="ram", value=text)
+    return int(gb * GIB)
 
 
 def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...], tuple[str, ...]]:

@@ -13,6 +13,7 @@ from vramfit.calc.gpu import Gpu
 MAX_CONTEXT = 10_485_760  # 10M tokens: beyond any released model; larger numbers are typos
 MAX_USERS = 4096
 MAX_GPU_COUNT = 64
+MAX_RAM_BYTES = 64 << 40  # 64 TiB: beyond any single machine
 
 
 class Engine(StrEnum):
@@ -73,6 +74,9 @@ class Request(BaseModel):
     kv_unified: bool = Field(default=True, description="llama-server shares one KV buffer across slots")
     swa_full: bool = Field(
         default=False, description="llama.cpp --swa-full: sliding-window layers keep the full context"
+    )
+    ram_bytes: int | None = Field(
+        default=None, ge=0, le=MAX_RAM_BYTES, description="system RAM; None: calc.host_memory.ASSUMED_RAM_BYTES"
     )
 
     @property

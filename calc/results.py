@@ -38,6 +38,23 @@ class Estimate(BaseModel):
     vllm_kv_pool_tokens: int | None = None
 
 
+class ExpertOffload(BaseModel):
+    """A mixture-of-experts model on the GPU with the routed experts of its first ``n_cpu_moe`` blocks in system RAM
+    (llama.cpp ``-ngl 99 --n-cpu-moe N``; ``all_experts``: ``--cpu-moe``)."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    n_cpu_moe: int = Field(description="blocks whose routed experts stay on the CPU, counted from the first")
+    expert_blocks: int = Field(description="blocks that have routed experts")
+    all_experts: bool = Field(description="every block's experts on the CPU (--cpu-moe)")
+    verdict: Verdict = Field(description="fits or tight: the GPU side with these experts moved")
+    gpu_bytes: int = Field(description="what the GPU(s) hold with these experts moved")
+    cpu_expert_bytes: int = Field(description="the expert tensors kept in system RAM")
+    host_bytes: int = Field(description="everything in system RAM with this plan")
+    ram_fits: bool = Field(description="host_bytes within the usable RAM")
+    tokens_per_second: float | None = Field(default=None, description="decode speed estimate with this plan")
+
+
 class Fit(BaseModel):
     """How the request fits one GPU model, ``count`` of them."""
 
@@ -55,6 +72,13 @@ class Fit(BaseModel):
     total_bytes: int
     max_context: int | None = None
     tokens_per_second: float | None = None
+    host_bytes: int = Field(default=0, description="system RAM this placement needs (weights, KV, buffers on the host)")
+    ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")
+    ram_usable_bytes: int = Field(default=0, description="the part of the RAM a model may use")
+    ram_fits: bool = Field(default=True, description="host_bytes within ram_usable_bytes")
+    expert_offload: ExpertOffload | None = Field(
+        default=None, description="MoE models that do not fit whole: the smallest --n-cpu-moe plan"
+    )
 
 
 class Answer(BaseModel):

@@ -100,6 +100,18 @@ class Estimate:
 
 
 @dataclass(frozen=True, slots=True)
+class ExpertPlan:
+    """A MoE model on the GPU with the routed experts of its first ``n_cpu_moe`` blocks in system RAM."""
+
+    n_cpu_moe: int
+    blocks: int  # blocks with routed experts
+    all_experts: bool  # --cpu-moe
+    gpu_bytes: int
+    host_bytes: int
+    ram_fits: bool
+
+
+@dataclass(frozen=True, slots=True)
 class GpuFit:
     """One GPU (times ``count``) against the estimate."""
 
@@ -114,6 +126,11 @@ class GpuFit:
     segment: str = "consumer"  # consumer / laptop / workstation / datacenter / apple / generic
     usable_bytes: int = 0  # what the model may use (all of memory_bytes × count, less on Apple); 0: same as nominal
     max_context: int | None = None  # the largest context that fits here, if computed
+    host_bytes: int = 0  # system RAM this placement needs
+    ram_bytes: int = 0  # the system RAM asked about or assumed; 0: unified memory (no separate RAM)
+    ram_usable_bytes: int = 0
+    ram_fits: bool = True
+    expert_plan: ExpertPlan | None = None  # MoE models that do not fit whole: the --n-cpu-moe plan
 
     @property
     def total_memory_bytes(self) -> int:
@@ -161,6 +178,8 @@ class Card:
     solution: Solution | None = None  # a solver's number; the card shows the answer at that number
     engines: tuple[Card, ...] = ()  # the same question on each engine (llama.cpp, vLLM); this card is the first
     unparsed: tuple[str, ...] = ()  # words of the question no setting took ("5090ti", "q9"); the card says them
+    command: str = ""  # llama-server command that reproduces the answer on the first named GPU, when it runs there
+    ram_assumed: bool = False  # the question named no RAM size and RAM matters here (something stays on the CPU)
 
     @property
     def intent(self) -> Intent:

@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict
 from vramfit.calc.advice import Comparison, ModelFit, compare, models_that_fit
 from vramfit.calc.errors import UnknownGpuError
 from vramfit.calc.estimate import answer
+from vramfit.calc.fit import Verdict
 from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
-from vramfit.calc.results import Answer
+from vramfit.calc.results import Answer, Fit
 from vramfit.calc.solve import best_quant, max_context, max_users
 
 if TYPE_CHECKING:  # the parser is imported by whoever parses; a question given as flags never loads it
@@ -70,7 +71,15 @@ SOLVED_FIELD: dict[str, str] = {"max_context": "context", "max_users": "users", 
 def still_assumed(result: IntentResult, assumed: tuple[str, ...]) -> tuple[str, ...]:
     """The parser's assumptions minus the field the intent's solver answered."""
     solved = SOLVED_FIELD.get(result.intent)
-    return tuple(a for a in assumed if a != solved)
+    # The assumed RAM size matters only where something stays on the CPU: said there, and nowhere else.
+    ram_matters = any(fit.verdict in (Verdict.PARTIAL, Verdict.NO) for fit in _fits(result))
+    return tuple(a for a in assumed if a != solved and (a != "ram" or ram_matters))
+
+
+def _fits(result: IntentResult) -> tuple[Fit, ...]:
+    if isinstance(result, (FitResult, SolveResult)):
+        return result.answer.fits
+    return ()
 
 
 def _first_gpu(parsed: ParsedQuery, request: Request | None, lang: str) -> GpuChoice:
@@ -78,8 +87,12 @@ def _first_gpu(parsed: ParsedQuery, request: Request | None, lang: str) -> GpuCh
         return request.gpus[0]
     if parsed.gpus:
         return parsed.gpus[0]
-    raise UnknownGpuError("this question needs a GPU", suggestions=["rtx-3060-12gb", "rtx-4090", "apple-m2-16gb"],
-                          reason="gpu_needed", lang=lang)
+    raise UnknownGpuError(
+        "this question needs a GPU",
+        suggestions=["rtx-3060-12gb", "rtx-4090", "apple-m2-16gb"],
+        reason="gpu_needed",
+        lang=lang,
+    )
 
 
 def resolve(parsed: ParsedQuery, catalog: Catalog | None = None, **overrides: Any) -> IntentResult:

@@ -29,6 +29,7 @@ from vramfit.bot.answering.cards import (
     Card,
     CompareCard,
     Estimate,
+    ExpertPlan,
     GpuFit,
     KvDifference,
     ModelChoice,
@@ -242,7 +243,14 @@ class CalcBackend:
         if with_tips and request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
             first = result.fits[0]
             tips = tuple(self.tips(request, request.gpus[0], str(first.verdict), max_context=first.max_context))
+        from vramfit.bot.answering.commands import llama_server_command, runnable
+        from vramfit.calc.request import Engine
+
         stateful = self.catalog.find_model(request.model.id) is not None
+        command = ""
+        if request.gpus and result.fits and request.engine == Engine.LLAMA_CPP and runnable(result.fits[0]):
+            command = llama_server_command(request, result.fits[0])
+        offloaded = any(str(f.verdict) in ("partial", "no") and f.ram_bytes for f in result.fits)
         return Card(
             lang=lang,
             model=model,
@@ -254,6 +262,8 @@ class CalcBackend:
             tips=tips,
             notes=("sliding_window",) if swa else (),
             stateful=stateful,
+            command=command,
+            ram_assumed=offloaded and request.ram_bytes is None,
         )
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:
@@ -335,6 +345,11 @@ class CalcBackend:
             segment=str(gpu.segment) if gpu is not None else "generic",
             usable_bytes=fit.usable_bytes,
             max_context=fit.max_context,
+            host_bytes=fit.host_bytes,
+            ram_bytes=fit.ram_bytes,
+            ram_usable_bytes=fit.ram_usable_bytes,
+            ram_fits=fit.ram_fits,
+            expert_plan=_expert_plan(fit),
         )
 
     def tips(
@@ -431,6 +446,20 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
             if score >= 60:
                 found.append((names[value], value))
     return found[:AUTOCOMPLETE_LIMIT]
+
+
+def _expert_plan(fit: Fit) -> ExpertPlan | None:
+    plan = fit.expert_offload
+    if plan is None:
+        return None
+    return ExpertPlan(
+        n_cpu_moe=plan.n_cpu_moe,
+        blocks=plan.expert_blocks,
+        all_experts=plan.all_experts,
+        gpu_bytes=plan.gpu_bytes,
+        host_bytes=plan.host_bytes,
+        ram_fits=plan.ram_fits,
+    )
 
 
 def default_backend() -> Backend:

@@ -545,6 +545,38 @@ def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:
     return result
 
 
+MAX_RAM_GB = 65536  # calc.request.MAX_RAM_BYTES in GB: larger numbers are typos
+
+
+def system_ram(tokens: Tokens) -> float | None:
+    """The system RAM a question names, in GB (taken from the tokens so no GPU matcher reads it): "64gb ram",
+    "64gb of ram", "ram 64gb", "램 64기가", "ddr5 128gb"; None when none. In "32gb ram 8gb vram" only the first size is
+    RAM (the "ram" belongs to the size before it); a size followed by "vram" is never RAM."""
+    for i, _tok in enumerate(tokens.items):
+        if not tokens.free(i):
+            continue
+        mem = _memory_of(tokens.form(i))
+        if mem is None or tokens.form(i + 1) in ("vram", "video", "비램"):
+            continue
+        after = None
+        if tokens.form(i + 1) in _RAM_WORDS:
+            after = i + 2
+        elif tokens.form(i + 1) == "of" and tokens.form(i + 2) in _RAM_WORDS:
+            after = i + 3
+        before = tokens.form(i - 1) in _RAM_WORDS and _memory_of(tokens.form(i - 2)) is None and tokens.free(i - 1)
+        if after is None and not before:
+            continue
+        if not 0 < mem <= MAX_RAM_GB:
+            raise BadNumberError(f"system RAM must be between 1 and {MAX_RAM_GB} GB, not {mem:g}", number=mem)
+        if after is not None:
+            end = after + 1 if tokens.form(after) in ("memory", "메모리") else after
+            tokens.use(i, end)
+        else:
+            tokens.use(i - 1, i + 1)
+        return mem
+    return None
+
+
 def generic_gpus(tokens: Tokens) -> GpuMatch:
     """Memory sizes that are not next to a GPU name: "24gb card", "12기가 그래픽카드", "is 8gb enough"."""
     result = GpuMatch([], generic=True)

@@ -183,9 +183,7 @@ def _scan_korean(text: str, start: int) -> tuple[int, Decimal, bool] | None:
 # "32,768", "131,072", "1,000명": groups of three after the first; "3060,4090" and "8,1" are not.
 _THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?!\d|,\d)")
 # "1e5", "1e309k", "10**6", "2^20": a number with an exponent (the size suffix may follow).
-_EXPONENT = re.compile(
-    r"(?<![a-z0-9.])(\d+(?:\.\d+)?)(?:e([+-]?\d+)|\s?(?:\*\*|\^)\s?(\d+))(?=[km]?(?![a-z0-9.]))"
-)
+_EXPONENT = re.compile(r"(?<![a-z0-9.])(\d+(?:\.\d+)?)(?:e([+-]?\d+)|\s?(?:\*\*|\^)\s?(\d+))(?=[km]?(?![a-z0-9.]))")
 _COUNTED = r"(?:tokens?|toks?|ctx|context|users?|people|requests?|seqs?|명|토큰|컨텍스트|사용자|유저)"
 _SLOT_WORD = r"(?:context|ctx|users?|-c|-np|--parallel|컨텍스트|사용자|유저)"
 # "-5 users", "-32k", "context -8192": a negative size or count (llama.cpp's "-c 8192" is a flag, not a sign).

@@ -20,6 +20,7 @@ from vramfit.bot.parser.index import index_for, tokenize
 from vramfit.bot.parser.lexicon import POPULAR_MODELS, has_hangul
 from vramfit.bot.parser.text import clean
 from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
+from vramfit.calc.gpu import GIB
 from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request
 
@@ -36,6 +37,7 @@ ASSUMED_KEYS: tuple[str, ...] = (
     "gpu_variant",  # a GPU with several memory sizes named without one: its default ("3060" = 12 GB)
     "gpu_generic",  # only a memory size named: a generic GPU of that size ("24gb card")
     "model_fuzzy",  # the model was read loosely (misspelt, or a family plus a size); the answer should say so
+    "ram",  # no system RAM size: calc.host_memory.ASSUMED_RAM_BYTES (said only where RAM matters: offload)
 )
 
 DEFAULT_QUANT = "Q4_K_M"
@@ -71,6 +73,7 @@ class ParsedQuery(BaseModel):
     compare_gpus: bool = False  # several GPUs named as alternatives ("3060 or 4060"): answer for each separately
     assumed: tuple[str, ...] = ()
     unparsed: tuple[str, ...] = ()  # words that look like settings but no slot took ("5090ti", "q9")
+    ram_bytes: int | None = None  # system RAM ("with 64GB RAM", "램 64기가")
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -116,6 +119,7 @@ class ParsedQuery(BaseModel):
             "engine": engine,
             "flash_attn": self.flash_attn,
             "gpus": self.gpus,
+            "ram_bytes": self.ram_bytes,
         }
         fields.update(given)
         try:
@@ -176,6 +180,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
 
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
+    ram_gb = match.system_ram(tokens)
     models = match.match_models(tokens, idx, compare=slots.mentions_compare(intent_text), allow_candidates=wants_list)
     gpus = match.match_gpus(tokens, idx, cat)
     if not gpus.choices:
@@ -202,6 +207,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         "gpu_variant": gpus.variant_assumed,
         "gpu_generic": gpus.generic and bool(gpus.choices),
         "model_fuzzy": models.fuzzy,
+        "ram": ram_gb is None,
     }
     parsed = ParsedQuery(
         lang=lang,
@@ -220,6 +226,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         compare_gpus=len(gpus.choices) > 1 and slots.mentions_alternatives(intent_text),
         assumed=tuple(k for k in ASSUMED_KEYS if filled[k]),
         unparsed=unparsed,
+        ram_bytes=int(ram_gb * GIB) if ram_gb is not None else None,
     )
     parsed._catalog = cat
     return parsed

@@ -45,6 +45,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "kv_unified": request.kv_unified,
         "swa_full": request.swa_full,
         "n_batch": request.n_batch,
+        "ram_bytes": request.ram_bytes,
         "intent": intent,
         "assumed": list(assumed),
     }
@@ -64,6 +65,11 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "total_bytes": f.total_bytes,
         "max_context": f.max_context,
         "tokens_per_second": f.tokens_per_second,
+        "host_bytes": f.host_bytes,
+        "ram_bytes": f.ram_bytes,
+        "ram_usable_bytes": f.ram_usable_bytes,
+        "ram_fits": f.ram_fits,
+        "expert_offload": f.expert_offload.model_dump(mode="json") if f.expert_offload is not None else None,
     }
 
 

@@ -124,12 +124,39 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
         layers=tr.num(fit.layers),
     )
     budget = fit.budget_bytes
+    plan = fit.expert_plan
+    if plan is not None:
+        line = tr(
+            _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in system RAM."),
+            gpu=gpu,
+            n=tr.num(plan.n_cpu_moe),
+            blocks=tr.num(plan.blocks),
+        )
+        total = plan.gpu_bytes
     percent = tr.num(100 * total / budget) if budget else "?"
     usage = f"`{bar(total, budget)}` {tr.gib(total)} / {tr.gib(budget)} · {percent}%"
-    return f"{line}\n{usage}", COLOUR[fit.verdict]
+    lines = [line, usage]
+    if fit.verdict in ("partial", "no") and fit.ram_bytes:
+        host, fits_ram = (plan.host_bytes, plan.ram_fits) if plan is not None else (fit.host_bytes, fit.ram_fits)
+        ram = tr(
+            _("System RAM: {host} of {usable} usable ({ram})"),
+            host=tr.gib(host),
+            usable=tr.gib(fit.ram_usable_bytes),
+            ram=tr.gib(fit.ram_bytes),
+        )
+        lines.append(ram if fits_ram else tr(_("❌ {ram}: that does not fit in RAM either."), ram=ram))
+    return "\n".join(lines), COLOUR[fit.verdict]
 
 
 def _gpu_line(fit: GpuFit, tr: Tr) -> str:
+    plan = fit.expert_plan
+    if plan is not None:
+        return tr(
+            _("🟧 **{gpu}** — every layer on the GPU, the experts of {n} of {blocks} layers in system RAM"),
+            gpu=gpu_label(fit),
+            n=tr.num(plan.n_cpu_moe),
+            blocks=tr.num(plan.blocks),
+        )
     templates = {
         "fits": _("✅ **{gpu}** — fits, {free} free"),
         "tight": _("⚠️ **{gpu}** — tight fit, {free} free"),
@@ -159,7 +186,10 @@ def _tip_line(tip: Tip, tr: Tr) -> str:
 
 
 def _footer(card: Card, tr: Tr) -> str:
-    return _assumptions_footer(card.assumptions, tr)
+    footer = _assumptions_footer(card.assumptions, tr)
+    if card.ram_assumed and card.fits:
+        footer = tr(_("RAM {ram} assumed"), ram=tr.gib(card.fits[0].ram_bytes)) + " · " + footer
+    return footer
 
 
 def _assumptions_footer(a: Assumptions, tr: Tr, *, quant: bool = True, engine: bool = True) -> str:
@@ -244,7 +274,11 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         name = tr.ngettext("Your GPU", "Your GPUs", len(card.fits))
         builder.add_field(name, clamp_lines(lines, FIELD_VALUE), priority=85)
         first = card.fits[0] if card.fits else None
-        if first is not None and (first.max_context or first.verdict in ("partial", "no")):
+        if (
+            first is not None
+            and first.expert_plan is None
+            and (first.max_context or first.verdict in ("partial", "no"))
+        ):
             if first.max_context and trained and first.max_context > trained:
                 value = tr(
                     _("{trained} (the model's limit; memory would allow {memory})"),
@@ -262,6 +296,8 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     if card.tips:
         lines = [_tip_line(tip, tr) for tip in card.tips]
         builder.add_field(tr(_("What would help")), clamp_lines(lines, FIELD_VALUE), priority=60)
+    if card.command:
+        builder.add_field(tr(_("To run it")), clamp(f"```sh\n{card.command}\n```", FIELD_VALUE), priority=65)
     return builder.build()
 
 
@@ -395,20 +431,22 @@ def kv_explanation(card: CompareCard, tr: Tr) -> str:
     big_is_b = kb > ka
     big, small = (b, a) if big_is_b else (a, b)
     far = min(ka, kb) == 0 or max(ka, kb) >= FAR_KV_RATIO * min(ka, kb)
-    reasons = [
-        text
-        for r in card.reasons
-        if (text := _reason_text(r.factor, *_oriented(r, big_is_b), tr)) is not None
-    ][:KV_REASONS_IN_LINE]
+    reasons = [text for r in card.reasons if (text := _reason_text(r.factor, *_oriented(r, big_is_b), tr)) is not None][
+        :KV_REASONS_IN_LINE
+    ]
     names = {"big": clean(big.model.name), "small": clean(small.model.name)}
     if not reasons:
-        template = _("**{big}** needs far more KV cache than **{small}**.") if far else _(
-            "**{big}** needs more KV cache than **{small}**."
+        template = (
+            _("**{big}** needs far more KV cache than **{small}**.")
+            if far
+            else _("**{big}** needs more KV cache than **{small}**.")
         )
         return tr(template, **names)
     joined = reasons[0] if len(reasons) == 1 else tr(_("{first} and {second}"), first=reasons[0], second=reasons[1])
-    template = _("**{big}** needs far more KV cache than **{small}**: {reasons}.") if far else _(
-        "**{big}** needs more KV cache than **{small}**: {reasons}."
+    template = (
+        _("**{big}** needs far more KV cache than **{small}**: {reasons}.")
+        if far
+        else _("**{big}** needs more KV cache than **{small}**: {reasons}.")
     )
     return tr(template, reasons=joined, **names)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from vramfit.bot.answering.commands import llama_server_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error
@@ -26,6 +27,7 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "gpu_variant": _("the most common memory size of the named GPU"),
     "gpu_generic": _("a GPU known only by its memory size"),
     "model_fuzzy": _("the closest model name to what you typed"),
+    "ram": _("{ram} of system RAM"),
 }
 
 
@@ -69,6 +71,40 @@ def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
         max_ctx = format_number(trained, tr.lang) + "*"  # the model's limit, not memory's (footnote below)
     speed = tr(_("≤ {n} tok/s"), n=format_number(fit.tokens_per_second, tr.lang)) if fit.tokens_per_second else "—"
     return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
+
+
+def offload_lines(fit: Fit, tr: Tr) -> list[str]:
+    """For a GPU that does not hold the model whole: the MoE expert-offload plan, or what the layers left on the
+    CPU need in system RAM (nothing on unified memory, where the GPU and the CPU share one pool)."""
+    if fit.verdict.value not in ("partial", "no") or not fit.ram_bytes:
+        return []
+    plan = fit.expert_offload
+    ram = {"ram": tr.gib(fit.ram_bytes), "usable": tr.gib(fit.ram_usable_bytes)}
+    if plan is not None:
+        lines = [
+            "  "
+            + tr(
+                _("↳ MoE offload: the experts of the first {n} of {blocks} layers in system RAM (--n-cpu-moe {n}):"),
+                n=plan.n_cpu_moe,
+                blocks=plan.expert_blocks,
+            ),
+            "    "
+            + tr(
+                _("GPU {gpu} of {gpu_usable}, RAM {host} of {usable} usable ({ram} RAM)"),
+                gpu=tr.gib(plan.gpu_bytes),
+                gpu_usable=tr.gib(fit.usable_bytes),
+                host=tr.gib(plan.host_bytes),
+                **ram,
+            ),
+        ]
+        if not plan.ram_fits:
+            lines.append("    " + tr(_("❌ …but that does not fit in system RAM either.")))
+        return lines
+    line = tr(_("↳ System RAM: {host} of {usable} usable ({ram} RAM)"), host=tr.gib(fit.host_bytes), **ram)
+    lines = ["  " + line]
+    if not fit.ram_fits:
+        lines.append("    " + tr(_("❌ The layers left on the CPU do not fit in system RAM either.")))
+    return lines
 
 
 def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
@@ -128,6 +164,10 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             )
     else:
         lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
+    for fit in answer.fits:
+        lines.extend(offload_lines(fit, tr))
+    if request.engine == Engine.LLAMA_CPP and request.gpus and answer.fits and runnable(answer.fits[0]):
+        lines += ["", "  " + tr(_("To run it:")), "    " + llama_server_command(request, answer.fits[0])]
     if assumed:
         lines.append("")
         filled = {
@@ -136,6 +176,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             "users": request.users,
             "kv": request.kv_cache.value,
             "engine": request.engine.value,
+            "ram": tr.gib(answer.fits[0].ram_bytes) if answer.fits else "",
         }
         notes = [tr(ASSUMPTION_LABELS[key], **filled) for key in assumed if key in ASSUMPTION_LABELS]
         lines.append(tr(_("Assumed: {items}"), items="; ".join(notes)))

@@ -13,14 +13,16 @@ import threading
 from functools import lru_cache
 
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.compute import ComputeBuffers, compute_buffers
+from vramfit.calc.compute import ComputeBuffers, compute_buffers, output_stage_bytes
 from vramfit.calc.engines.profile import EngineProfile
+from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
 from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
 from vramfit.calc.gpu import Gpu
+from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, host_bytes, usable_ram
 from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
 from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import GpuChoice, KvType, Request
-from vramfit.calc.results import Estimate, Fit
+from vramfit.calc.results import Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
 from vramfit.calc.speed import decode_tokens_per_second
@@ -180,6 +182,12 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     if verdict in (Verdict.FITS, Verdict.TIGHT):
         speed = decode_tokens_per_second(gpu, parts.weights, arch, parts.kv.total_bytes // request.users)
     max_ctx = largest_context(request, choice, runs_on_gpu) if with_max_context else None
+    ram = 0 if gpu.is_unified else (request.ram_bytes if request.ram_bytes is not None else ASSUMED_RAM_BYTES)
+    ram_usable = usable_ram(ram)
+    on_host = _host_bytes(parts, gpu_layers if verdict in (Verdict.PARTIAL, Verdict.NO) else None)
+    experts = None
+    if verdict in (Verdict.PARTIAL, Verdict.NO) and not gpu.is_unified:
+        experts = _expert_offload(parts, total, usable, ram_usable)
     return Fit(
         gpu=gpu.id,
         name=gpu.name,
@@ -193,6 +201,51 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         total_bytes=total,
         max_context=max_ctx,
         tokens_per_second=speed,
+        host_bytes=on_host,
+        ram_bytes=ram,
+        ram_usable_bytes=ram_usable,
+        ram_fits=gpu.is_unified or on_host <= ram_usable,
+        expert_offload=experts,
+    )
+
+
+def _host_bytes(parts: _Parts, gpu_layers: int | None) -> int:
+    """System RAM with ``gpu_layers`` repeating layers offloaded (None: all of them and the output layer), as
+    :mod:`calc.host_memory` lists it: the first ``n_layers - gpu_layers`` layers stay on the CPU with their KV."""
+    weights = parts.weights
+    if gpu_layers is None:
+        return host_bytes(token_embd_bytes=weights.host_bytes, cpu_layer_bytes=0)
+    cpu_layers = parts.arch.n_layers - gpu_layers
+    return host_bytes(
+        token_embd_bytes=weights.host_bytes,
+        cpu_layer_bytes=sum(parts.per_layer[:cpu_layers]),
+        cpu_output_bytes=weights.output_bytes,
+        host_compute_bytes=output_stage_bytes(parts.arch, parts.n_ubatch),
+    )
+
+
+def _expert_offload(parts: _Parts, total: int, usable: int, ram_usable: int) -> ExpertOffload | None:
+    """The smallest ``--n-cpu-moe`` plan for a mixture-of-experts model that does not fit whole (None for a dense
+    model, or when even every expert on the CPU leaves too little room)."""
+    expert_bytes = parts.weights.expert_layer_bytes
+    blocks = expert_layers(expert_bytes)
+    if not blocks:
+        return None
+    split = smallest_expert_split(expert_bytes, lambda moved: total - moved, usable)
+    if split is None:
+        return None
+    on_host = host_bytes(
+        token_embd_bytes=parts.weights.host_bytes, cpu_layer_bytes=0, cpu_expert_bytes=split.cpu_expert_bytes
+    )
+    return ExpertOffload(
+        n_cpu_moe=split.n_cpu_moe,
+        expert_blocks=blocks,
+        all_experts=split.cpu_expert_bytes == sum(expert_bytes),
+        verdict=split.verdict,
+        gpu_bytes=split.gpu_bytes,
+        cpu_expert_bytes=split.cpu_expert_bytes,
+        host_bytes=on_host,
+        ram_fits=on_host <= ram_usable,
     )
 
 

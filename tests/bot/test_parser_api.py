@@ -100,7 +100,7 @@ def test_to_request_defaults() -> None:
     assert (request.kv_cache, request.engine, request.flash_attn) == (KvType.F16, Engine.LLAMA_CPP, None)
     assert request.gpus[0].gpu.id == "rtx-3060-12gb"
     assert request.gpus[0].gpu.memory_bytes == 12 * GIB
-    assert parsed.assumed == ("quant", "context", "users", "kv_cache", "engine", "gpu_variant")
+    assert parsed.assumed == ("quant", "context", "users", "kv_cache", "engine", "gpu_variant", "ram")
     assert set(parsed.assumed) <= set(ASSUMED_KEYS)
 
 
@@ -262,3 +262,29 @@ def test_the_name_index_is_kept_in_the_cache_folder_and_rebuilt_when_damaged(
     assert custom.fingerprint == ""
     assert index_module._stored_index(custom).model_keys == index_module.build_index(custom).model_keys
     assert len(list(tmp_path.glob("parser-index-*.pickle"))) == 1  # a catalog built in code is never stored
+
+
+GIB_RAM = 1 << 30
+
+
+@pytest.mark.parametrize(
+    ("question", "ram_gb", "gpu"),
+    [("Can I run Llama 3.3 70B on my 4090 with 64GB RAM?", 64, "rtx-4090"),
+     ("gpt-oss-120b on a 5090 with 64GB of RAM", 64, "rtx-5090"),
+     ("라마3 70b 4090 램 64기가", 64, "rtx-4090"),
+     ("4090에 램 64GB면 gpt-oss 120b 돌아가?", 64, "rtx-4090"),
+     ("qwen3 235b 3090 ddr5 128gb", 128, "rtx-3090"),
+     ("32gb ram 8gb vram llama 3 8b", 32, "generic-8gb"),  # the "ram" belongs to the size before it
+     ("qwen3 30b a3b 16gb vram 32gb system memory", 32, "generic-16gb")],
+)  # fmt: skip
+def test_system_ram_is_read_and_never_taken_for_a_gpu(question: str, ram_gb: int, gpu: str) -> None:
+    parsed = parse(question)
+    assert parsed.ram_bytes == ram_gb * GIB_RAM
+    assert [c.gpu.id for c in parsed.gpus] == [gpu]
+    assert "ram" not in parsed.assumed and parsed.unparsed == ()
+    assert parsed.to_request().ram_bytes == ram_gb * GIB_RAM
+
+
+def test_an_absurd_ram_size_is_a_bad_number() -> None:
+    with pytest.raises(BadNumberError):
+        parse("llama 3 8b 4090 with 99999999gb ram")

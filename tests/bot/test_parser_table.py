@@ -687,7 +687,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ("요즘 라면 뭐가 맛있냐", {"lang": K}),
 ]
 
-_PLAIN_DEFAULTS = {"quant", "context", "users", "kv_cache", "engine"}
+_PLAIN_DEFAULTS = {"quant", "context", "users", "kv_cache", "engine", "ram"}
 
 
 def _ids() -> list[str]:

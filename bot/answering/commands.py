@@ -1,0 +1,81 @@
+"""The command that reproduces an answer, to copy: llama.cpp's ``llama-server`` with the flags of the asked setting.
+
+The flags are llama.cpp's own, as common/arg.cpp at revision 0c1e57098 defines them (the revision the calculator
+mirrors): ``-m`` (or ``-hf <user>/<repo>:<quant>`` for a Hub GGUF), ``-c`` / ``--ctx-size`` (the whole KV cache:
+context × slots), ``-ngl`` / ``--n-gpu-layers`` (99: every layer), ``--n-cpu-moe N`` / ``--cpu-moe`` (the routed
+experts of the first N blocks, or all, in system RAM), ``-fa on|off``, ``-ctk`` / ``-ctv`` (KV cache types; a
+quantized V cache needs flash attention), ``-np`` / ``--parallel`` (slots), ``-kvu`` / ``--no-kv-unified`` (with an
+explicit ``-np`` llama-server gives each slot its own KV stream unless ``-kvu``: "default: enabled if number of slots
+is auto"), ``-ub`` / ``-b`` (micro-batch and batch, when not the defaults 512 and 2048) and ``--swa-full``. Set
+explicitly, none of them is changed by llama-server's ``--fit``, which "adjusts unset arguments" only.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from vramfit.calc.fit import Verdict
+from vramfit.calc.request import KvType, Request
+from vramfit.calc.results import Fit
+
+ALL_LAYERS = 99  # what people write for "every layer" (llama.cpp clamps it to the model's layer count)
+DEFAULT_UBATCH = 512
+DEFAULT_BATCH = 2048
+# bot.sources.huggingface writes a Hub file's source as https://huggingface.co/{repo}/blob/{revision}/{file}.
+_HUB_SOURCE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/blob/")
+
+
+def model_argument(request: Request) -> list[str]:
+    """``-m FILE`` for a local GGUF, ``-hf REPO:QUANT`` for one read from the Hub, else ``-m`` with the file name
+    people would download (the preset id and quant)."""
+    source = request.model.source
+    hub = _HUB_SOURCE.match(source)
+    if hub is not None and request.model.gguf is not None:
+        return ["-hf", f"{hub['repo']}:{request.quant}"]
+    if request.model.gguf is not None and source.endswith(".gguf"):
+        return ["-m", source]
+    return ["-m", f"{request.model.id}-{request.quant}.gguf"]
+
+
+def llama_server_args(request: Request, fit: Fit | None) -> list[str]:
+    """llama-server's arguments for ``request`` placed as ``fit`` says (every layer when ``fit`` is None or the model
+    fits whole; ``-ngl N`` for a partial fit; ``--n-cpu-moe N`` for an expert-offload plan)."""
+    args = ["llama-server", *model_argument(request), "-c", str(request.context * request.users)]
+    if fit is not None and fit.expert_offload is not None and fit.verdict in (Verdict.PARTIAL, Verdict.NO):
+        plan = fit.expert_offload
+        args += ["-ngl", str(ALL_LAYERS)]
+        args += ["--cpu-moe"] if plan.all_experts else ["--n-cpu-moe", str(plan.n_cpu_moe)]
+    elif fit is not None and fit.verdict in (Verdict.PARTIAL, Verdict.NO):
+        args += ["-ngl", str(fit.gpu_layers)]
+    else:
+        args += ["-ngl", str(ALL_LAYERS)]
+    flash = request.flash_attn_effective
+    args += ["-fa", "on" if flash else "off"]
+    if request.kv_cache != KvType.F16:
+        args += ["-ctk", request.kv_cache.value]
+        if flash:  # without flash attention llama.cpp keeps V in f16 (calc.kv)
+            args += ["-ctv", request.kv_cache.value]
+    if request.users > 1:
+        args += ["-np", str(request.users), "-kvu" if request.kv_unified else "--no-kv-unified"]
+    if request.n_ubatch != DEFAULT_UBATCH:
+        args += ["-ub", str(request.n_ubatch)]
+    if request.n_batch != DEFAULT_BATCH:
+        args += ["-b", str(request.n_batch)]
+    if request.swa_full:
+        args.append("--swa-full")
+    return args
+
+
+def runnable(fit: Fit) -> bool:
+    """Whether ``fit`` describes a setting that runs: on the GPU whole, or with what stays on the CPU within the RAM."""
+    if fit.verdict in (Verdict.FITS, Verdict.TIGHT):
+        return True
+    if fit.expert_offload is not None:
+        return fit.expert_offload.ram_fits
+    return fit.ram_fits and fit.verdict == Verdict.PARTIAL
+
+
+def llama_server_command(request: Request, fit: Fit | None) -> str:
+    """The command line, quoted for a POSIX shell."""
+    return shlex.join(llama_server_args(request, fit))

@@ -1,0 +1,154 @@
+"""When a model does not fit whole: system RAM in questions and flags, the --n-cpu-moe plan on the card and in the
+terminal, and the llama-server command that reproduces each answer (read back flag by flag)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from typing import Any
+
+import pytest
+
+from vramfit.bot.answering.commands import llama_server_args
+from vramfit.bot.answering.service import default_backend
+from vramfit.bot.cli import run
+from vramfit.bot.render.embed import render_card
+from vramfit.calc.engines import fit_gpu
+from vramfit.calc.presets import load_catalog
+from vramfit.calc.request import GpuChoice, KvType, Request
+
+GIB = 1 << 30
+
+
+def vram(*argv: str, status: int = 0) -> tuple[int, str]:
+    out = io.StringIO()
+    code = run(list(argv), out)
+    assert code == status, out.getvalue()
+    return code, out.getvalue()
+
+
+def flags(command: list[str]) -> dict[str, str]:
+    """``-c 8192 -ngl 99 --swa-full`` → {"-c": "8192", "-ngl": "99", "--swa-full": ""}."""
+    found: dict[str, str] = {}
+    words = command[1:]
+    for i, word in enumerate(words):
+        if word.startswith("-"):
+            value = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("-") else ""
+            found[word] = value
+    return found
+
+
+@pytest.mark.parametrize(
+    ("model", "quant", "gpu", "context", "users", "kv", "flash"),
+    [("llama-3.1-8b", "Q4_K_M", "rtx-3060-12gb", 32768, 1, KvType.F16, None),
+     ("llama-3.1-8b", "Q8_0", "rtx-4090", 16384, 4, KvType.Q8_0, None),
+     ("llama-3.1-8b", "Q4_K_M", "rtx-3060-12gb", 8192, 1, KvType.Q8_0, False),
+     ("llama-3.3-70b", "Q4_K_M", "rtx-4090", 8192, 1, KvType.F16, None),
+     ("gpt-oss-120b", "MXFP4", "rtx-5090", 32768, 1, KvType.F16, None)],
+)  # fmt: skip
+def test_the_command_reproduces_the_answer_it_came_from(
+    model: str, quant: str, gpu: str, context: int, users: int, kv: KvType, flash: bool | None
+) -> None:
+    catalog = load_catalog()
+    request = Request(model=catalog.models[model].ref(), quant=quant, context=context, users=users, kv_cache=kv,
+                      flash_attn=flash, gpus=(GpuChoice(gpu=catalog.gpus[gpu]),), ram_bytes=64 * GIB)  # fmt: skip
+    fit = fit_gpu(request, request.gpus[0], with_max_context=False)
+    command = llama_server_args(request, fit)
+    assert shlex.split(shlex.join(command)) == command
+    got = flags(command)
+    assert command[0] == "llama-server" and got["-m"] == f"{model}-{quant}.gguf"
+    assert int(got["-c"]) == context * users  # llama-server's -c is the whole cache, shared by the slots
+    if fit.expert_offload is not None:
+        assert (got["-ngl"], got["--n-cpu-moe"]) == ("99", str(fit.expert_offload.n_cpu_moe))
+    elif fit.verdict.value == "partial":
+        assert got["-ngl"] == str(fit.gpu_layers) and "--n-cpu-moe" not in got
+    else:
+        assert got["-ngl"] == "99"
+    assert got["-fa"] == ("on" if request.flash_attn_effective else "off")
+    if kv == KvType.F16:
+        assert "-ctk" not in got and "-ctv" not in got
+    else:
+        assert got["-ctk"] == kv.value
+        assert got.get("-ctv") == (kv.value if request.flash_attn_effective else None)  # V stays f16 without FA
+    if users > 1:
+        assert got["-np"] == str(users) and "-kvu" in got
+    else:
+        assert "-np" not in got
+
+
+def test_ram_flag_and_words_reach_the_json() -> None:
+    _, out = vram("--json", "--model", "gpt-oss-120b", "--gpu", "rtx-5090", "--ram", "64GB")
+    data: dict[str, Any] = json.loads(out)
+    assert data["request"]["ram_bytes"] == 64 * GIB
+    fit = data["fits"][0]
+    assert fit["ram_bytes"] == 64 * GIB and fit["ram_fits"] is True
+    assert fit["expert_offload"]["n_cpu_moe"] > 0 and fit["expert_offload"]["verdict"] == "fits"
+    assert "ram" not in data["request"]["assumed"]
+    _, out = vram("--json", "gpt-oss-120b on a 5090")  # no RAM named: assumed, and said so where it matters
+    data = json.loads(out)
+    assert data["request"]["ram_bytes"] is None and "ram" in data["request"]["assumed"]
+    assert data["fits"][0]["ram_bytes"] == 32 * GIB
+    _, out = vram("--json", "llama 3.1 8b 3060")  # fits whole: RAM does not matter, so nothing is assumed about it
+    assert "ram" not in json.loads(out)["request"]["assumed"]
+
+
+@pytest.mark.parametrize("bad", ["lots", "0", "99999999GB"])
+def test_a_bad_ram_flag_is_a_clear_error(bad: str) -> None:
+    _, out = vram("--ram", bad, "--model", "llama-3.1-8b", status=2)
+    assert bad in out and "Traceback" not in out  # the input quoted, never a traceback
+
+
+@pytest.mark.parametrize(
+    ("question", "plan_line", "ram_line"),
+    [("gpt-oss-120b on a 5090 with 64GB RAM",
+      "↳ MoE offload: the experts of the first {n} of 36 layers in system RAM (--n-cpu-moe {n}):",
+      "usable (64.0 GiB RAM)"),
+     ("gpt-oss-120b 5090에서 돌아가? 램 64기가",
+      "↳ MoE 오프로드: 레이어 36개 중 앞쪽 {n}개의 전문가 가중치를 시스템 RAM에 둬요 (--n-cpu-moe {n}):",
+      "(RAM 64.0GiB)")],
+)  # fmt: skip
+def test_the_terminal_shows_the_expert_plan_and_the_command(question: str, plan_line: str, ram_line: str) -> None:
+    _, out = vram("--json", question)
+    n = json.loads(out)["fits"][0]["expert_offload"]["n_cpu_moe"]
+    _, text = vram(question)
+    lines = [line.strip() for line in text.splitlines()]
+    assert plan_line.format(n=n) in lines
+    assert any(line.endswith(ram_line) for line in lines)
+    assert f"llama-server -m gpt-oss-120b-Q4_K_M.gguf -c 8192 -ngl 99 --n-cpu-moe {n} -fa on" in lines
+
+
+@pytest.mark.parametrize(
+    ("question", "headline", "ram"),
+    [("gpt-oss-120b on a 5090 with 64GB RAM",
+      "🟧 Runs on **GeForce RTX 5090** with the experts of {n} of 36 layers in system RAM.",
+      "System RAM: "),
+     ("gpt-oss-120b 5090에서 돌아가? 램 64기가",
+      "🟧 **GeForce RTX 5090** — 레이어 36개 중 {n}개의 전문가 가중치를 시스템 RAM에 두면 돌아가요.",
+      "시스템 RAM: ")],
+)  # fmt: skip
+def test_the_card_leads_with_the_plan_and_gives_the_command(question: str, headline: str, ram: str) -> None:
+    card = default_backend().answer(question, None, {})
+    first = card.fits[0]  # type: ignore[union-attr]
+    assert first.expert_plan is not None
+    embed = render_card(card, card.lang)
+    description = (embed.description or "").splitlines()
+    assert description[0] == headline.format(n=first.expert_plan.n_cpu_moe)
+    assert description[2].startswith(ram)
+    command = [f.value for f in embed.fields if "--n-cpu-moe" in (f.value or "")]
+    assert command == [f"```sh\n{card.command}\n```"]  # type: ignore[union-attr]
+    assert "RAM" not in (embed.footer.text or "").split(" · ")[0]  # the RAM was named: nothing assumed
+
+
+def test_an_assumed_ram_is_in_the_footer_only_where_it_matters() -> None:
+    backend = default_backend()
+    partial = render_card(card := backend.answer("llama 3.3 70b on a 4090", None, {}), card.lang)
+    assert (partial.footer.text or "").startswith("RAM 32.0 GiB assumed · ")
+    whole = render_card(card := backend.answer("llama 3.1 8b on a 4090", None, {}), card.lang)
+    assert "RAM" not in (whole.footer.text or "")
+
+
+def test_a_plan_that_does_not_fit_the_ram_says_so_and_gives_no_command() -> None:
+    _, text = vram("qwen3 235b q8_0 on a 4090 with 64gb ram")
+    assert "❌ …but that does not fit in system RAM either." in [line.strip() for line in text.splitlines()]
+    assert "llama-server" not in text

@@ -1,0 +1,136 @@
+"""When a model does not fit the GPU whole: the --n-cpu-moe plan for MoE models and the system RAM of each placement.
+
+Expected figures are worked out here from the models' shapes (config.json keys in presets/models.toml) and from
+llama.cpp's own logs (measured.jsonl), not read back from the planner.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vramfit.calc.engines import estimate, fit_gpu, llama_cpp
+from vramfit.calc.fit import Verdict, tight_margin
+from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, usable_ram
+from vramfit.calc.presets import load_catalog
+from vramfit.calc.request import GpuChoice, Request
+
+GIB = 1 << 30
+MIB = 1 << 20
+MEASURED = Path(__file__).parents[1] / "data" / "groundtruth" / "measured.jsonl"
+
+# gpt-oss-120b: 36 blocks, 128 experts of 2880 × 2880 in MXFP4 (17 bytes per 32 values) for gate, up and down, and
+# an f32 bias of 2880 per expert for each of the three (llama.cpp's ffn_(up|down|gate)_exps pattern moves them too).
+GPT_OSS_EXPERT_BLOCK = 3 * (2880 * 2880 * 128 * 17 // 32) + 3 * (2880 * 128 * 4)
+# Qwen3-235B-A22B in Q8_0 (34 bytes per 32 values): 94 blocks of 128 experts, 4096 hidden, 1536 per expert.
+QWEN3_235B_Q8_EXPERT_BLOCK = 3 * (128 * 4096 * 1536 * 34 // 32)
+
+
+def _request(model: str, quant: str, gpu: str, context: int, ram_gb: int | None = 64) -> Request:
+    catalog = load_catalog()
+    return Request(
+        model=catalog.models[model].ref(),
+        quant=quant,
+        context=context,
+        gpus=(GpuChoice(gpu=catalog.gpus[gpu]),),
+        ram_bytes=ram_gb * GIB if ram_gb is not None else None,
+    )
+
+
+def _expected_n(total: int, per_block: int, blocks: int, usable: int) -> int:
+    """The smallest N with the whole footprint less N blocks of experts within the usable memory and its margin."""
+    for n in range(1, blocks + 1):
+        if total - n * per_block <= usable - tight_margin(usable):
+            return n
+    raise AssertionError("no plan")
+
+
+@pytest.mark.parametrize(
+    ("model", "quant", "per_block", "blocks", "gpu", "context", "ram_fits"),
+    [("gpt-oss-120b", "MXFP4", GPT_OSS_EXPERT_BLOCK, 36, "rtx-4090", 32768, True),
+     ("gpt-oss-120b", "MXFP4", GPT_OSS_EXPERT_BLOCK, 36, "rtx-5090", 32768, True),
+     ("gpt-oss-120b", "MXFP4", GPT_OSS_EXPERT_BLOCK, 36, "rtx-5090", 131072, True),
+     ("qwen3-235b-a22b", "Q8_0", QWEN3_235B_Q8_EXPERT_BLOCK, 94, "rtx-4090", 32768, False),
+     ("qwen3-235b-a22b", "Q8_0", QWEN3_235B_Q8_EXPERT_BLOCK, 94, "rtx-5090", 32768, False)],
+)  # fmt: skip
+def test_the_smallest_n_cpu_moe_leaves_the_margin_on_the_gpu(
+    model: str, quant: str, per_block: int, blocks: int, gpu: str, context: int, ram_fits: bool
+) -> None:
+    request = _request(model, quant, gpu, context)
+    fit = fit_gpu(request, request.gpus[0], with_max_context=False)
+    assert fit.verdict in (Verdict.PARTIAL, Verdict.NO)  # it does not fit whole: that is why there is a plan
+    plan = fit.expert_offload
+    assert plan is not None
+    total = estimate(request).total_bytes
+    n = _expected_n(total, per_block, blocks, fit.usable_bytes)
+    assert (plan.n_cpu_moe, plan.expert_blocks) == (n, blocks)
+    assert plan.cpu_expert_bytes == n * per_block
+    assert plan.gpu_bytes == total - n * per_block
+    assert plan.verdict == Verdict.FITS
+    token_embd = estimate(request).host_bytes
+    assert plan.host_bytes == token_embd + n * per_block
+    assert plan.ram_fits is ram_fits
+    assert plan.ram_fits is (plan.host_bytes <= 64 * GIB - max(4 * GIB, 64 * GIB // 10))
+
+
+def test_a_dense_model_has_no_expert_plan_and_a_model_that_fits_needs_none() -> None:
+    dense = _request("llama-3.3-70b", "Q4_K_M", "rtx-4090", 8192)
+    assert fit_gpu(dense, dense.gpus[0], with_max_context=False).expert_offload is None
+    small = _request("gpt-oss-20b", "MXFP4", "rtx-4090", 8192)
+    fit = fit_gpu(small, small.gpus[0], with_max_context=False)
+    assert fit.verdict == Verdict.FITS and fit.expert_offload is None
+
+
+def _measured(row_id: str) -> dict[str, object]:
+    for line in MEASURED.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row["id"] == row_id:
+            return dict(row)
+    raise KeyError(row_id)
+
+
+def test_host_memory_of_a_partial_offload_is_what_llama_cpp_logs() -> None:
+    """lcpp-12213: Llama 3.1 8B Q4_K_M at 131072 tokens with 10 of 33 layers on an RTX 4070 Laptop GPU. With mmap,
+    llama.cpp's CPU_Mapped buffer is the file's mapped range, which spans the GPU layers' tensors too (4685.3 MiB of
+    a 4.58 GiB file): what stays in RAM is that range less the CUDA0 model buffer (the first 22 layers, token_embd and
+    the output layer), the host KV of 22 layers and the CUDA_Host compute buffer."""
+    row = _measured("lcpp-12213-llama31-8b-q4km-rtx4070laptop-c131072-ngl10")
+    request = _request("llama-3.1-8b", "Q4_K_M", "rtx-4070-laptop", 131072)
+    host = llama_cpp._host_bytes(llama_cpp._parts(request), 10)
+
+    def mib(key: str) -> float:
+        return float(str(row[key]))
+
+    resident = mib("weights_cpu_mib") - mib("weights_gpu_mib") + mib("kv_host_mib") + mib("compute_host_mib")
+    assert host / MIB == pytest.approx(resident, rel=0.005)
+
+
+@pytest.mark.parametrize(
+    ("ram_gb", "ram_fits"), [(16, False), (32, True), (None, True)]
+)  # fmt: skip
+def test_a_partial_offload_is_checked_against_the_ram(ram_gb: int | None, ram_fits: bool) -> None:
+    """Llama 3.3 70B Q4_K_M at 8K on a 4090: about 40 of 81 layers stay on the CPU, some 19 GiB of RAM."""
+    request = _request("llama-3.3-70b", "Q4_K_M", "rtx-4090", 8192, ram_gb)
+    fit = fit_gpu(request, request.gpus[0], with_max_context=False)
+    assert fit.verdict == Verdict.PARTIAL
+    ram = ram_gb * GIB if ram_gb is not None else ASSUMED_RAM_BYTES
+    assert (fit.ram_bytes, fit.ram_usable_bytes) == (ram, usable_ram(ram))
+    assert 17 * GIB < fit.host_bytes < 21 * GIB
+    assert fit.ram_fits is ram_fits
+
+
+def test_unified_memory_has_no_separate_ram_and_no_expert_plan() -> None:
+    catalog = load_catalog()
+    mac = next(g for g in catalog.gpus.values() if g.vendor == "apple" and g.memory_bytes == 64 * GIB)
+    request = Request(model=catalog.models["gpt-oss-120b"].ref(), quant="MXFP4", gpus=(GpuChoice(gpu=mac),))
+    fit = fit_gpu(request, request.gpus[0], with_max_context=False)
+    assert fit.verdict in (Verdict.PARTIAL, Verdict.NO)
+    assert (fit.ram_bytes, fit.expert_offload, fit.ram_fits) == (0, None, True)
+
+
+def test_usable_ram_leaves_the_system_its_share() -> None:
+    assert usable_ram(64 * GIB) == 64 * GIB - 64 * GIB // 10
+    assert usable_ram(16 * GIB) == 12 * GIB  # at least 4 GiB for the system
+    assert usable_ram(2 * GIB) == 0
