@@ -38,6 +38,17 @@ class Estimate(BaseModel):
     vllm_kv_pool_tokens: int | None = None
 
 
+class DecodeEstimate(BaseModel):
+    """Decode tokens per second of one sequence (calibrated on published llama-bench results, calc.speed), with its
+    band."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+
+    tokens_per_second: float
+    low: float
+    high: float
+
+
 class ExpertOffload(BaseModel):
     """A mixture-of-experts model on the GPU with the routed experts of its first ``n_cpu_moe`` blocks in system RAM
     (llama.cpp ``-ngl 99 --n-cpu-moe N``; ``all_experts``: ``--cpu-moe``)."""
@@ -52,7 +63,7 @@ class ExpertOffload(BaseModel):
     cpu_expert_bytes: int = Field(description="the expert tensors kept in system RAM")
     host_bytes: int = Field(description="everything in system RAM with this plan")
     ram_fits: bool = Field(description="host_bytes within the usable RAM")
-    tokens_per_second: float | None = Field(default=None, description="decode speed estimate with this plan")
+    decode: DecodeEstimate | None = Field(default=None, description="decode speed with this plan")
 
 
 class Fit(BaseModel):
@@ -71,7 +82,10 @@ class Fit(BaseModel):
     headroom_bytes: int
     total_bytes: int
     max_context: int | None = None
-    tokens_per_second: float | None = None
+    tokens_per_second: float | None = Field(
+        default=None, description="the decode bandwidth bound (every weight and the KV read at full bandwidth)"
+    )
+    decode: DecodeEstimate | None = Field(default=None, description="calibrated decode speed and its band")
     host_bytes: int = Field(default=0, description="system RAM this placement needs (weights, KV, buffers on the host)")
     ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")
     ram_usable_bytes: int = Field(default=0, description="the part of the RAM a model may use")

@@ -109,6 +109,16 @@ class ExpertPlan:
     gpu_bytes: int
     host_bytes: int
     ram_fits: bool
+    decode: Speed | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Speed:
+    """Decode tokens per second of one sequence and its band (calc.speed)."""
+
+    tokens_per_second: float
+    low: float
+    high: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +141,7 @@ class GpuFit:
     ram_usable_bytes: int = 0
     ram_fits: bool = True
     expert_plan: ExpertPlan | None = None  # MoE models that do not fit whole: the --n-cpu-moe plan
+    decode: Speed | None = None  # decode speed with every layer (or what fits) on the GPU
 
     @property
     def total_memory_bytes(self) -> int:

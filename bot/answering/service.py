@@ -36,6 +36,7 @@ from vramfit.bot.answering.cards import (
     ModelInfo,
     Overrides,
     Solution,
+    Speed,
     Tip,
     Verdict,
     WhatFitsCard,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from vramfit.calc.gpu import Gpu
     from vramfit.calc.presets import Catalog
     from vramfit.calc.request import GpuChoice, Request
-    from vramfit.calc.results import Answer, Fit
+    from vramfit.calc.results import Answer, DecodeEstimate, Fit
 
 log = logging.getLogger(__name__)
 
@@ -350,6 +351,7 @@ class CalcBackend:
             ram_usable_bytes=fit.ram_usable_bytes,
             ram_fits=fit.ram_fits,
             expert_plan=_expert_plan(fit),
+            decode=_speed(fit.decode),
         )
 
     def tips(
@@ -459,7 +461,14 @@ def _expert_plan(fit: Fit) -> ExpertPlan | None:
         gpu_bytes=plan.gpu_bytes,
         host_bytes=plan.host_bytes,
         ram_fits=plan.ram_fits,
+        decode=_speed(plan.decode),
     )
+
+
+def _speed(decode: DecodeEstimate | None) -> Speed | None:
+    if decode is None:
+        return None
+    return Speed(tokens_per_second=decode.tokens_per_second, low=decode.low, high=decode.high)
 
 
 def default_backend() -> Backend:

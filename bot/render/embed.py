@@ -145,6 +145,16 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
             ram=tr.gib(fit.ram_bytes),
         )
         lines.append(ram if fits_ram else tr(_("❌ {ram}: that does not fit in RAM either."), ram=ram))
+    decode = plan.decode if plan is not None else fit.decode
+    if decode is not None and (plan is None or plan.ram_fits) and (fit.verdict != "no" or plan is not None):
+        lines.append(
+            tr(
+                _("Speed ≈ {n} tok/s (likely {low}–{high}), one user"),
+                n=tr.num(round(decode.tokens_per_second)),
+                low=tr.num(round(decode.low)),
+                high=tr.num(round(decode.high)),
+            )
+        )
     return "\n".join(lines), COLOUR[fit.verdict]
 
 

@@ -13,7 +13,7 @@ from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.presets import Catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
-from vramfit.calc.results import Answer, Fit
+from vramfit.calc.results import Answer, DecodeEstimate, Fit
 
 TABLE_HEADINGS = (_("Verdict"), _("Headroom"), _("Max context"), _("Speed"))
 
@@ -69,8 +69,19 @@ def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
     max_ctx = format_number(fit.max_context, tr.lang) if fit.max_context else "—"
     if fit.max_context and trained and fit.max_context > trained:
         max_ctx = format_number(trained, tr.lang) + "*"  # the model's limit, not memory's (footnote below)
-    speed = tr(_("≤ {n} tok/s"), n=format_number(fit.tokens_per_second, tr.lang)) if fit.tokens_per_second else "—"
+    decode = fit.expert_offload.decode if fit.expert_offload is not None else fit.decode
+    speed = speed_text(decode, tr) if decode is not None else "—"
     return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
+
+
+def speed_text(decode: DecodeEstimate, tr: Tr) -> str:
+    """"≈ 38 tok/s (23–45)": the estimate and its band (calc.speed)."""
+    return tr(
+        _("≈ {n} tok/s ({low}–{high})"),
+        n=format_number(round(decode.tokens_per_second), tr.lang),
+        low=format_number(round(decode.low), tr.lang),
+        high=format_number(round(decode.high), tr.lang),
+    )
 
 
 def offload_lines(fit: Fit, tr: Tr) -> list[str]:

@@ -22,10 +22,10 @@ from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, host_bytes, usable_ram
 from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
 from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import GpuChoice, KvType, Request
-from vramfit.calc.results import Estimate, ExpertOffload, Fit
+from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
-from vramfit.calc.speed import decode_tokens_per_second
+from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed
 from vramfit.calc.weights import model_weights
 
 
@@ -178,16 +178,22 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
         gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
-    speed = None
-    if verdict in (Verdict.FITS, Verdict.TIGHT):
-        speed = decode_tokens_per_second(gpu, parts.weights, arch, parts.kv.total_bytes // request.users)
+    ceiling = None
+    placed = verdict in (Verdict.FITS, Verdict.TIGHT)
+    cpu_layers = 0 if placed else arch.n_layers - gpu_layers
+    decode = None
+    if placed or gpu_layers > 0:
+        read = bytes_per_token(parts, request.users, cpu_layers=cpu_layers, output_on_cpu=not placed)
+        decode = _decode(read, gpu, parts)
+        if placed:
+            ceiling = _ceiling(read, gpu, parts)
     max_ctx = largest_context(request, choice, runs_on_gpu) if with_max_context else None
     ram = 0 if gpu.is_unified else (request.ram_bytes if request.ram_bytes is not None else ASSUMED_RAM_BYTES)
     ram_usable = usable_ram(ram)
     on_host = _host_bytes(parts, gpu_layers if verdict in (Verdict.PARTIAL, Verdict.NO) else None)
     experts = None
     if verdict in (Verdict.PARTIAL, Verdict.NO) and not gpu.is_unified:
-        experts = _expert_offload(parts, total, usable, ram_usable)
+        experts = _expert_offload(parts, total, usable, ram_usable, gpu, request.users)
     return Fit(
         gpu=gpu.id,
         name=gpu.name,
@@ -200,7 +206,8 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         headroom_bytes=usable - total,
         total_bytes=total,
         max_context=max_ctx,
-        tokens_per_second=speed,
+        tokens_per_second=ceiling,
+        decode=decode_estimate(decode),
         host_bytes=on_host,
         ram_bytes=ram,
         ram_usable_bytes=ram_usable,
@@ -224,7 +231,47 @@ def _host_bytes(parts: _Parts, gpu_layers: int | None) -> int:
     )
 
 
-def _expert_offload(parts: _Parts, total: int, usable: int, ram_usable: int) -> ExpertOffload | None:
+def bytes_per_token(
+    parts: _Parts, users: int, *, cpu_layers: int = 0, output_on_cpu: bool = False, cpu_expert_blocks: int = 0
+) -> BytesPerToken:
+    """What one generated token of one sequence reads (:mod:`calc.speed`): each layer's active weights, its KV cache
+    and recurrent state for one sequence, and the output layer; on the host for the first ``cpu_layers`` layers (and
+    the output layer when ``output_on_cpu``) and for the routed experts of the first ``cpu_expert_blocks`` blocks."""
+    arch, weights = parts.arch, parts.weights
+    gpu = host = 0
+    per_user = max(users, 1)
+    for il in range(arch.n_layers):
+        layer, experts = weights.layer_bytes[il], weights.expert_layer_bytes[il]
+        active = active_bytes(layer, experts, arch.n_experts, arch.n_experts_used)
+        cache = (parts.kv.layer_bytes[il] + parts.state.layer_bytes[il]) // per_user
+        if il < cpu_layers:
+            host += active + cache
+        elif il < cpu_expert_blocks and experts:
+            moved = active_bytes(experts, experts, arch.n_experts, arch.n_experts_used)
+            host += moved
+            gpu += active - moved + cache
+        else:
+            gpu += active + cache
+    if output_on_cpu:
+        host += weights.output_bytes
+    else:
+        gpu += weights.output_bytes
+    return BytesPerToken(gpu=gpu, host=host)
+
+
+def _decode(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> DecodeSpeed | None:
+    return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0)
+
+
+def _ceiling(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> float | None:
+    """The bandwidth bound (every byte at full bandwidth): ``tokens_per_second`` of the JSON contract."""
+    bound = decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=False, bound=True)
+    return bound.tokens_per_second if bound is not None else None
+
+
+def _expert_offload(
+    parts: _Parts, total: int, usable: int, ram_usable: int, gpu: Gpu, users: int
+) -> ExpertOffload | None:
     """The smallest ``--n-cpu-moe`` plan for a mixture-of-experts model that does not fit whole (None for a dense
     model, or when even every expert on the CPU leaves too little room)."""
     expert_bytes = parts.weights.expert_layer_bytes
@@ -246,7 +293,14 @@ def _expert_offload(parts: _Parts, total: int, usable: int, ram_usable: int) -> 
         cpu_expert_bytes=split.cpu_expert_bytes,
         host_bytes=on_host,
         ram_fits=on_host <= ram_usable,
+        decode=decode_estimate(_decode(bytes_per_token(parts, users, cpu_expert_blocks=split.n_cpu_moe), gpu, parts)),
     )
+
+
+def decode_estimate(speed: DecodeSpeed | None) -> DecodeEstimate | None:
+    if speed is None:
+        return None
+    return DecodeEstimate(tokens_per_second=speed.tokens_per_second, low=speed.low, high=speed.high)
 
 
 def fits_within(total_bytes: int, gpu: Gpu, count: int) -> bool:

@@ -32,6 +32,10 @@ PRESET_CONFIGS = {
     "granite-4.0-h-350m": "granite-4.0-h-350m.json",
     "gemma-4-31b": "Gemma-4-31B-it-NVFP4.json",
     "qwen3-next-80b-a3b": "Qwen3-Next-80B-A3B-Instruct.json",
+    "qwen3.5-2b": "Qwen3.5-2B.json",
+    "qwen3.5-9b": "Qwen3.5-9B.json",
+    "lfm2-1.2b": "LFM2-1.2B.json",
+    "exaone-4.0-32b": "EXAONE-4.0-32B.json",
 }
 
 
@@ -58,9 +62,9 @@ def _answer(question: str, lang: str = "en") -> dict[str, Any]:
     return answer
 
 
-def _qwen35_4b_by_hand(context: int, users: int = 1) -> tuple[int, int]:
-    c = _config("Qwen3.5-4B.json")["text_config"]
-    attention_layers = c["layer_types"].count("full_attention")  # 8 of 32
+def _qwen35_by_hand(file: str, context: int, users: int = 1) -> tuple[int, int]:
+    c = _config(file)["text_config"]
+    attention_layers = c["layer_types"].count("full_attention")  # 8 of 32 (4B, 9B), 6 of 24 (2B)
     kv = attention_layers * context * users * 2 * c["num_key_value_heads"] * c["head_dim"] * 2  # K and V, f16
     key_dim = c["linear_num_key_heads"] * c["linear_key_head_dim"]
     value_dim = c["linear_num_value_heads"] * c["linear_value_head_dim"]
@@ -68,6 +72,10 @@ def _qwen35_4b_by_hand(context: int, users: int = 1) -> tuple[int, int]:
     delta = c["linear_key_head_dim"] * value_dim
     state = (c["num_hidden_layers"] - attention_layers) * users * 4 * (conv + delta)  # f32
     return kv, state
+
+
+def _qwen35_4b_by_hand(context: int, users: int = 1) -> tuple[int, int]:
+    return _qwen35_by_hand("Qwen3.5-4B.json", context, users)
 
 
 @pytest.mark.parametrize(
@@ -83,6 +91,67 @@ def test_a_question_naming_qwen35_counts_its_state_once_per_user(question: str, 
     assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == (kv, state) == (GIB, 52_690_944)
     assert estimate["kv_cache_naive_bytes"] == 4 * GIB  # the textbook formula counts all 32 layers as attention
     assert answer["fits"][0]["verdict"] == "fits"
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [("qwen3.5 9b 32k 3060", "en"), ("큐웬3.5 9b 32k 3060에서 돌아가?", "ko"), ("qwen3.5:9b 32k on a 3060", "en")],
+)
+def test_qwen35_9b_at_32k_on_a_3060(question: str, lang: str) -> None:
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == "qwen3.5-9b"
+    assert answer["request"]["gpus"][0]["id"] == "rtx-3060-12gb"
+    c = _config("Qwen3.5-9B.json")["text_config"]
+    assert (c["num_hidden_layers"], c["num_key_value_heads"], c["head_dim"]) == (32, 4, 256)
+    # 8 full-attention layers x 32,768 cells x K and V x 4 KV heads x 256 x 2 bytes (f16) = 1 GiB; the
+    # 24 Gated DeltaNet layers hold (3 x (2 x 2048 + 4096) conv + 128 x 4096 delta) f32 values each.
+    kv, state = _qwen35_by_hand("Qwen3.5-9B.json", 32768)
+    estimate = answer["estimate"]
+    assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == (kv, state) == (GIB, 52_690_944)
+    naive = c["num_hidden_layers"] * 32768 * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
+    assert estimate["kv_cache_naive_bytes"] == naive == 4 * GIB  # the textbook formula counts all 32 layers
+    assert answer["request"]["model"]["context_length"] == c["max_position_embeddings"]
+    fit = answer["fits"][0]
+    assert fit["verdict"] == "fits"
+    assert fit["headroom_bytes"] == fit["usable_bytes"] - fit["total_bytes"] > 0
+
+
+def _new_preset_kv_by_hand(file: str, context: int) -> tuple[int, int]:
+    """KV cache and recurrent state of one user, f16 KV, llama.cpp's defaults (micro-batch 512)."""
+    if file.startswith("Qwen3.5-"):
+        return _qwen35_by_hand(file, context)
+    c = _config(file)
+    if c["model_type"] == "lfm2":
+        head_dim = c["hidden_size"] // c["num_attention_heads"]
+        kv = len(c["full_attn_idxs"]) * context * 2 * c["num_key_value_heads"] * head_dim * 2
+        conv_layers = c["num_hidden_layers"] - len(c["full_attn_idxs"])
+        return kv, conv_layers * 4 * c["hidden_size"] * (c["conv_L_cache"] - 1)
+    # EXAONE 4.0: sliding layers cache the window plus one micro-batch (llama_kv_cache_iswa), global layers all.
+    per_cell = 2 * c["num_key_value_heads"] * c["head_dim"] * 2
+    sliding = c["layer_types"].count("sliding_attention")
+    window_cells = min(context, c["sliding_window"] + 512)
+    return sliding * window_cells * per_cell + (c["num_hidden_layers"] - sliding) * context * per_cell, 0
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "preset_id", "kv", "state"),
+    [
+        ("qwen3.5 2b 32k 3060", "en", "qwen3.5-2b", 384 << 20, 20_201_472),  # 6 of 24 layers x 2 KV heads x 256
+        ("큐웬3.5 2b 32k 3060에서 돌아가?", "ko", "qwen3.5-2b", 384 << 20, 20_201_472),
+        ("lfm2 1.2b 32k 3060", "en", "lfm2-1.2b", 384 << 20, 163_840),  # 6 of 16 layers x 8 KV heads x 64
+        ("리퀴드 lfm2 1.2b 32k 3060에서 돌아가?", "ko", "lfm2-1.2b", 384 << 20, 163_840),
+        ("exaone 4.0 32b 32k 4090", "en", "exaone-4.0-32b", 2912 << 20, 0),  # 48 x 4,608 + 16 x 32,768 cells
+        ("엑사원 4.0 32b 32k 4090에서 돌아가?", "ko", "exaone-4.0-32b", 2912 << 20, 0),
+    ],
+)
+def test_new_presets_cache_what_their_config_json_says(
+    question: str, lang: str, preset_id: str, kv: int, state: int
+) -> None:
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == preset_id
+    estimate = answer["estimate"]
+    by_hand = _new_preset_kv_by_hand(PRESET_CONFIGS[preset_id], 32768)
+    assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == by_hand == (kv, state)
 
 
 def test_the_state_grows_with_users_not_with_context() -> None:
@@ -136,8 +205,8 @@ def test_vllm_refuses_a_hybrid_model_instead_of_guessing() -> None:
     ("question", "lang", "family"),
     [
         ("qwen3.6 14b 32k 4090", "en", "qwen3.6-"),
-        ("qwen3.5 9b 32k 3060", "en", "qwen3.5-"),
-        ("큐웬3.5 9b 32k 3060에서 돌아가?", "ko", "qwen3.5-"),
+        ("qwen3.5 14b 32k 3060", "en", "qwen3.5-"),  # 9B has a preset now
+        ("큐웬3.5 14b 32k 3060에서 돌아가?", "ko", "qwen3.5-"),
     ],
 )
 def test_a_size_the_catalog_lacks_is_never_read_as_another_size(question: str, lang: str, family: str) -> None:

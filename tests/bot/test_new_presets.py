@@ -23,7 +23,37 @@ QUESTIONS = [
     ("데브스트랄 스몰 4090", "devstral-small-2507-24b", "ko"),
     ("command r7b 3060", "command-r7b-12-2024", "en"),
     ("커맨드 r7b 3060 되나요", "command-r7b-12-2024", "ko"),
+    ("qwen3.5 9b 32k 3060", "qwen3.5-9b", "en"),
+    ("qwen3.5:9b on a 3060", "qwen3.5-9b", "en"),
+    ("큐웬3.5 9b 32k 3060에서 돌아가?", "qwen3.5-9b", "ko"),
+    ("qwen3.5 2b 8k 3060", "qwen3.5-2b", "en"),
+    ("qwen3.5:2b on a 3060", "qwen3.5-2b", "en"),
+    ("큐웬 3.5 2b 3060에서 돌아가?", "qwen3.5-2b", "ko"),
+    ("lfm2 1.2b 32k 3060", "lfm2-1.2b", "en"),
+    ("lfm2:1.2b on a 3060", "lfm2-1.2b", "en"),
+    ("리퀴드 lfm2 1.2b 3060에서 돼?", "lfm2-1.2b", "ko"),
+    ("exaone 4.0 32b 32k 4090", "exaone-4.0-32b", "en"),
+    ("exaone4 32b on a 4090", "exaone-4.0-32b", "en"),
+    ("엑사원 4.0 32b 4090에서 돌아가?", "exaone-4.0-32b", "ko"),
+    ("엑사원4 32b 4090 되나요", "exaone-4.0-32b", "ko"),
 ]
+
+
+# Questions that named an existing preset before these were added and must keep their answer.
+NOT_STOLEN = [
+    ("exaone 32b 3090", "exaone-3.5-32b"),
+    ("엑사원 32b 3090 두 개", "exaone-3.5-32b"),
+    ("exaone 4 1.2b 3060", "exaone-4.0-1.2b"),
+    ("lfm2 700m 3060", "lfm2-700m"),
+    ("qwen3.5 4b 3060", "qwen3.5-4b"),
+    ("큐웬3.5 27b 4090", "qwen3.5-27b"),
+    ("qwen3 8b 3060", "qwen3-8b"),
+]
+
+
+@pytest.mark.parametrize(("question", "model"), NOT_STOLEN, ids=[q[0] for q in NOT_STOLEN])
+def test_the_new_aliases_take_no_existing_question(question: str, model: str) -> None:
+    assert parse(question, CATALOG).model == model
 
 
 @pytest.mark.parametrize(("question", "model", "lang"), QUESTIONS, ids=[q[0] for q in QUESTIONS])

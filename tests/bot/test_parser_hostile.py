@@ -41,9 +41,16 @@ BACKTRACKING = [
 ]
 
 
+# Guards against super-linear work (a regex that backtracks, a loop over every pair of words), not speed
+# measurements: the inputs below took seconds before the fix and take a few milliseconds now, so the limits sit far
+# above today's times and far below a regression's; benchmarks/parse_speed.py measures the speed itself.
+BLOWUP_LIMIT_S = 0.5
+FLAG_BLOWUP_LIMIT_S = 0.1
+
+
 @pytest.mark.parametrize("text", BACKTRACKING, ids=range(len(BACKTRACKING)))
-def test_inputs_that_used_to_backtrack_parse_within_100_ms(text: str) -> None:
-    assert _best_of_three(lambda: parse(text, CATALOG)) < 0.100
+def test_inputs_that_used_to_backtrack_parse_without_blowing_up(text: str) -> None:
+    assert _best_of_three(lambda: parse(text, CATALOG)) < BLOWUP_LIMIT_S
 
 
 LONG = [
@@ -59,22 +66,22 @@ LONG = [
 
 
 @pytest.mark.parametrize("text", LONG, ids=range(len(LONG)))
-def test_a_4000_character_message_parses_within_50_ms(text: str) -> None:
+def test_a_4000_character_message_parses_without_blowing_up(text: str) -> None:
     assert len(text) >= 3990
-    assert _best_of_three(lambda: parse(text, CATALOG)) < 0.050
+    assert _best_of_three(lambda: parse(text, CATALOG)) < BLOWUP_LIMIT_S
 
 
-def test_a_6000_character_slash_option_parses_within_50_ms() -> None:
+def test_a_6000_character_slash_option_parses_without_blowing_up() -> None:
     text = ("라마3 8b 32k 3060에서 돌아가? " * 300)[:6000]
-    assert _best_of_three(lambda: parse(text, CATALOG)) < 0.050
+    assert _best_of_three(lambda: parse(text, CATALOG)) < BLOWUP_LIMIT_S
 
 
 @pytest.mark.parametrize("value", ["1" + " " * 60_000 + "1", "3만" * 30_000, "k" * 60_000])
 def test_flag_values_are_refused_quickly(value: str) -> None:
-    assert _best_of_three(lambda: parse_context(value)) < 0.010
+    assert _best_of_three(lambda: parse_context(value)) < FLAG_BLOWUP_LIMIT_S
     with pytest.raises(BadNumberError):
         parse_context(value)
-    assert _best_of_three(lambda: parse_quantity(value)) < 0.010
+    assert _best_of_three(lambda: parse_quantity(value)) < FLAG_BLOWUP_LIMIT_S
 
 
 # --- numbers ---------------------------------------------------------------------------------------------------
