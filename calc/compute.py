@@ -13,7 +13,29 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
 
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs
 (GGML_SCHED_MAX_COPIES): every GPU holds its own buffer plus three extra copies of the mask and hidden state; the
-output stage sits on the last GPU only. With partial offload the output stage runs on the CPU.
+output stage sits on the last GPU only.
+
+When weights or KV stay on the CPU (``-ngl`` below the layer count, ``--n-cpu-moe``, ``-ot exps=CPU``) the GPU's
+buffer grows, because llama.cpp runs the CPU-side work on the GPU and copies its inputs in
+(:func:`offloaded_compute_bytes`; llama.cpp 0c1e57098, ggml-backend.cpp ``ggml_backend_sched_backend_id_from_cur``
+and its split inputs, ggml-cuda.cu ``ggml_backend_cuda_device_offload_op``): an op whose weight is in host memory
+moves to the GPU when its batch is at least 32 tokens (``GGML_OP_OFFLOAD_MIN_BATCH``; the reserved graph has
+``min(n_ctx, n_ubatch)`` of them), and every host tensor it reads is copied whole into the compute buffer, one
+weight at a time. The buffer is the largest of the stages that apply:
+
+* attention of a layer whose KV is on the GPU: the stage above;
+* attention of a layer whose KV is on the CPU: that layer's whole K and V (all cells), the f32 KQ mask and, with
+  flash attention, its f16 copy, three hidden states, and without flash attention the f32 KQ matrix;
+* the output layer on the CPU: the output matrix (token_embd when tied) plus the output stage;
+* a routed-expert tensor on the CPU: that tensor, the routed activations of the micro-batch
+  (``4 · ub · n_used · (n_ff_exp + h)``), the mask that stays live (f16 with flash attention, else f32) and two
+  hidden states.
+
+These terms reproduce the CUDA0 compute buffer of the partial-offload logs of measured.jsonl: lcpp-12213
+(Llama 3.1 8B, 10/33 layers, 131072 tokens: 920.00 MiB), lcpp-10080 (Mistral 7B, 31/33, no flash attention:
+2264 against 2266 MiB), lcpp-10050 (Llama 3.2 3B, no layers on the GPU: 914 against 908), lcpp-9587 (Gemma 2 27B,
+tied output: 1704.31), lcpp-9949 (Llama 3.1 405B: 1660.25). Expert rows are explained in part (Qwen3-235B with
+81 blocks' experts on the CPU: 952 against 1024 MiB); tests/calc/test_offload.py checks them.
 """
 
 from __future__ import annotations
@@ -71,3 +93,44 @@ def compute_buffers(
     return ComputeBuffers(
         gpu_bytes=sum(per_gpu), per_gpu_bytes=tuple(per_gpu), attention_bytes=attention, output_bytes=output
     )
+
+
+OP_OFFLOAD_MIN_BATCH = 32  # ggml-cuda.cu GGML_OP_OFFLOAD_MIN_BATCH: smaller batches run where the weight is
+
+
+def offloaded_compute_bytes(
+    arch: Architecture,
+    n_ctx: int,
+    *,
+    n_ubatch: int = 512,
+    flash_attn: bool = True,
+    gpu_kv: bool = True,
+    cpu_kv_layer_bytes: int = 0,
+    output_on_gpu: bool = True,
+    output_weight_bytes: int = 0,
+    cpu_expert_tensor_bytes: int = 0,
+) -> int:
+    """One GPU's compute buffer when some layers (their KV: ``cpu_kv_layer_bytes``, the largest CPU layer's K + V),
+    the output layer (``output_weight_bytes``) or routed-expert tensors (``cpu_expert_tensor_bytes``, the largest)
+    stay on the CPU; ``gpu_kv``: some layer's KV is on the GPU."""
+    ub = min(n_ctx, n_ubatch)
+    hidden = F32 * ub * arch.hidden_size
+    mask_f32, mask_f16 = F32 * n_ctx * ub, 2 * n_ctx * ub
+    offload = ub >= OP_OFFLOAD_MIN_BATCH
+    stages = [attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn)] if gpu_kv else []
+    if cpu_kv_layer_bytes and offload:
+        if flash_attn:
+            stages.append(cpu_kv_layer_bytes + mask_f32 + mask_f16 + 3 * hidden)
+        else:
+            kq = F32 * n_ctx * ub * arch.max_heads
+            stages.append(cpu_kv_layer_bytes + mask_f32 + kq + 3 * hidden)
+    output = output_stage_bytes(arch, ub)
+    if output_on_gpu:
+        stages.append(output)
+    elif offload:
+        stages.append(output_weight_bytes + output)
+    if cpu_expert_tensor_bytes and offload:
+        routed = F32 * ub * arch.n_experts_used * (arch.expert_ffn_size + arch.hidden_size)
+        live_mask = mask_f16 if flash_attn else mask_f32
+        stages.append(cpu_expert_tensor_bytes + routed + live_mask + 2 * hidden)
+    return max(stages, default=0)

@@ -30,6 +30,9 @@ class WeightBytes(BaseModel):
     expert_layer_bytes: tuple[int, ...] = Field(description="the routed-expert (ffn_*_exps) part of each layer")
     gpu_bytes: int = Field(description="on the GPU with every layer offloaded")
     host_bytes: int = Field(description="kept in system RAM with every layer offloaded (llama.cpp: token_embd)")
+    largest_expert_tensor_bytes: int = Field(
+        default=0, description="the largest single ffn_*_exps tensor (what llama.cpp copies to the GPU at a time)"
+    )
 
     @classmethod
     def as_llama_cpp_places_them(
@@ -61,6 +64,7 @@ class WeightBytes(BaseModel):
             expert_layer_bytes=roles.experts,
             gpu_bytes=tensor_bytes - roles.unloaded_bytes - roles.embd_bytes + (out_bytes if tied else 0),
             host_bytes=roles.embd_bytes,
+            largest_expert_tensor_bytes=roles.largest_expert_bytes,
         )
 
     @property
@@ -79,6 +83,7 @@ class RoleSums:
     out_bytes: int
     out_type: str
     unloaded_bytes: int = 0  # blk.N with N ≥ the model's layers: multi-token-prediction blocks llama.cpp skips
+    largest_expert_bytes: int = 0  # the largest single routed-expert tensor
 
 
 def layer_of(name: str) -> int | None:
@@ -91,17 +96,18 @@ def sum_by_role(tensors: Iterable[tuple[str, int | None, bool, int, str]], n_lay
     """Add up ``(name, layer, is_expert, bytes, type)`` rows: per layer below ``n_layers``, token_embd, output."""
     layers = [0] * n_layers
     experts = [0] * n_layers
-    embd_bytes, embd_type, out_bytes, out_type, unloaded = 0, "", 0, "", 0
+    embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert = 0, "", 0, "", 0, 0
     for name, layer, is_expert, n_bytes, type_name in tensors:
         if layer is not None:
             if layer < n_layers:
                 layers[layer] += n_bytes
                 if is_expert:
                     experts[layer] += n_bytes
+                    largest_expert = max(largest_expert, n_bytes)
             else:
                 unloaded += n_bytes
         elif name == "token_embd.weight":
             embd_bytes, embd_type = n_bytes, type_name
         elif name == "output.weight":
             out_bytes, out_type = n_bytes, type_name
-    return RoleSums(tuple(layers), tuple(experts), embd_bytes, embd_type, out_bytes, out_type, unloaded)
+    return RoleSums(tuple(layers), tuple(experts), embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert)

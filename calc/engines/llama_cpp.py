@@ -13,7 +13,7 @@ import threading
 from functools import lru_cache
 
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.compute import ComputeBuffers, compute_buffers, output_stage_bytes
+from vramfit.calc.compute import ComputeBuffers, compute_buffers, offloaded_compute_bytes, output_stage_bytes
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
 from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
@@ -89,6 +89,20 @@ class _Parts:
                 output_on_gpu=output_on_gpu,
             )
         return self._compute[key]
+
+    def offloaded_compute(self, *, cpu_layers: bool, cpu_experts: bool) -> int:
+        """The GPU's compute buffer (one GPU) with layers, or routed experts, left on the CPU
+        (:func:`calc.compute.offloaded_compute_bytes`)."""
+        return offloaded_compute_bytes(
+            self.arch,
+            self.kv.full_cells,
+            n_ubatch=self.n_ubatch,
+            flash_attn=self.flash_attn,
+            cpu_kv_layer_bytes=max(self.kv.layer_bytes, default=0) if cpu_layers else 0,
+            output_on_gpu=not cpu_layers,
+            output_weight_bytes=self.weights.output_bytes,
+            cpu_expert_tensor_bytes=self.weights.largest_expert_tensor_bytes if cpu_experts else 0,
+        )
 
 
 _PARTS_CACHE: dict[tuple[object, ...], _Parts] = {}
@@ -175,7 +189,10 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     verdict = whole_verdict(total, usable)
     gpu_layers = n_layers
     if verdict is None:
-        fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
+        if count == 1:
+            fixed = parts.offloaded_compute(cpu_layers=True, cpu_experts=False) + runtime
+        else:  # a layer split over several GPUs with the rest on the CPU: the full-offload rule, output on the CPU
+            fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
         gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
     ceiling = None
@@ -278,7 +295,9 @@ def _expert_offload(
     blocks = expert_layers(expert_bytes)
     if not blocks:
         return None
-    split = smallest_expert_split(expert_bytes, lambda moved: total - moved, usable)
+    # With experts on the CPU the GPU's compute buffer holds a copy of one expert tensor at a time.
+    compute_change = parts.offloaded_compute(cpu_layers=False, cpu_experts=True) - parts.compute(1).gpu_bytes
+    split = smallest_expert_split(expert_bytes, lambda moved: total - moved + compute_change, usable)
     if split is None:
         return None
     on_host = host_bytes(
