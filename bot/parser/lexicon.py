@@ -11,17 +11,22 @@ import re
 import unicodedata
 
 # Hangul spellings of model-name words → the English token they stand for (a value may be two words).
+# Common misspellings are spelled out (잼마, 리마, 딥싴): match.py's fuzzy reading skips two-syllable words, which
+# collide too easily with ordinary ones.
 KO_MODEL_WORDS: dict[str, str] = {
     "라마": "llama",
     "야마": "llama",
+    "리마": "llama",
     "젬마": "gemma",
     "잼마": "gemma",
     "겜마": "gemma",
+    "제마": "gemma",
     "큐웬": "qwen",
     "퀜": "qwen",
     "큐원": "qwen",
     "큐엔": "qwen",
     "쿠엔": "qwen",
+    "쿠웬": "qwen",
     "큐언": "qwen",
     "첸": "qwen",
     "미스트랄": "mistral",
@@ -32,6 +37,7 @@ KO_MODEL_WORDS: dict[str, str] = {
     "딥시크": "deepseek",
     "딥씨크": "deepseek",
     "딥식": "deepseek",
+    "딥싴": "deepseek",
     "파이": "phi",
     "엑사원": "exaone",
     "솔라": "solar",

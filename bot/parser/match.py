@@ -4,7 +4,9 @@ Exact keys first (the longest span of tokens whose key is a catalog name or alia
 only when no exact name was found, looser readings in this order; each is reported, never silently applied:
 
 1. *family + size* ("qwen 7b", "deepseek qwen 14b"): the catalog names that start with the family word and end with
-   that size. One model: accepted and recorded as ``model_fuzzy``. Several: an error listing them.
+   that size. One model: accepted and recorded as ``model_fuzzy``. Several that are versions of one model with one
+   architecture ("llama 70b": Llama 3, 3.1 and 3.3 70B, which need the same memory): the newest, as ``model_fuzzy``.
+   Otherwise several: an error listing them.
 2. *prefix* ("llama 3", "gemma 2", "exaone"): the catalog names that start with the text. Several: an error listing
    them (or, for "what fits" questions, candidates to filter the list). One, with a version or second word: accepted
    as ``model_fuzzy``.
@@ -188,11 +190,55 @@ def _family_of(form: str, idx: CatalogIndex) -> str | None:
     return m.group() if m and m.group() in idx.family_words else None
 
 
+_VERSION = re.compile(r"\d+(?:\.\d+)*")
+
+
+def newest_version(ids: Iterable[str], catalog: Catalog | None) -> str | None:
+    """The newest of several presets that are versions of one model and need the same memory, else None.
+
+    Versions of one model: the preset ids differ only in their numbers ("llama-3-70b", "llama-3.1-70b",
+    "llama-3.3-70b"; not "qwen2.5-7b" and "qwen2.5-coder-7b", nor "deepseek-v3" and "deepseek-r1"). The same memory:
+    the architectures (the presets' config numbers) are equal but for the training context, and the newest (the
+    highest version numbers) has the longest, so its answer holds at any context the older versions take."""
+    found = sorted(set(ids))
+    if catalog is None or len(found) < 2 or any(i not in catalog.models for i in found):
+        return None
+    if len({_VERSION.sub("#", i) for i in found}) != 1:
+        return None
+    archs = {i: catalog.models[i].architecture for i in found}
+    numbers = [a.model_dump(exclude={"context_length"}) for a in archs.values()]
+    if any(n != numbers[0] for n in numbers[1:]):
+        return None
+
+    def version(model_id: str) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(int(n) for n in v.split(".")) for v in _VERSION.findall(model_id))
+
+    newest = max(found, key=version)
+    if archs[newest].context_length < max(a.context_length for a in archs.values()):
+        return None
+    return newest
+
+
+def _name_tail(tokens: Tokens, forms: list[str], end: int, model_id: str) -> int:
+    """Where the name read as ``model_id`` ends: past the words after the size that are parts of its id too
+    ("qwen 235b a22b" is qwen3-235b-a22b, the "a22b" included), so they are not reported as not understood."""
+    parts = set(model_id.split("-"))
+    while tokens.free(end) and forms[end] in parts and not forms[end].isdigit():
+        end += 1
+    return end
+
+
 def loose_models(
-    tokens: Tokens, idx: CatalogIndex, forms: list[str], allow_candidates: bool, second: bool = False
+    tokens: Tokens,
+    idx: CatalogIndex,
+    forms: list[str],
+    allow_candidates: bool,
+    second: bool = False,
+    catalog: Catalog | None = None,
 ) -> ModelMatch | None:
     """Family + size, then prefix readings (see the module docstring). ``second``: looking for the other model of
-    a comparison, where a family word alone ("llama 3.1 8b, is llama good?") is not a second model."""
+    a comparison, where a family word alone ("llama 3.1 8b, is llama good?") is not a second model. ``catalog``:
+    the presets' architectures, to answer a family + size shared by versions of one model with the newest."""
     best: tuple[int, Span, set[str], str] | None = None  # (kind, span, ids, text): kind 0 family+size, 1 prefix
     n = len(forms)
     for i in range(n):
@@ -234,8 +280,12 @@ def loose_models(
             query=f"{text} {tokens.items[span.end].text}",
         )
     if len(ordered) == 1 and (kind == 0 or span.words >= 2 or any(ch.isdigit() for ch in text)):
-        tokens.use(span.start, span.end)
+        tokens.use(span.start, _name_tail(tokens, forms, span.end, ordered[0]) if kind == 0 else span.end)
         return ModelMatch([ordered[0]], fuzzy=True)
+    newest = newest_version(ordered, catalog) if kind == 0 and not allow_candidates else None
+    if newest is not None:
+        tokens.use(span.start, _name_tail(tokens, forms, span.end, newest))
+        return ModelMatch([newest], fuzzy=True)
     if allow_candidates:
         tokens.use(span.start, span.end)
         return ModelMatch([], candidates=tuple(ordered))
@@ -331,7 +381,11 @@ def _sized_reading(tokens: Tokens, idx: CatalogIndex, span: Span) -> tuple[Span,
     return (Span(span.start, nxt + 1, frozenset(found), span.words + 1), found) if found else None
 
 
-def match_models(tokens: Tokens, idx: CatalogIndex, *, compare: bool, allow_candidates: bool) -> ModelMatch:
+def match_models(
+    tokens: Tokens, idx: CatalogIndex, *, compare: bool, allow_candidates: bool, catalog: Catalog | None = None
+) -> ModelMatch:
+    """The models a question names (see the module docstring); ``catalog`` lets a family + size shared by versions of
+    one model with one architecture answer with the newest instead of an ambiguity error."""
     spans = exact_models(tokens, idx)
     ids: list[str] = []
     fuzzy = False
@@ -341,7 +395,10 @@ def match_models(tokens: Tokens, idx: CatalogIndex, *, compare: bool, allow_cand
         sized = _sized_reading(tokens, idx, span)
         if sized is not None:
             span, sized_ids = sized
-            if len(sized_ids) > 1:
+            newest = newest_version(sized_ids, catalog) if len(sized_ids) > 1 else None
+            if newest is not None:
+                span = Span(span.start, span.end, frozenset({newest}), span.words)
+            elif len(sized_ids) > 1:
                 raise _ambiguous(_span_text(tokens, span), sized_ids)
             fuzzy = True
         tokens.use(span.start, span.end)
@@ -351,11 +408,11 @@ def match_models(tokens: Tokens, idx: CatalogIndex, *, compare: bool, allow_cand
     forms = [t.form for t in tokens.items]
     if ids:
         if len(ids) == 1 and compare:
-            extra = loose_models(tokens, idx, forms, allow_candidates=False, second=True)
+            extra = loose_models(tokens, idx, forms, allow_candidates=False, second=True, catalog=catalog)
             if extra is not None and extra.ids and extra.ids[0] not in ids:
                 return ModelMatch(ids + extra.ids, fuzzy=True)
         return ModelMatch(ids, fuzzy=fuzzy)
-    loose = loose_models(tokens, idx, forms, allow_candidates) or spelling_models(tokens, idx)
+    loose = loose_models(tokens, idx, forms, allow_candidates, catalog=catalog) or spelling_models(tokens, idx)
     if loose is not None:
         return loose
     for i, tok in enumerate(tokens.items):

@@ -24,7 +24,9 @@ from vramfit.calc.gpu import GIB
 from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request
 
-Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant"]
+# "min_gpus": how many of the named GPU the model needs ("how many 3090s do i need for deepseek v3", "3090 몇 장
+# 필요해?"). The parser reads it; bot.answering.resolve does not answer it yet (it answers such a question as "fit").
+Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant", "min_gpus"]
 Lang = Literal["ko", "en"]
 
 # Stable keys of what was filled in rather than read, in this order.
@@ -181,7 +183,9 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
     ram_gb = match.system_ram(tokens)
-    models = match.match_models(tokens, idx, compare=slots.mentions_compare(intent_text), allow_candidates=wants_list)
+    models = match.match_models(
+        tokens, idx, compare=slots.mentions_compare(intent_text), allow_candidates=wants_list, catalog=cat
+    )
     gpus = match.match_gpus(tokens, idx, cat)
     if not gpus.choices:
         gpus = match.generic_gpus(tokens)

@@ -90,13 +90,20 @@ _KVT = (
     r"(fp8(?:[_-]?e4m3|[_-]?e5m2)?|fp32|f32|fp16|f16|bf16|q8_0|q8|q5_1|q5_0|q4_1|q4_0|q4|iq4_nl|int8|int4"
     r"|(?:16|8|4)\s?-?\s?(?:bits?|비트))"
 )
+# "kv", "kv cache", "k/v 캐시", or "cache" / "캐시" alone ("q8_0 cache", "cache-type q8_0", "캐시 q8_0으로"): the
+# weights are never called a cache, so a format next to the word is the KV cache's.
 _KVW = (
-    r"(?:k/v|kv)(?:[\s_-]*(?:cache|캐시|캐쉬))?"
+    r"(?:(?:k/v|kv)(?:[\s_-]*(?:cache|캐시|캐쉬))?|cache|캐시|캐쉬)"
     r"(?:[\s_-]*(?:type|dtype|타입|형식|양자화|quant(?:ization)?|precision|정밀도))?"
 )
 _KV_AFTER = re.compile(rf"(?<![a-z0-9]){_KVW}\s*(?:[:=]|은|는|을|를|도|as|in|to|at|with|=)?\s*{_KVT}(?![a-z0-9_])")
 _KV_BEFORE = re.compile(rf"(?<![a-z0-9_]){_KVT}\s*(?:로|으로|짜리|의|for)?\s*{_KVW}(?![a-z])")
-_KV_FLAG = re.compile(rf"(?:--cache-type-[kv]|-ct[kv]|--kv-cache-dtype)(?:\s*=\s*|\s+){_KVT}(?![a-z0-9_])")
+# llama.cpp's flags and llama-cpp-python's / vLLM's argument names: "--cache-type-k", "cache_type_v", "-ctk",
+# "--kv-cache-dtype".
+_KV_FLAG = re.compile(
+    rf"(?:(?<![a-z0-9])(?:--)?cache[-_]type[-_][kv]|-ct[kv]|(?<![a-z0-9])(?:--)?kv[-_]cache[-_]dtype)"
+    rf"(?:\s*[=:]\s*|\s+){_KVT}(?![a-z0-9_])"
+)
 
 
 def _kv_type(word: str, engine: Engine | None) -> KvType:
@@ -199,6 +206,9 @@ _QUANT_WORD = re.compile(
     r"(?<![a-z0-9])(fp32|f32|fp16|f16|bf16|fp8|int8|int4|awq|gptq|nf4|mxfp4|w4a16|w8a8)(?![a-z0-9])"
 )
 _QUANT_BITS = re.compile(r"(?<![a-z0-9.])(\d{1,2})\s*-?\s*(?:bits?|비트|bpw)(?![a-z0-9])")
+# Quantization-aware-trained weights ("gemma3:27b-it-qat", "gemma 3 27b qat"): Google's QAT release of Gemma 3, and
+# Ollama's qat tags, are Q4_0 files (INT4 on vLLM, as for AWQ). A format named as well wins.
+_QAT = re.compile(r"(?<![a-z0-9])qat(?![a-z0-9])")
 _FULL_PRECISION = re.compile(
     r"full[\s-]?precision|unquantized|non[\s-]?quantized|no\s+quant(?:ization)?|양자화\s*(?:없이|안\s*한|안\s*하고)"
     r"|비양자화|원본\s*(?:모델|가중치|그대로)|풀\s*프리시전"
@@ -244,8 +254,12 @@ def extract_quant(s: Scratch, engine: Engine | None) -> str | None:
     for m in _FULL_PRECISION.finditer(s.text):
         found.append((m.start(), "F16"))
         s.take(m)
+    qat = False
+    for m in _QAT.finditer(s.text):
+        qat = True
+        s.take(m)
     if not found:
-        return None
+        return ("INT4" if engine == Engine.VLLM else "Q4_0") if qat else None
     return min(found)[1]
 
 
@@ -363,12 +377,27 @@ _WHAT_FITS = re.compile(
     r"|어떤\s*(?:모델|llm|거)|무슨\s*(?:모델|llm)|(?:제일|가장)\s*큰\s*(?:모델|llm|거)"
     r"|(?:돌릴|돌아갈|굴릴|쓸)\s*수\s*있는\s*(?:\S+\s*)?(?:모델|거|것|llm)|모델\s*(?:추천|뭐)|추천\s*(?:모델|해)"
 )
+# How many GPUs the model needs: "how many 3090s do i need", "needs how many 4090s", "how many gpus", "minimum number
+# of gpus", "3090 몇 장 필요해", "4090 몇 개면", "그래픽카드 몇 장", "h100 몇 대". A count of something else ("how many
+# users", "몇 명", "모델 몇 개") is not one.
+_GPU_WORD = (
+    r"(?:(?:rtx|gtx|rx|nvidia|amd|radeon|geforce|tesla)\s*)?(?:[a-z]{0,2}\d{2,4}(?:\s?(?:ti|super|xtx|xt|pro))?s?"
+    r"(?:\s+\d+gb)?|gpus?|cards?|graphics\s+cards?|devices)"
+)
+_MIN_GPUS = re.compile(
+    rf"how\s+many\s+{_GPU_WORD}(?![a-z0-9])(?!\s*(?:users?|people|requests?|sessions?|tokens?|k\b))"
+    r"|(?:min(?:imum)?|fewest|smallest)\s+(?:number\s+of\s+|amount\s+of\s+)?(?:gpus|cards|graphics\s+cards)\b"
+    r"|(?:gpus?|그래픽\s*카드|글카|카드|\d+gb|[a-z]{0,2}\d{2,4}(?:\s?(?:ti|티|super|슈퍼|xtx|xt))?)\s*(?:이|가|을|를|는|은)?\s*"
+    r"(?:최소\s*)?몇\s*(?:개|장|대)|몇\s*장"
+)
 _COMPARE = re.compile(r"\bvs\b|versus|compare|비교|\bor\b|아니면|랑|하고|and")
 
 
 def detect_intent(text: str, n_models: int) -> str:
     if n_models >= 2:
         return "compare"
+    if _MIN_GPUS.search(text):
+        return "min_gpus"
     if _MAX_USERS.search(text):
         return "max_users"
     if _MAX_CONTEXT.search(text):

@@ -252,6 +252,33 @@ ENGINES = [
     Row("라마3.1 8b llama.cpp랑 vllm 비교", "llama-3.1-8b"),
 ]
 
+# How many GPUs a model needs: the parser reads the intent; bot.answering.resolve does not answer it with a count yet
+# (a question with it gets the "fit" answer), so these rows check the parse only and stay out of TABLES.
+MIN_GPUS = [
+    Row("how many 3090s do i need for deepseek v3", "deepseek-v3", "rtx-3090"),
+    Row("deepseek v3 needs how many 4090s", "deepseek-v3", "rtx-4090"),
+    Row("how many gpus for llama 3.1 405b", "llama-3.1-405b"),
+    Row("how many rtx 4090 for llama 3.1 70b at 32k", "llama-3.1-70b", "rtx-4090", context=32768),
+    Row("minimum number of gpus for qwen3 235b a22b", "qwen3-235b-a22b"),
+    Row("how many a100 80gb cards do I need for llama 3.1 405b q8", "llama-3.1-405b", "a100-80gb", quant="Q8_0"),
+    Row("how many 3090s to serve qwen2.5 72b to 8 users", "qwen2.5-72b", "rtx-3090", users=8),
+    Row("딥시크 v3 돌리려면 3090 몇 장 필요해?", "deepseek-v3", "rtx-3090"),
+    Row("4090 몇 개면 라마 405b 돌아가?", "llama-3.1-405b", "rtx-4090"),
+    Row("h100 몇 대 있어야 딥시크 r1 돌려?", "deepseek-r1", "h100-sxm"),
+    Row("그래픽카드 몇 장 있어야 라마3.1 70b 돌아가?", "llama-3.1-70b"),
+    Row("라마3.1 70b 32k 3090 최소 몇 장?", "llama-3.1-70b", "rtx-3090", context=32768),
+    Row("큐웬2.5 72b 4090 몇 장이면 돼?", "qwen2.5-72b", "rtx-4090"),
+    Row("gpu 몇 개 있어야 큐웬3 235b a22b 돌려", "qwen3-235b-a22b"),
+]
+# Counts of something else are not a GPU count.
+NOT_MIN_GPUS = [
+    ("how many users can a 4090 serve with qwen2.5 7b", "max_users"),
+    ("how many tokens of context fit for phi-4 on a 3090", "max_context"),
+    ("큐웬2.5 7b 4090 동시 사용자 몇 명까지?", "max_users"),
+    ("라마3.1 8b 3090 두 장", "fit"),
+    ("llama 3.1 70b on two 3090s", "fit"),
+]
+
 TABLES = {
     "fit": FIT,
     "what_fits": WHAT_FITS,
@@ -606,3 +633,13 @@ def test_engines_side_by_side(row: Row) -> None:
     data = cli_json(row.q)
     assert [e["request"]["engine"] for e in data["engines"]] == ["llama.cpp", "vllm"]
     assert data["engines"][1]["estimate"]["kv_cache_bytes"] == vllm.estimate.kv_cache_bytes
+
+
+@pytest.mark.parametrize("row", rows(MIN_GPUS))
+def test_min_gpus_is_read(row: Row) -> None:
+    check_parse(row, "min_gpus")
+
+
+@pytest.mark.parametrize(("question", "intent"), NOT_MIN_GPUS)
+def test_other_counts_are_not_min_gpus(question: str, intent: str) -> None:
+    assert parse(question).intent == intent

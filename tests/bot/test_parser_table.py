@@ -2,8 +2,8 @@
 
 Each row gives the question and what it must parse to. Keys left out must be at their "not said" value (None, empty,
 "fit"), so every row checks the whole parse. ``gpus`` is a list of (preset id, count); ``flags`` are the assumed keys
-beyond the five plain defaults (gpu_variant, gpu_generic, model_fuzzy). Rows with ``error`` expect that error code
-and, with ``suggests``, those preset ids among the suggestions.
+beyond the five plain defaults (gpu_variant, gpu_generic, model_fuzzy); ``unparsed`` the words reported as not
+understood. Rows with ``error`` expect that error code and, with ``suggests``, those preset ids among the suggestions.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ("mixtral 8x22b on 4x a100 80gb", {"model": "mixtral-8x22b", "gpus": [("a100-80gb", 4)]}),
     (
         "Mixtral 8x7B EXL2? nah Q3_K_S on a 4080",
-        {"model": "mixtral-8x7b", "quant": "Q3_K_S", "gpus": [("rtx-4080", 1)]},
+        {"model": "mixtral-8x7b", "quant": "Q3_K_S", "gpus": [("rtx-4080", 1)], "unparsed": ["exl2"]},
     ),
     ("qwen3 30b a3b on a 4090", {"model": "qwen3-30b-a3b", "gpus": [("rtx-4090", 1)]}),
     (
@@ -101,7 +101,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ("llama 3.1 8b 16384", {"model": "llama-3.1-8b", "context": 16384}),
     (
         "I get 30 tokens/s with llama 3.1 8b on my 4090, can I do 32k?",
-        {"model": "llama-3.1-8b", "context": 32768, "gpus": [("rtx-4090", 1)]},
+        {"model": "llama-3.1-8b", "context": 32768, "gpus": [("rtx-4090", 1)], "unparsed": ["30"]},
     ),
     # --- English: quant --------------------------------------------------------------------------------------------
     ("qwen2.5 7b iq4_xs", {"model": "qwen2.5-7b", "quant": "IQ4_XS"}),
@@ -261,7 +261,11 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         {"intent": "best_quant", "model": "gemma-3-27b", "gpus": [("rtx-3090", 1)]},
     ),
     ("llama 3 on my 3060", {"error": "unknown_model", "suggests": ["llama-3-8b", "llama-3-70b"]}),
-    ("llama 8b on my 3060", {"error": "unknown_model", "suggests": ["llama-3-8b", "llama-3.1-8b"]}),
+    # Llama 3 8B and 3.1 8B have one architecture (but the training context): "llama 8b" is the newest, said loosely.
+    (
+        "llama 8b on my 3060",
+        {"model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant", "model_fuzzy"]},
+    ),
     ("gemma 27b on a 4090", {"error": "unknown_model", "suggests": ["gemma-2-27b", "gemma-3-27b"]}),
     ("mistral 24b on a 3090", {"model": "mistral-small-24b", "gpus": [("rtx-3090", 1)], "flags": ["model_fuzzy"]}),
     (
@@ -277,7 +281,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         "Running deepseek-r1:14b on 3060 12gb",
         {"model": "deepseek-r1-distill-qwen-14b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["model_fuzzy"]},
     ),
-    ("gemma3:27b-it-qat on RTX3090", {"model": "gemma-3-27b", "gpus": [("rtx-3090", 1)]}),
+    ("gemma3:27b-it-qat on RTX3090", {"model": "gemma-3-27b", "quant": "Q4_0", "gpus": [("rtx-3090", 1)]}),
     ("phi4:14b rx7900xtx", {"model": "phi-4", "gpus": [("rx-7900-xtx", 1)]}),
     (
         "32GB RAM + 8GB VRAM, llama 3.1 8b",
@@ -410,7 +414,10 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ),
     ("라마3.1 8b 1.5만 토큰", {"lang": K, "model": "llama-3.1-8b", "context": 15000}),
     ("라마3.1 8b 컨텍스트 2천만", {"lang": K, "error": "bad_number"}),
-    ("큐웬3 8b 초당 30토큰 나와? 4060", {"lang": K, "model": "qwen3-8b", "gpus": [("rtx-4060", 1)]}),
+    (
+        "큐웬3 8b 초당 30토큰 나와? 4060",
+        {"lang": K, "model": "qwen3-8b", "gpus": [("rtx-4060", 1)], "unparsed": ["30토큰"]},
+    ),
     # --- Korean: quant, KV cache, engine, flash attention ----------------------------------------------------------
     (
         "3060 12기가에 라마3 8b q8 올라가나요",
@@ -519,7 +526,10 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         {"lang": K, "model": "llama-3.1-70b", "gpus": [("generic-24gb", 2)], "flags": ["gpu_generic"]},
     ),
     ("램 64기가 3060 12기가 라마3.1 8b", {"lang": K, "model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)]}),
-    ("7900xtx 두장 라마 70b", {"lang": K, "error": "unknown_model", "suggests": ["llama-3-70b", "llama-3.1-70b"]}),
+    (
+        "7900xtx 두장 라마 70b",
+        {"lang": K, "model": "llama-3.3-70b", "gpus": [("rx-7900-xtx", 2)], "flags": ["model_fuzzy"]},
+    ),
     ("라마3.1 8b 3060 16기가", {"lang": K, "error": "unknown_gpu", "suggests": ["rtx-3060-12gb"]}),
     ("m5 맥스로 라마3.1 70b", {"lang": K, "error": "unknown_gpu"}),
     ("라마3.1 8b 4090 100장", {"lang": K, "error": "bad_number"}),
@@ -685,6 +695,144 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ("제미나이 3060", {"lang": K, "error": "unknown_model"}),
     ("안녕하세요 질문 있어요", {"lang": K}),
     ("요즘 라면 뭐가 맛있냐", {"lang": K}),
+    # --- KV cache named by "cache" / "캐시" alone, by llama.cpp's flags, before or after the format -------------------
+    ("llama 3.1 8b q8_0 cache 32k", {"model": "llama-3.1-8b", "kv": "q8_0", "context": 32768}),
+    ("llama 3.1 8b cache q8_0 on a 4090", {"model": "llama-3.1-8b", "kv": "q8_0", "gpus": [("rtx-4090", 1)]}),
+    ("llama 3.1 8b kv q8", {"model": "llama-3.1-8b", "kv": "q8_0"}),
+    ("llama 3.1 8b q4_k_m cache-type q8_0", {"model": "llama-3.1-8b", "quant": "Q4_K_M", "kv": "q8_0"}),
+    ("llama 3.1 8b --cache-type-k q8_0 --cache-type-v q8_0", {"model": "llama-3.1-8b", "kv": "q8_0"}),
+    ("llama 3.1 8b cache_type_k=q4_0", {"model": "llama-3.1-8b", "kv": "q4_0"}),
+    (
+        "qwen3 8b q5_k_m -ctk q4_0 -ctv q4_0 4060",
+        {"model": "qwen3-8b", "quant": "Q5_K_M", "kv": "q4_0", "gpus": [("rtx-4060", 1)]},
+    ),
+    ("llama 3.1 8b q8 kv cache 16k", {"model": "llama-3.1-8b", "kv": "q8_0", "context": 16384}),
+    ("llama 3.1 8b q4_0 cache", {"model": "llama-3.1-8b", "kv": "q4_0"}),
+    ("llama 3.1 8b cache q4_0", {"model": "llama-3.1-8b", "kv": "q4_0"}),
+    ("qwen2.5 7b kv q4 on a 4060", {"model": "qwen2.5-7b", "kv": "q4_0", "gpus": [("rtx-4060", 1)]}),
+    (
+        "q8_0 32k 3060 llama 3 8b",
+        {
+            "model": "llama-3-8b",
+            "quant": "Q8_0",
+            "context": 32768,
+            "gpus": [("rtx-3060-12gb", 1)],
+            "flags": ["gpu_variant"],
+        },
+    ),
+    ("llama 3 8b q8_0 32k cache q4_0", {"model": "llama-3-8b", "quant": "Q8_0", "kv": "q4_0", "context": 32768}),
+    ("라마3.1 8b KV 캐시 q8 32k", {"lang": K, "model": "llama-3.1-8b", "kv": "q8_0", "context": 32768}),
+    ("라마3.1 8b 캐시 q8_0으로 4090", {"lang": K, "model": "llama-3.1-8b", "kv": "q8_0", "gpus": [("rtx-4090", 1)]}),
+    ("라마3.1 8b 캐시 q4_0으로 64k", {"lang": K, "model": "llama-3.1-8b", "kv": "q4_0", "context": 65536}),
+    ("큐웬3 8b q4_k_m에 캐시는 q8_0", {"lang": K, "model": "qwen3-8b", "quant": "Q4_K_M", "kv": "q8_0"}),
+    (
+        "젬마3 12b q8_0 캐시 3060",
+        {"lang": K, "model": "gemma-3-12b", "kv": "q8_0", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
+    ),
+    (
+        "라마3 8b q8_0 32k 3060",
+        {
+            "lang": K,
+            "model": "llama-3-8b",
+            "quant": "Q8_0",
+            "context": 32768,
+            "gpus": [("rtx-3060-12gb", 1)],
+            "flags": ["gpu_variant"],
+        },
+    ),
+    # --- a family and a size shared by versions of one architecture: the newest, said loosely --------------------
+    ("llama 70b", {"model": "llama-3.3-70b", "flags": ["model_fuzzy"]}),
+    ("llama 70b on 2x 3090", {"model": "llama-3.3-70b", "gpus": [("rtx-3090", 2)], "flags": ["model_fuzzy"]}),
+    ("qwen 27b on a 5090", {"model": "qwen3.6-27b", "gpus": [("rtx-5090", 1)], "flags": ["model_fuzzy"]}),
+    (
+        "llama 3.1 8b vs llama 70b on a 4090",
+        {
+            "intent": "compare",
+            "model": "llama-3.1-8b",
+            "compare_model": "llama-3.3-70b",
+            "gpus": [("rtx-4090", 1)],
+            "flags": ["model_fuzzy"],
+        },
+    ),
+    # Same architecture but not versions of one model (base and coder), or different architectures: still asked.
+    ("qwen 7b on a 3060", {"error": "unknown_model", "suggests": ["qwen2.5-7b", "qwen2.5-coder-7b"]}),
+    ("qwen 32b on a 4090", {"error": "unknown_model", "suggests": ["qwen3-32b", "qwen2.5-32b"]}),
+    ("deepseek 671b on 8x h200", {"error": "unknown_model", "suggests": ["deepseek-v3", "deepseek-r1"]}),
+    ("라마 70b", {"lang": K, "model": "llama-3.3-70b", "flags": ["model_fuzzy"]}),
+    (
+        "라마 70b 4090 두 장 q4",
+        {"lang": K, "model": "llama-3.3-70b", "quant": "Q4_K_M", "gpus": [("rtx-4090", 2)], "flags": ["model_fuzzy"]},
+    ),
+    (
+        "라마 8b 3060",
+        {"lang": K, "model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant", "model_fuzzy"]},
+    ),
+    ("큐웬 7b 3060", {"lang": K, "error": "unknown_model", "suggests": ["qwen2.5-7b", "qwen2.5-coder-7b"]}),
+    ("젬마 27b 4090", {"lang": K, "error": "unknown_model", "suggests": ["gemma-2-27b", "gemma-3-27b"]}),
+    # --- how many GPUs a model needs ------------------------------------------------------------------------------
+    (
+        "how many 3090s do i need for deepseek v3",
+        {"intent": "min_gpus", "model": "deepseek-v3", "gpus": [("rtx-3090", 1)]},
+    ),
+    ("deepseek v3 needs how many 4090s", {"intent": "min_gpus", "model": "deepseek-v3", "gpus": [("rtx-4090", 1)]}),
+    ("how many gpus for llama 3.1 405b", {"intent": "min_gpus", "model": "llama-3.1-405b"}),
+    (
+        "how many h100s for deepseek r1 at 32k",
+        {
+            "intent": "min_gpus",
+            "model": "deepseek-r1",
+            "context": 32768,
+            "gpus": [("h100-sxm", 1)],
+            "flags": ["gpu_variant"],
+        },
+    ),
+    (
+        "딥시크 v3 돌리려면 3090 몇 장 필요해?",
+        {"lang": K, "intent": "min_gpus", "model": "deepseek-v3", "gpus": [("rtx-3090", 1)]},
+    ),
+    (
+        "4090 몇 개면 라마 405b 돌아가?",
+        {
+            "lang": K,
+            "intent": "min_gpus",
+            "model": "llama-3.1-405b",
+            "gpus": [("rtx-4090", 1)],
+            "flags": ["model_fuzzy"],
+        },
+    ),
+    (
+        "h100 몇 대 있어야 딥시크 r1 돌려?",
+        {"lang": K, "intent": "min_gpus", "model": "deepseek-r1", "gpus": [("h100-sxm", 1)], "flags": ["gpu_variant"]},
+    ),
+    ("그래픽카드 몇 장 있어야 라마3.1 70b 돌아가?", {"lang": K, "intent": "min_gpus", "model": "llama-3.1-70b"}),
+    # --- Korean misspellings of model names -----------------------------------------------------------------------
+    ("딥싴 v3 h200 8장", {"lang": K, "model": "deepseek-v3", "gpus": [("h200", 8)]}),
+    (
+        "딥싴 r1 디스틸 큐웬 14b 3060",
+        {"lang": K, "model": "deepseek-r1-distill-qwen-14b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
+    ),
+    (
+        "리마3.1 8b 3060",
+        {"lang": K, "model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
+    ),
+    ("제마3 12b 4060ti 16기가", {"lang": K, "model": "gemma-3-12b", "gpus": [("rtx-4060-ti-16gb", 1)]}),
+    ("쿠웬3 8b 4060", {"lang": K, "model": "qwen3-8b", "gpus": [("rtx-4060", 1)]}),
+    # --- Gemma 3 QAT (Ollama's qat tags): a Q4_0 file --------------------------------------------------------------
+    ("gemma 3 27b qat on a 4090", {"model": "gemma-3-27b", "quant": "Q4_0", "gpus": [("rtx-4090", 1)]}),
+    (
+        "gemma3:12b-it-qat on a 3060",
+        {"model": "gemma-3-12b", "quant": "Q4_0", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
+    ),
+    ("gemma3:4b-it-qat", {"model": "gemma-3-4b", "quant": "Q4_0"}),
+    ("gemma3:1b-it-qat", {"model": "gemma-3-1b", "quant": "Q4_0"}),
+    ("젬마3 27b qat 3090", {"lang": K, "model": "gemma-3-27b", "quant": "Q4_0", "gpus": [("rtx-3090", 1)]}),
+    (
+        "올라마 gemma3:4b-it-qat 1650",
+        {"lang": K, "model": "gemma-3-4b", "quant": "Q4_0", "engine": "llama.cpp", "gpus": [("gtx-1650", 1)]},
+    ),
+    # --- settings no slot took are reported, never guessed ---------------------------------------------------------
+    ("llama 3.1 8b on a 5090ti", {"model": "llama-3.1-8b", "unparsed": ["5090ti"]}),
+    ("라마3 8b 8k 5090ti", {"lang": K, "model": "llama-3-8b", "context": 8192, "unparsed": ["5090ti"]}),
 ]
 
 _PLAIN_DEFAULTS = {"quant", "context", "users", "kv_cache", "engine", "ram"}
@@ -727,5 +875,6 @@ def test_table(question: str, expected: dict[str, Any]) -> None:
     assert parsed.flash_attn == expected.get("flash_attn")
     assert [(c.gpu.id, c.count) for c in parsed.gpus] == expected.get("gpus", [])
     assert [a for a in parsed.assumed if a not in _PLAIN_DEFAULTS] == expected.get("flags", [])
+    assert list(parsed.unparsed) == expected.get("unparsed", [])
     for key, value in (("quant", parsed.quant), ("context", parsed.context), ("users", parsed.users)):
         assert (key in parsed.assumed) == (value is None)
