@@ -160,6 +160,8 @@ class Tip:
     value: str  # "16384", "q8_0", "Q3_K_M", "2"
     total_bytes: int
     verdict: Verdict
+    usable_bytes: int = 0  # what the GPU(s) of the tip may hold
+    lower_quality: bool = False  # a quant below Q3_K_M: people should know what it costs
 
 
 @dataclass(frozen=True, slots=True)

@@ -363,33 +363,48 @@ class CalcBackend:
         from vramfit.calc.estimate import fit_gpu
         from vramfit.calc.request import Engine, GpuChoice, KvType
 
-        def tip(kind: Any, value: str, changed: Request, changed_choice: GpuChoice = choice) -> Tip:
+        def tip(
+            kind: Any, value: str, changed: Request, changed_choice: GpuChoice = choice, lower: bool = False
+        ) -> Tip:
             fit = fit_gpu(changed, changed_choice, with_max_context=False)
-            return Tip(kind=kind, value=value, total_bytes=fit.total_bytes, verdict=_verdict(fit.verdict))
+            return Tip(kind=kind, value=value, total_bytes=fit.total_bytes, verdict=_verdict(fit.verdict),
+                       usable_bytes=fit.usable_bytes, lower_quality=lower)  # fmt: skip
 
+        # In the order of what each costs in quality: a q8_0 KV cache (next to nothing), a shorter context, a
+        # smaller quant (below Q3_K_M said to cost quality), more GPUs (money; never for a laptop or a Mac).
         out: list[Tip] = []
-        ctx = solve.max_context(request, choice, limit=request.context) if max_context is MISSING else max_context
-        if isinstance(ctx, int) and ctx < request.context:
-            out.append(tip("context", str(ctx), request.model_copy(update={"context": ctx})))
         if request.kv_cache in (KvType.F16, KvType.BF16, KvType.F32):
             smaller = KvType.FP8 if request.engine == Engine.VLLM else KvType.Q8_0
             out.append(tip("kv_cache", smaller.value, request.model_copy(update={"kv_cache": smaller})))
-        if verdict != "tight":
+        ctx = solve.max_context(request, choice, limit=request.context) if max_context is MISSING else max_context
+        if isinstance(ctx, int) and ctx < request.context:
+            out.append(tip("context", str(ctx), request.model_copy(update={"context": ctx})))
+        cheap_fix = any(t.verdict == "fits" for t in out if t.kind == "kv_cache")
+        if verdict != "tight" and not cheap_fix:
             ladder = solve.VLLM_QUANT_LADDER if request.engine == Engine.VLLM else solve.QUANT_LADDER
             if request.quant in ladder:  # only formats smaller than the one that does not fit
                 ladder = ladder[ladder.index(request.quant) + 1 :]
             quant = solve.best_quant(request, choice, ladder) if ladder else None
             if quant is not None and quant != request.quant:
-                out.append(tip("quant", quant, request.model_copy(update={"quant": quant})))
-            for count in TIP_GPU_COUNTS:
-                if count <= choice.count:
-                    continue
-                more = GpuChoice(gpu=choice.gpu, count=count)
-                candidate = tip("gpus", str(count), request.model_copy(update={"gpus": (more,)}), more)
-                if candidate.verdict in ("fits", "tight"):
-                    out.append(candidate)
-                    break
-        return out
+                lower = quant in LOWER_QUALITY_QUANTS
+                out.append(tip("quant", quant, request.model_copy(update={"quant": quant}), lower=lower))
+            movable = choice.gpu.segment not in ("laptop", "apple", "unified") and not choice.gpu.is_unified
+            if movable and not any(t.verdict == "fits" for t in out):
+                for count in TIP_GPU_COUNTS:
+                    if count <= choice.count:
+                        continue
+                    more = GpuChoice(gpu=choice.gpu, count=count)
+                    candidate = tip("gpus", str(count), request.model_copy(update={"gpus": (more,)}), more)
+                    if candidate.verdict in ("fits", "tight"):
+                        out.append(candidate)
+                        break
+        return [t for t in out if t.verdict in ("fits", "tight")][:MAX_TIPS]
+
+
+MAX_TIPS = 3
+# Below Q3_K_M the quality loss is large enough that a tip must say so (llama.cpp's own perplexity tables for
+# Llama 3 8B: Q3_K_S +1.0, Q2_K +3.5 against Q3_K_M's +0.66, tools/quantize/README.md).
+LOWER_QUALITY_QUANTS = frozenset({"Q3_K_S", "Q2_K", "IQ3_XXS", "IQ2_XS", "IQ2_XXS", "IQ1_S", "INT4"})
 
 
 def _verdict(value: Any) -> Verdict:

@@ -39,6 +39,7 @@ SAME_KV_RATIO = 1.15  # compared KV caches closer than this are "about the same"
 FAR_KV_RATIO = 2.0  # ... and this far apart, "far more"
 KV_REASONS_IN_LINE = 2  # reasons named in a comparison's one-line explanation
 SUGGESTIONS_PER_GROUP = 3
+MAX_TIPS = 3  # a phone shows three
 
 EMOJI: dict[Verdict, str] = {"fits": "✅", "tight": "⚠️", "partial": "🟧", "no": "❌"}
 COLOUR: dict[Verdict, int] = {"fits": 0x2ECC71, "tight": 0xF1C40F, "partial": 0xE67E22, "no": 0xE74C3C}
@@ -103,19 +104,27 @@ def _title(card: Card, tr: Tr) -> str:
     return " · ".join([clean(card.model.name), *_settings(card.assumptions, tr)])
 
 
-def _headline(card: Card, tr: Tr) -> tuple[str, int]:
-    total = card.estimate.total_bytes
-    if not card.named_gpus or not card.fits:
-        return tr(_("Needs about **{total}** of GPU memory."), total=tr.gib(total)), NEUTRAL_COLOUR
-    fit = card.fits[0]
+def _verdict_sentence(fit: GpuFit, tr: Tr) -> str:
+    """The verdict as a sentence, the first line a phone shows."""
     gpu = gpu_label(fit)
+    plan = fit.expert_plan
+    if plan is not None:
+        return tr(
+            _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in system RAM."),
+            gpu=gpu,
+            n=tr.num(plan.n_cpu_moe),
+            blocks=tr.num(plan.blocks),
+        )
     templates = {
         "fits": _("✅ Runs on **{gpu}** with {free} to spare."),
         "tight": _("⚠️ Fits on **{gpu}**, but only {free} is left."),
-        "partial": _("🟧 Only partly fits on **{gpu}**: {gpu_layers} of {layers} layers on the GPU."),
+        "partial": _(
+            "🟧 Partly offloaded to the CPU on **{gpu}**: {gpu_layers} of {layers} layers on the GPU, the rest on "
+            "the CPU (slow)."
+        ),
         "no": _("❌ Does not fit on **{gpu}**: {short} short."),
     }
-    line = tr(
+    return tr(
         templates[fit.verdict],
         gpu=gpu,
         free=tr.gib(max(fit.headroom_bytes, 0)),
@@ -123,39 +132,90 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
         gpu_layers=tr.num(fit.gpu_layers),
         layers=tr.num(fit.layers),
     )
-    budget = fit.budget_bytes
+
+
+def _sum_line(card: Card, tr: Tr, budget: int) -> str:
+    """ "Weights 4.3 + KV 4.0 + other 0.7 = **9.0 GiB** of 12.0 GiB": the whole answer in one line."""
+    e = card.estimate
+    parts = {
+        "weights": tr.gib(e.weights_bytes),
+        "kv": tr.gib(e.kv_cache_bytes),
+        "state": tr.small_size(e.recurrent_state_bytes),
+        "other": tr.gib(e.overhead_bytes),
+        "total": tr.gib(e.total_bytes),
+        "budget": tr.gib(budget),
+    }
+    if e.recurrent_state_bytes and budget:
+        template = _("Weights {weights} + KV {kv} + state {state} + other {other} = **{total}** of {budget}")
+    elif e.recurrent_state_bytes:
+        template = _("Weights {weights} + KV {kv} + state {state} + other {other} = **{total}**")
+    elif budget:
+        template = _("Weights {weights} + KV {kv} + other {other} = **{total}** of {budget}")
+    else:
+        template = _("Weights {weights} + KV {kv} + other {other} = **{total}**")
+    return tr(template, **parts)
+
+
+def _headline(card: Card, tr: Tr) -> tuple[str, int]:
+    """The verdict sentence and the sum (and, where something stays on the CPU, the system RAM), and the colour."""
+    if not card.named_gpus or not card.fits:
+        return _sum_line(card, tr, 0), NEUTRAL_COLOUR
+    fit = card.fits[0]
     plan = fit.expert_plan
-    if plan is not None:
-        line = tr(
-            _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in system RAM."),
-            gpu=gpu,
-            n=tr.num(plan.n_cpu_moe),
-            blocks=tr.num(plan.blocks),
-        )
-        total = plan.gpu_bytes
-    percent = tr.num(100 * total / budget) if budget else "?"
-    usage = f"`{bar(total, budget)}` {tr.gib(total)} / {tr.gib(budget)} · {percent}%"
-    lines = [line, usage]
+    lines = [_verdict_sentence(fit, tr)]
+    if plan is None:
+        lines.append(_sum_line(card, tr, fit.budget_bytes))
     if fit.verdict in ("partial", "no") and fit.ram_bytes:
         host, fits_ram = (plan.host_bytes, plan.ram_fits) if plan is not None else (fit.host_bytes, fit.ram_fits)
-        ram = tr(
-            _("System RAM: {host} of {usable} usable ({ram})"),
-            host=tr.gib(host),
-            usable=tr.gib(fit.ram_usable_bytes),
-            ram=tr.gib(fit.ram_bytes),
-        )
+        if plan is not None:
+            ram = tr(
+                _("GPU **{gpu}** of {budget} · system RAM {host} of {usable} usable ({ram})"),
+                gpu=tr.gib(plan.gpu_bytes),
+                budget=tr.gib(fit.budget_bytes),
+                host=tr.gib(host),
+                usable=tr.gib(fit.ram_usable_bytes),
+                ram=tr.gib(fit.ram_bytes),
+            )
+        else:
+            ram = tr(
+                _("System RAM: {host} of {usable} usable ({ram})"),
+                host=tr.gib(host),
+                usable=tr.gib(fit.ram_usable_bytes),
+                ram=tr.gib(fit.ram_bytes),
+            )
         lines.append(ram if fits_ram else tr(_("❌ {ram}: that does not fit in RAM either."), ram=ram))
+    return "\n".join(lines), COLOUR[fit.verdict]
+
+
+def _context_and_speed(card: Card, tr: Tr) -> str:
+    """ "Largest context 57,344 tokens · ≈ 41 tok/s (25–48)" for the first named GPU (either part may be missing)."""
+    fit = card.fits[0]
+    parts: list[str] = []
+    trained = card.model.trained_context
+    if fit.expert_plan is None and fit.max_context:
+        if trained and fit.max_context > trained:
+            parts.append(
+                tr(
+                    _("Largest context {trained} (the model's limit; memory would allow {memory})"),
+                    trained=tr.num(trained),
+                    memory=tr.num(fit.max_context),
+                )
+            )
+        else:
+            parts.append(tr(_("Largest context {n} tokens"), n=tr.num(fit.max_context)))
+    plan = fit.expert_plan
     decode = plan.decode if plan is not None else fit.decode
-    if decode is not None and (plan is None or plan.ram_fits) and (fit.verdict != "no" or plan is not None):
-        lines.append(
+    runs = fit.verdict != "no" or plan is not None
+    if decode is not None and runs and (plan is None or plan.ram_fits) and (plan is not None or fit.ram_fits):
+        parts.append(
             tr(
-                _("Speed ≈ {n} tok/s (likely {low}–{high}), one user"),
+                _("≈ {n} tok/s (likely {low}–{high})"),
                 n=tr.num(round(decode.tokens_per_second)),
                 low=tr.num(round(decode.low)),
                 high=tr.num(round(decode.high)),
             )
         )
-    return "\n".join(lines), COLOUR[fit.verdict]
+    return " · ".join(parts)
 
 
 def _gpu_line(fit: GpuFit, tr: Tr) -> str:
@@ -185,18 +245,20 @@ def _gpu_line(fit: GpuFit, tr: Tr) -> str:
 
 def _tip_line(tip: Tip, tr: Tr) -> str:
     templates = {
-        "context": _("Lower the context: {value} → {total}"),
-        "kv_cache": _("Quantize the KV cache to {value} → {total}"),
-        "quant": _("A smaller quant, {value} → {total}"),
-        "gpus": _("Use {value} GPUs → {total}"),
+        "kv_cache": _("Quantize the KV cache to {value}: {total} of {usable}"),
+        "context": _("Lower the context to {value}: {total} of {usable}"),
+        "quant": _("A smaller quant, {value}: {total} of {usable}"),
+        "quant_lower": _("A smaller quant, {value} (lower quality): {total} of {usable}"),
+        "gpus": _("Use {value} GPUs: {total} of {usable}"),
     }
     value = format_tokens_short(int(tip.value)) if tip.kind == "context" and tip.value.isdigit() else tip.value
-    text = tr(templates[tip.kind], value=clean(value), total=tr.gib(tip.total_bytes))
-    return f"{EMOJI[tip.verdict]} {text} ({verdict_word(tr, tip.verdict)})"
+    kind = "quant_lower" if tip.kind == "quant" and tip.lower_quality else tip.kind
+    text = tr(templates[kind], value=clean(value), total=tr.gib(tip.total_bytes), usable=tr.gib(tip.usable_bytes))
+    return f"{EMOJI[tip.verdict]} {text}"
 
 
 def _footer(card: Card, tr: Tr) -> str:
-    footer = _assumptions_footer(card.assumptions, tr)
+    footer = _fit_footer(card.assumptions, tr)
     if card.ram_assumed and card.fits:
         footer = tr(_("RAM {ram} assumed"), ram=tr.gib(card.fits[0].ram_bytes)) + " · " + footer
     return footer
@@ -222,6 +284,21 @@ def _assumptions_footer(a: Assumptions, tr: Tr, *, quant: bool = True, engine: b
     return " · ".join(parts)
 
 
+def _fit_footer(a: Assumptions, tr: Tr) -> str:
+    """The default card's one line: every setting the title does not show (it shows the model, the quant, the
+    context and the users), the unit, and that it is an estimate."""
+    parts = [
+        a.quant,
+        tr(_("KV cache {kv}"), kv=a.kv_cache),
+        engine_name(a.engine),
+        tr(_("flash attention on")) if a.flash_attn else tr(_("flash attention off")),
+        tr(_("1 GiB = 2³⁰ bytes")),
+        tr(_("estimates, not measurements")),
+        f"vramfit {vramfit_version()}",
+    ]
+    return " · ".join(parts)
+
+
 def render_card(card: AnyCard, lang: Lang) -> discord.Embed:
     """The answer card for ``card`` (any intent) in ``lang``, within every Discord limit."""
     if isinstance(card, WhatFitsCard):
@@ -234,80 +311,42 @@ def render_card(card: AnyCard, lang: Lang) -> discord.Embed:
 
 
 def _render_fit(card: Card, lang: Lang) -> discord.Embed:
+    """The default card, for a phone: warnings, the verdict as a sentence, the sum in one line, the largest context
+    and the speed, at most three tips, the command to copy, a one-line footer; the components are behind "show the
+    math" (:func:`render_math`)."""
     tr = Tr(lang)
-    e = card.estimate
     description, colour = _headline(card, tr)
-    if card.solution is not None:
-        description = _solution_line(card, tr) + "\n" + description
+    lines: list[str] = []
     if card.unparsed:
         words = ", ".join(f"`{clean(w)}`" for w in card.unparsed)
-        description = tr(_("⚠️ Not understood: {words}"), words=words) + "\n" + description
+        lines.append(tr(_("⚠️ Not understood: {words}"), words=words))
     trained = card.model.trained_context
     if trained and card.assumptions.context > trained:
-        warning = tr(
-            _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
-            model=clean(card.model.name),
-            trained=tr.num(trained),
+        lines.append(
+            tr(
+                _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
+                model=clean(card.model.name),
+                trained=tr.num(trained),
+            )
         )
-        description = warning + "\n" + description
-    builder = EmbedBuilder(title=_title(card, tr), description=description, footer=_footer(card, tr), colour=colour)
-
-    weights = [f"**{tr.gib(e.weights_bytes)}**"]
-    if e.host_bytes > 0:
-        weights.append(tr(_("+{host} in system RAM"), host=tr.gib(e.host_bytes)))
-    if e.file_bytes > 0:
-        weights.append(tr(_("file {file}"), file=tr.gib(e.file_bytes)))
-    builder.add_field(tr(_("Weights")), "\n".join(weights), inline=True, priority=90)
-
-    kv = [f"**{tr.gib(e.kv_cache_bytes)}**"]
-    naive, actual = e.kv_cache_naive_bytes, e.kv_cache_bytes
-    if naive > 0 and actual > 0 and max(naive, actual) > NAIVE_KV_RATIO * min(naive, actual):
-        kv.append(tr(_("naive formula: {naive}"), naive=tr.gib(naive)))
-        if "sliding_window" in card.notes or card.model.sliding_window:
-            kv.append(tr(_("(sliding-window layers keep fewer tokens)")))
-    builder.add_field(tr(_("KV cache")), "\n".join(kv), inline=True, priority=90)
-    if e.recurrent_state_bytes:
-        state = [f"**{tr.small_size(e.recurrent_state_bytes)}**", tr(_("does not grow with context"))]
-        builder.add_field(tr(_("Recurrent state")), "\n".join(state), inline=True, priority=88)
-
-    overhead = [
-        f"**{tr.gib(e.overhead_bytes)}**",
-        tr(
-            _("compute {compute} + runtime {runtime}"), compute=tr.gib(e.compute_bytes), runtime=tr.gib(e.runtime_bytes)
-        ),
-    ]
-    builder.add_field(tr(_("Overhead")), "\n".join(overhead), inline=True, priority=80)
-    builder.add_field(tr(_("Total")), f"**{tr.gib(e.total_bytes)}**", inline=True, priority=95)
-
-    if card.named_gpus:
-        lines = [_gpu_line(fit, tr) for fit in card.fits]
-        name = tr.ngettext("Your GPU", "Your GPUs", len(card.fits))
-        builder.add_field(name, clamp_lines(lines, FIELD_VALUE), priority=85)
-        first = card.fits[0] if card.fits else None
-        if (
-            first is not None
-            and first.expert_plan is None
-            and (first.max_context or first.verdict in ("partial", "no"))
-        ):
-            if first.max_context and trained and first.max_context > trained:
-                value = tr(
-                    _("{trained} (the model's limit; memory would allow {memory})"),
-                    trained=tr.ngettext("{n} token", "{n} tokens", trained),
-                    memory=tr.num(first.max_context),
-                )
-            elif first.max_context:
-                value = tr.ngettext("{n} token", "{n} tokens", first.max_context)
-            else:
-                value = tr(_("none: it does not fit even with a short context"))
-            builder.add_field(tr(_("Largest context on {gpu}"), gpu=gpu_label(first)), value, priority=70)
-    else:
+    if card.solution is not None:
+        lines.append(_solution_line(card, tr))
+    lines.append(description)
+    if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
+        lines.append(extra)
+    builder = EmbedBuilder(title=_title(card, tr), description="\n".join(lines), footer=_footer(card, tr),
+                           colour=colour)  # fmt: skip
+    if card.named_gpus and len(card.fits) > 1:
+        gpu_lines = [_gpu_line(fit, tr) for fit in card.fits]
+        builder.add_field(tr.ngettext("Your GPU", "Your GPUs", len(card.fits)), clamp_lines(gpu_lines, FIELD_VALUE),
+                          priority=85)  # fmt: skip
+    elif not card.named_gpus:
         _add_suggestions(builder, card.fits, tr)
-
     if card.tips:
-        lines = [_tip_line(tip, tr) for tip in card.tips]
-        builder.add_field(tr(_("What would help")), clamp_lines(lines, FIELD_VALUE), priority=60)
+        tip_lines = [_tip_line(tip, tr) for tip in card.tips[:MAX_TIPS]]
+        builder.add_field(tr(_("What would help")), clamp_lines(tip_lines, FIELD_VALUE), priority=60)
     if card.command:
-        builder.add_field(tr(_("To run it")), clamp(f"```sh\n{card.command}\n```", FIELD_VALUE), priority=65)
+        builder.add_field(tr(_("To run it")), clamp(f"`{card.command}`", FIELD_VALUE), priority=65)
     return builder.build()
 
 

@@ -107,24 +107,14 @@ def test_slash_command_in_korean() -> None:
             assert not (body.get("flags") or 0) & EPHEMERAL  # the card is public
             embed = embed_of(body)
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 32K"
-            assert embed["description"].startswith("✅ 실행 가능 — **GeForce RTX 3060 12GB**, 여유 2.5GiB")
-            assert "9.5GiB / 12.0GiB · 79%" in embed["description"]
-            f = fields(embed)
-            assert f["가중치"] == "**4.5GiB**\n시스템 RAM 사용 +0.5GiB\n파일 5.0GiB"
-            assert f["KV 캐시"] == "**4.0GiB**"
-            assert f["오버헤드"] == "**1.0GiB**\n연산 0.5GiB + 런타임 0.5GiB"
-            assert f["합계"] == "**9.5GiB**"
-            assert f["요청한 GPU"] == "✅ **GeForce RTX 3060 12GB** — 실행 가능, 여유 2.5GiB"
+            assert embed["description"].splitlines()[:2] == [
+                "✅ **GeForce RTX 3060 12GB**에서 돌아가요 (여유 2.5GiB)",
+                "가중치 4.5GiB + KV 4.0GiB + 기타 1.0GiB = **9.5GiB** (사용 가능 12.0GiB)",
+            ]
+            assert "가중치" not in fields(embed)  # the components are behind "show the math"
             footer = embed["footer"]["text"]
-            for part in (
-                "Q4_K_M",
-                "컨텍스트 32,768",
-                "사용자 1명",
-                "KV 캐시 f16",
-                "llama.cpp",
-                "플래시 어텐션 켬",
-                "vramfit 0.1.0",
-            ):
+            assert "\n" not in footer
+            for part in ("Q4_K_M", "KV 캐시 f16", "llama.cpp", "플래시 어텐션 켬", "vramfit 0.1.0"):
                 assert part in footer
             ids = custom_ids(body)
             assert "vf:ctx:131072:llama-3-8b:Q4_K_M:32768:1:f16:l:1:rtx-3060-12gb*1:ko" in ids
@@ -146,13 +136,12 @@ def test_slash_command_in_english_with_options_overriding_text() -> None:
             assert body["allowed_mentions"] == NO_PINGS
             embed = embed_of(body)
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 128K context"
-            f = fields(embed)
-            assert f["Weights"] == "**4.5 GiB**\n+0.5 GiB in system RAM\nfile 5.0 GiB"
-            assert f["KV cache"] == "**16.0 GiB**"
-            assert f["Total"] == "**21.5 GiB**"
-            assert f["Your GPU"] == "✅ **GeForce RTX 4090** — fits, 2.5 GiB free"
-            assert "Largest context on GeForce RTX 4090" in f
-            assert "context 131,072" in embed["footer"]["text"]
+            lines = embed["description"].splitlines()
+            assert lines[:2] == [
+                "✅ Runs on **GeForce RTX 4090** with 2.5 GiB to spare.",
+                "Weights 4.5 GiB + KV 16.0 GiB + other 1.0 GiB = **21.5 GiB** of 24.0 GiB",
+            ]
+            assert lines[2].startswith("Largest context ")
             _text, lang, overrides = world.backend.calls[-1]
             assert lang == "en" and overrides == {"gpu": "rtx-4090", "context": 131072, "users": 1}
 
@@ -244,8 +233,7 @@ def test_mention_in_thread_is_answered_as_a_reply() -> None:
             assert body["allowed_mentions"] == {"parse": [], "replied_user": False}
             embed = embed_of(body)
             assert embed["title"] == "Gemma 2 9B · Q4_K_M · 컨텍스트 8K"  # Korean question → Korean card
-            f = fields(embed)
-            assert f["KV 캐시"].startswith("**1.3GiB**\n단순 공식 기준: 2.6GiB")
+            assert " + KV 1.3GiB + " in embed["description"].splitlines()[1]
             assert "vf:pin:ko" in custom_ids(body)
             assert world.backend.calls[-1][0] == "gemma2 8k 3060 될까?"
 
@@ -364,8 +352,8 @@ def test_buttons_rerender_in_place_switch_language_and_show_math() -> None:
             body = sent.json["data"]
             embed = embed_of(body)
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 128K context"
-            assert embed["description"].startswith("🟧 Only partly fits on **GeForce RTX 3060 12GB**")
-            assert fields(embed)["Total"] == "**21.5 GiB**"
+            assert embed["description"].startswith("🟧 Partly offloaded to the CPU on **GeForce RTX 3060 12GB**")
+            assert "= **21.5 GiB** of 12.0 GiB" in embed["description"]
             assert "What would help" in fields(embed)
             assert body["allowed_mentions"] == NO_PINGS
             stored = world.fake.messages[int(message["id"])]
@@ -437,7 +425,7 @@ def test_buttons_survive_a_restart() -> None:
             press = await world.press(old, cid)
             body = (await world.callback(press)).json["data"]
             assert embed_of(body)["title"] == "Llama 3 8B · Q4_K_M · 8K context"
-            assert fields(embed_of(body))["Total"] == "**6.5 GiB**"
+            assert "= **6.5 GiB** of 12.0 GiB" in embed_of(body)["description"]
 
     run(scenario())
 
@@ -496,11 +484,11 @@ def test_real_calculator_end_to_end() -> None:
             body = (await world.callback(interaction)).json["data"]
             embed = embed_of(body)
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 32K"
-            assert fields(embed)["합계"] == f"**{expected.estimate.total_bytes / gib:.1f}GiB**"
+            assert f"= **{expected.estimate.total_bytes / gib:.1f}GiB** (사용 가능 12.0GiB)" in embed["description"]
             message = world.message_for(interaction)
             press = await world.press(message, button(body, "vf:lang:en:"))
             body = (await world.callback(press)).json["data"]
             assert embed_of(body)["title"] == "Llama 3 8B · Q4_K_M · 32K context"
-            assert fields(embed_of(body))["Total"] == f"**{expected.estimate.total_bytes / gib:.1f} GiB**"
+            assert f"= **{expected.estimate.total_bytes / gib:.1f} GiB** of 12.0 GiB" in embed_of(body)["description"]
 
     run(scenario())

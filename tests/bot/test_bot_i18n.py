@@ -26,9 +26,10 @@ from vramfit.bot.i18n import (
 from vramfit.bot.translator import VramTranslator
 
 # Korean particles whose form depends on the previous syllable (or that read oddly after a Latin name).
+# Particles whose form depends on the final sound of the word before them (받침): after a placeholder the right one
+# cannot be chosen. 에, 에서, 의, 도, 만 and 까지 read the same after any word ("**{gpu}**에서 돌아가요").
 PARTICLES = {
-    "은", "는", "이", "가", "을", "를", "과", "와", "으로", "로", "의",
-    "에", "에서", "에게", "도", "만", "이나", "나", "랑", "이랑", "하고",
+    "은", "는", "이", "가", "을", "를", "과", "와", "으로", "로", "이나", "나", "랑", "이랑", "이라", "라",
 }  # fmt: skip
 _AFTER_PLACEHOLDER = re.compile(r"\}(?:\*\*|`)?([가-힣]+)")
 
@@ -52,6 +53,7 @@ def test_every_message_has_a_korean_translation() -> None:
 
 
 def test_korean_copy_puts_no_particle_after_a_placeholder() -> None:
+    assert [r for r in _AFTER_PLACEHOLDER.findall("**{gpu}**를 써요, {n}개, {x}에서") if r in PARTICLES] == ["를"]
     bad = []
     for message in ko_catalog():
         strings = message.string if isinstance(message.string, tuple | list) else (message.string,)
@@ -78,9 +80,9 @@ def test_korean_copy_speaks_one_register() -> None:
 def test_translate_and_plurals() -> None:
     assert translate("Weights", "ko") == "가중치"
     assert translate("Weights", "en") == "Weights"
-    assert translate("Lower the context: {value} → {total}", "ko", value="16K", total="7.1GiB") == (
-        "컨텍스트 줄이기: 16K → 7.1GiB"
-    )
+    assert translate(
+        "Lower the context to {value}: {total} of {usable}", "ko", value="16K", total="7.1GiB", usable="12.0GiB"
+    ) == ("컨텍스트를 16K까지 줄이기: 사용 가능 12.0GiB 중 7.1GiB")
     assert Tr("ko").ngettext("{n} user", "{n} users", 4) == "사용자 4명"
     assert Tr("en").ngettext("{n} user", "{n} users", 1) == "1 user"
     assert Tr("en").ngettext("{n} token", "{n} tokens", 45056) == "45,056 tokens"

@@ -28,7 +28,7 @@ from tests.bot.test_intents import (
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
 from tests.fake_discord.harness import GUILD_ID, World, run
-from tests.fake_discord.sent import JSON, NO_PINGS, button, custom_ids, embed_of, fields
+from tests.fake_discord.sent import JSON, NO_PINGS, button, card_sum, custom_ids, embed_of, fields
 from vramfit.bot.bot import GLOBAL
 
 
@@ -89,11 +89,12 @@ def test_fit_from_slash_text() -> None:
         async with real_world() as world:
             embed = embed_of(await ask(world, row.q))
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 32K context"
-            f = fields(embed)
-            assert f["KV cache"] == f"**{gib(kv_cache_bytes('llama-3-8b', 32768))}**" == "**4.0 GiB**"
+            summed = card_sum(embed)
+            assert summed["kv"] == f"**{gib(kv_cache_bytes('llama-3-8b', 32768))}**" == "**4.0 GiB**"
             total = total_at(row)
-            assert f["Total"] == f"**{gib(total)}**"
-            assert f["Your GPU"] == f"✅ **GeForce RTX 3060 12GB** — fits, {gib(12 * GIB - total)} free"
+            assert summed["total"] == f"**{gib(total)}**"
+            verdict = f"✅ Runs on **GeForce RTX 3060 12GB** with {gib(12 * GIB - total)} to spare."
+            assert verdict in embed["description"]
 
     run(scenario())
 
@@ -169,7 +170,7 @@ def test_max_context_from_slash_text() -> None:
             assert value == int(match[2]) * 1024
             # The card at that number: KV = value × KV per token; it fits, 256 more tokens do not.
             per_token = kv_per_token("llama-3.1-8b")
-            assert fields(embed)["KV cache"] == f"**{gib(per_token * value)}**"
+            assert card_sum(embed)["kv"] == f"**{gib(per_token * value)}**"
             assert total_at(row, context=value) <= usable("rtx-3060-12gb")
             assert total_at(row, context=value + 256) > usable("rtx-3060-12gb")
             assert embed["title"] == f"Llama 3.1 8B · Q4_K_M · {value // 1024}K context"
@@ -183,7 +184,7 @@ def test_max_context_from_slash_text() -> None:
             embed = embed_of(sent.json["data"])
             assert embed["title"] == "Llama 3.1 8B · Q4_K_M · 8K context"
             assert embed["description"].startswith("✅ Runs on **GeForce RTX 3060 12GB**")
-            assert fields(embed)["KV cache"] == f"**{gib(per_token * 8192)}**"
+            assert card_sum(embed)["kv"] == f"**{gib(per_token * 8192)}**"
             assert not any(cid.endswith(":mc") for cid in custom_ids(sent.json["data"]))
 
     run(scenario())
@@ -202,7 +203,7 @@ def test_max_users_in_korean() -> None:
             assert match is not None, first
             users = int(match[1])
             per_user = kv_per_token("qwen2.5-14b") * 8192
-            assert fields(embed)["KV 캐시"] == f"**{gib(per_user * users, 'ko')}**"
+            assert card_sum(embed)["kv"] == f"**{gib(per_user * users, 'ko')}**"
             assert total_at(row, users=users) <= usable("rtx-3090") < total_at(row, users=users + 1)
             assert embed["title"] == f"Qwen2.5 14B · Q4_K_M · 컨텍스트 8K · 사용자 {users}명"
 
@@ -225,7 +226,7 @@ def test_best_quant_from_slash_text() -> None:
                 f"**{expected}**\n✅ Runs on **GeForce RTX 4090**"
             )
             assert embed["title"] == f"Gemma 2 27B · {expected} · 16K context"
-            assert fields(embed)["Total"] == f"**{gib(total_at(row, quant=expected))}**"
+            assert card_sum(embed)["total"] == f"**{gib(total_at(row, quant=expected))}**"
 
     run(scenario())
 

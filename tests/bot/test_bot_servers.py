@@ -23,7 +23,7 @@ from tests.fake_discord import payloads as p
 from tests.fake_discord.backend import FakeBackend
 from tests.fake_discord.bot_process import start_bot_process
 from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run, run_bot
-from tests.fake_discord.sent import JSON, embed_of, fields
+from tests.fake_discord.sent import JSON, embed_of
 from vramfit.bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
 from vramfit.bot.bot import GLOBAL, VramBot
 from vramfit.bot.settings import Settings
@@ -207,7 +207,7 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
             card = (await world.callback(interaction)).json["data"]
             embed = embed_of(card)
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 32K · vLLM"
-            assert fields(embed)["요청한 GPU"].splitlines()[0].startswith("✅ **GeForce RTX 3060 12GB**")
+            assert embed["description"].startswith("✅ **GeForce RTX 3060 12GB**에서 돌아가요")
             _text, lang, overrides = world.backend.calls[-1]
             assert lang == "ko" and overrides == {"engine": "vllm", "gpus": (("rtx-3060-12gb", 1), ("rtx-4090", 1))}
             # A question that names its GPU and engine keeps them.
@@ -326,7 +326,7 @@ def test_forum_post_is_answered_once_then_follow_ups() -> None:
             await post(world, "what about a 4090?", channel_id=thread_id)
             sent = await fake.wait_request("POST", rf"/channels/{thread_id}/messages", since=since)
             assert embed_of(sent.json)["title"] == "Llama 3 8B · Q8_0 · 32K context"  # the change is kept
-            assert fields(embed_of(sent.json))["Your GPU"].startswith("✅ **GeForce RTX 4090**")
+            assert embed_of(sent.json)["description"].startswith("✅ Runs on **GeForce RTX 4090**")
             assert last_call(world) == (question, "en", {"quant": "Q8_0", "gpus": (("rtx-4090", 1),)})
 
             since = fake.last_seq

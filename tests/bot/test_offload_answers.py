@@ -122,10 +122,10 @@ def test_the_terminal_shows_the_expert_plan_and_the_command(question: str, plan_
     ("question", "headline", "ram"),
     [("gpt-oss-120b on a 5090 with 64GB RAM",
       "🟧 Runs on **GeForce RTX 5090** with the experts of {n} of 36 layers in system RAM.",
-      "System RAM: "),
+      "GPU **"),
      ("gpt-oss-120b 5090에서 돌아가? 램 64기가",
       "🟧 **GeForce RTX 5090** — 레이어 36개 중 {n}개의 전문가 가중치를 시스템 RAM에 두면 돌아가요.",
-      "시스템 RAM: ")],
+      "GPU **")],
 )  # fmt: skip
 def test_the_card_leads_with_the_plan_and_gives_the_command(question: str, headline: str, ram: str) -> None:
     card = default_backend().answer(question, None, {})
@@ -134,9 +134,9 @@ def test_the_card_leads_with_the_plan_and_gives_the_command(question: str, headl
     embed = render_card(card, card.lang)
     description = (embed.description or "").splitlines()
     assert description[0] == headline.format(n=first.expert_plan.n_cpu_moe)
-    assert description[2].startswith(ram)
+    assert description[1].startswith(ram)
     command = [f.value for f in embed.fields if "--n-cpu-moe" in (f.value or "")]
-    assert command == [f"```sh\n{card.command}\n```"]  # type: ignore[union-attr]
+    assert command == [f"`{card.command}`"]  # type: ignore[union-attr]
     assert "RAM" not in (embed.footer.text or "").split(" · ")[0]  # the RAM was named: nothing assumed
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 JSON = dict[str, Any]
@@ -15,7 +16,23 @@ def embed_of(body: JSON) -> JSON:
 
 
 def fields(embed: JSON) -> dict[str, str]:
-    return {f["name"]: f["value"] for f in embed["fields"]}
+    return {f["name"]: f["value"] for f in embed.get("fields", [])}
+
+
+_SIZE = r"([\d.,]+ ?[KMG]i?B)"
+_SUM = re.compile(
+    rf"(?:Weights|가중치) {_SIZE} \+ KV {_SIZE} \+ (?:(?:state|순환 상태) {_SIZE} \+ )?(?:other|기타) {_SIZE} = "
+    rf"\*\*{_SIZE}\*\*"
+)
+
+
+def card_sum(embed: JSON) -> dict[str, str]:
+    """The default card's one-line sum ("Weights 4.3 GiB + KV 4.0 GiB + other 0.7 GiB = **9.0 GiB** of 12.0 GiB")
+    as {"weights", "kv", "state", "other", "total"} (bold as on the card: "**9.0 GiB**")."""
+    found = _SUM.search(embed.get("description") or "")
+    assert found is not None, embed.get("description")
+    weights, kv, state, other, total = found.groups()
+    return {"weights": weights, "kv": f"**{kv}**", "state": state or "", "other": other, "total": f"**{total}**"}
 
 
 def custom_ids(body: JSON) -> list[str]:
