@@ -197,10 +197,11 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
         overrides["quant"] = parse_file_type(args.quant).value
     if model is not None and model.gguf is not None:
-        from vramfit.calc.file_types import file_type_in_name
+        from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 
-        if label := file_type_in_name(model.source):
-            overrides["quant"] = label  # the numbers are the file's own tensors: the label names the file's quant
+        # The numbers are the file's own tensors: the label names the file's quant, by its name or its header.
+        if label := file_type_in_name(model.source) or file_type_in_header(model.gguf.metadata):
+            overrides["quant"] = label
     if args.context:
         overrides["context"] = _number(args.context, "context", 1, MAX_CONTEXT)
     if args.users:

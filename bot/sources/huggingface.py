@@ -31,7 +31,7 @@ from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint
-from vramfit.calc.file_types import file_type_in_name
+from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.limits import MAX_GGUF_HEADER_BYTES
 from vramfit.calc.request import ModelRef
@@ -269,4 +269,4 @@ def gguf_model(reference: HubReference, quant: str = "") -> tuple[ModelRef, str]
         gguf=remote.header,
         source=source,
     )
-    return model, file_type_in_name(first) or reference.quant
+    return model, file_type_in_name(first) or file_type_in_header(remote.header.metadata) or reference.quant
