@@ -34,10 +34,23 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "Models from Hugging Face are answered by the `vram` command for now: `vram --hf {subject}`. The bot will "
         "follow."
     ),
+    "ollama_not_found": _("I couldn't find **{subject}** in the Ollama registry."),
+    "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in **{subject}** seconds."),
+    "ollama_no_model": _("**{subject}**: the Ollama registry lists no GGUF model file for it."),
+    "ollama_host_refused": _(
+        "The Ollama registry sent the download to **{subject}**, which is neither the registry nor its storage, so "
+        "vramfit didn't follow it."
+    ),
+    "ollama_offline": _(
+        "**{subject}** has not been read from the Ollama registry before, and VRAMFIT_OFFLINE is set: no network."
+    ),
 }
 REASON_MESSAGES: dict[str, str] = {
     "remote_unavailable": _(
         "Hugging Face didn't answer in time or refused the request ({reason}). Try again in a moment."
+    ),
+    "ollama_unavailable": _(
+        "The Ollama registry didn't answer in time or refused the request ({reason}). Try again in a moment."
     ),
     "bad_config": _("This configuration can't describe a model: {reason}"),
     "bad_file": _("That file could not be read: {reason}"),
@@ -50,6 +63,7 @@ PLAIN_MESSAGES: dict[str, str] = {
     "too_complex": _(
         "That question is too long or too complex for me. Ask it in fewer words, for example `llama3 8b 32k on a 3060`."
     ),
+    "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in a moment."),
 }
 
 
