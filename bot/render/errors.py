@@ -45,6 +45,12 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "**{subject}** has not been read from the Ollama registry before, and VRAMFIT_OFFLINE is set: no network."
     ),
 }
+# A code whose sentence depends on the source the reason names (an Ollama tag rather than a Hub repo).
+SOURCE_MESSAGES: dict[tuple[str, str], str] = {
+    ("remote_not_in_bot", "ollama"): _(
+        "Ollama models are answered by the `vram` command for now: `vram --ollama {subject}`. The bot will follow."
+    ),
+}
 REASON_MESSAGES: dict[str, str] = {
     "remote_unavailable": _(
         "Hugging Face didn't answer in time or refused the request ({reason}). Try again in a moment."
@@ -81,6 +87,8 @@ def describe_error(
     tr = Tr(lang)
     if reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
         text = tr(_("**{subject}** could mean several; which one?"), subject=subject)
+    elif (code, reason) in SOURCE_MESSAGES:
+        text = tr(SOURCE_MESSAGES[(code, reason)], subject=subject or "?")
     elif code in PLAIN_MESSAGES and (not subject or code not in SUBJECT_MESSAGES):
         text = tr(PLAIN_MESSAGES[code])
     elif code in SUBJECT_MESSAGES:

@@ -306,3 +306,20 @@ def test_tag_finding_passes_over_what_is_answered_otherwise() -> None:
     assert parse_ollama_name("qwen3") == OllamaReference("qwen3")
     assert parse_ollama_name("registry.ollama.ai/library/qwen3:30b") == OllamaReference("qwen3", tag="30b")
     assert parse_ollama_name("not a tag!") is None
+
+
+@pytest.mark.parametrize(("lang", "words"), [("en", "answered by the `vram` command"), ("ko", "명령어로 답해요")])
+def test_the_bot_names_the_command_and_fetches_nothing(registry: FakeRegistry, lang: str, words: str) -> None:
+    from vramfit.bot.answering.cards import AnswerError
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.errors import describe_error
+
+    backend = CalcBackend()
+    with pytest.raises(AnswerError) as refused:
+        backend.answer("qwen3.5:9b 32k 3060", None, {})
+    error = refused.value
+    assert (error.code, error.subject, error.reason) == ("remote_not_in_bot", "qwen3.5:9b", "ollama")
+    sentence = describe_error(error.code, error.subject, [], "", lang, reason=error.reason)
+    assert "`vram --ollama qwen3.5:9b`" in sentence and words in sentence
+    assert backend.answer("qwen3.5:4b 32k 3060", None, {}) is not None  # a preset's alias: the preset's card
+    assert registry.log == []  # no request from the bot
