@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import IntentResult
 
 EXIT_ERROR = 2
+OLLAMA_SOURCE = "ollama://"  # bot.sources.ollama's ModelRef.source
 
 
 class _ArgumentError(Exception):
@@ -61,6 +62,11 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
         help=tr(_("a Hugging Face GGUF repo or link: exact sizes from the header of its file, read remotely")),
     )
     p.add_argument("--file", help=tr(_("with --hf: the GGUF file in the repo (default: the one of --quant)")))
+    p.add_argument(
+        "--ollama",
+        metavar="TAG",
+        help=tr(_("an Ollama model tag (qwen3.5:9b): exact sizes from the header of its GGUF, read from the registry")),
+    )
     p.add_argument("--quant", help=tr(_("weight format: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")))
     p.add_argument("--context", help=tr(_("tokens per user: 8192 (default), 32k, 128k")))
     p.add_argument("--users", help=tr(_("sequences held at once (default 1)")))
@@ -126,11 +132,15 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
     from vramfit.calc.files import read_config_json
     from vramfit.calc.gguf import architecture_from_gguf, read_gguf
 
-    if args.hf:
+    if args.ollama:
+        model = _ollama_flag(args.ollama)
+        if model is not None:
+            return model
+    if args.hf or args.ollama:  # --ollama hf.co/{repo}:{quant} is Ollama's name for a Hub GGUF: read from the Hub
         from vramfit.bot.sources.huggingface import gguf_model
         from vramfit.bot.sources.references import HubReference, find_reference
 
-        found = find_reference(args.hf)
+        found = find_reference(args.hf or args.ollama)
         reference = found[0] if found else HubReference(repo=args.hf.strip())
         if args.file:
             reference = HubReference(reference.repo, reference.revision, args.file, reference.quant)
@@ -157,6 +167,23 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         return ModelRef(id=name.split("/")[-1].lower() or "config", name=name or path.name,
                         architecture=architecture, source=str(path))  # fmt: skip
     return None
+
+
+def _ollama_flag(value: str) -> ModelRef | None:
+    """The model of ``--ollama TAG``, or None for Ollama's name of a Hub GGUF (``hf.co/{repo}:{quant}``)."""
+    from vramfit.bot.answering.cards import AnswerError
+    from vramfit.bot.sources.references import find_reference, parse_ollama_name
+
+    hub = re.match(r"^(?:https?://)?(?:www\.)?(?:hf\.co|huggingface\.co)/", value.strip(), re.IGNORECASE)
+    if hub and find_reference(value) is not None:
+        return None
+    reference = parse_ollama_name(value)
+    if reference is None:
+        subject = value.strip()[:80]
+        raise AnswerError("ollama_not_found", f"{subject!r} is not an Ollama model name", subject=subject)
+    from vramfit.bot.sources.ollama import ollama_model
+
+    return ollama_model(reference)[0]
 
 
 def _nearest_presets(name: str, error: VramfitError) -> list[str]:
@@ -197,10 +224,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
         overrides["quant"] = parse_file_type(args.quant).value
     if model is not None and model.gguf is not None:
-        from vramfit.calc.file_types import file_type_in_name
+        from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 
-        if label := file_type_in_name(model.source):
-            overrides["quant"] = label  # the numbers are the file's own tensors: the label names the file's quant
+        # The numbers are the file's own tensors: the label names the file's quant, by its name or its header (an
+        # Ollama blob's name is its digest: only the header names it).
+        named = "" if model.source.startswith(OLLAMA_SOURCE) else file_type_in_name(model.source)
+        if label := named or file_type_in_header(model.gguf.metadata):
+            overrides["quant"] = label
     if args.context:
         overrides["context"] = _number(args.context, "context", 1, MAX_CONTEXT)
     if args.users:
@@ -254,14 +284,16 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
 
     text = " ".join(args.query).strip()
     overrides = _overrides(args)
-    remote = None
+    remote = tag = None
     if text and "model" not in overrides:
-        from vramfit.bot.sources.references import find_reference
+        from vramfit.bot.sources.references import find_ollama_tag, find_reference
 
         remote = find_reference(text)
-        if remote is not None:
-            text = remote[1]
-    if text or remote is not None:
+        if remote is None:  # a tag a preset lists as its alias ("qwen3.5:4b") is the preset's, answered offline
+            tag = find_ollama_tag(text, skip=lambda written: load_catalog().find_model(written) is not None)
+        text = remote[1] if remote is not None else tag[1] if tag is not None else text
+    unparsed_quant: tuple[str, ...] = ()
+    if text or remote is not None or tag is not None:
         from vramfit.bot.parser import parse  # its tables take a while to build; a question in flags needs none
 
         parsed = parse(text)
@@ -271,13 +303,21 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
             model, file_quant = gguf_model(remote[0], str(overrides.get("quant") or parsed.quant or ""))
             overrides["model"] = model
             overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
+        if tag is not None:  # "qwen3.5:9b 32k 3060": the tag is one file, whatever quant the words name
+            from vramfit.bot.sources.ollama import ollama_model
+
+            model, file_quant = ollama_model(tag[0])
+            overrides["model"] = model
+            overrides["quant"] = file_quant or str(overrides.get("quant") or parsed.quant or "Q4_K_M")
+            if file_quant and parsed.quant and parsed.quant.upper() != file_quant.upper():
+                unparsed_quant = (parsed.quant,)  # a quant beside the tag that the tag's file is not: said so
         lang: Lang = args.lang or parsed.lang
         result = resolve(parsed, **overrides)
         given = set(overrides) | ({"gpu_variant", "gpu_generic"} if "gpus" in overrides else set())
         if "model" in overrides:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
-        return result, lang, assumed, parsed.unparsed
+        return result, lang, assumed, (*parsed.unparsed, *unparsed_quant)
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
     assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)

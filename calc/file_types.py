@@ -4,6 +4,7 @@ use for them. One alias table for the calculator; the parser maps chat words ("4
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from enum import StrEnum
 
 from vramfit.calc.errors import UnknownQuantError
@@ -142,3 +143,27 @@ def file_type_in_name(file_name: str) -> str:
     names such as Q4_K_XL are uploaders' own mixes."""
     found = _NAME_QUANT.search(file_name.rsplit("/", 1)[-1])
     return found[1].upper() if found else ""
+
+
+# llama.cpp's ``enum llama_ftype`` (include/llama.h), the number a GGUF's ``general.file_type`` holds: the format the
+# file was quantized to, which names it when the file's name does not (an Ollama blob is named by its digest).
+# 4-6 and 33-35 were removed from llama.cpp; TQ1_0, TQ2_0, NVFP4 and Q1_0 are labels the calculator has no mix for.
+LLAMA_FTYPE_LABELS: dict[int, str] = {
+    0: FileType.F32, 1: FileType.F16, 2: FileType.Q4_0, 3: FileType.Q4_1, 7: FileType.Q8_0, 8: FileType.Q5_0,
+    9: FileType.Q5_1, 10: FileType.Q2_K, 11: FileType.Q3_K_S, 12: FileType.Q3_K_M, 13: FileType.Q3_K_L,
+    14: FileType.Q4_K_S, 15: FileType.Q4_K_M, 16: FileType.Q5_K_S, 17: FileType.Q5_K_M, 18: FileType.Q6_K,
+    19: FileType.IQ2_XXS, 20: FileType.IQ2_XS, 21: FileType.Q2_K_S, 22: FileType.IQ3_XS, 23: FileType.IQ3_XXS,
+    24: FileType.IQ1_S, 25: FileType.IQ4_NL, 26: FileType.IQ3_S, 27: FileType.IQ3_M, 28: FileType.IQ2_S,
+    29: FileType.IQ2_M, 30: FileType.IQ4_XS, 31: FileType.IQ1_M, 32: FileType.BF16, 36: "TQ1_0", 37: "TQ2_0",
+    38: FileType.MXFP4_MOE, 39: "NVFP4", 40: "Q1_0",
+}  # fmt: skip
+LLAMA_FTYPE_GUESSED = 1024  # llama.cpp ORs this in when it guessed the type from the tensors; never a file's own
+
+
+def file_type_in_header(metadata: Mapping[str, object]) -> str:
+    """The quant a GGUF header declares (``general.file_type``: 15 → "Q4_K_M"), or "" when it declares none the
+    table knows."""
+    value = metadata.get("general.file_type")
+    if isinstance(value, bool) or not isinstance(value, int):
+        return ""
+    return str(LLAMA_FTYPE_LABELS.get(value & ~LLAMA_FTYPE_GUESSED, ""))

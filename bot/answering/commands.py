@@ -28,13 +28,15 @@ _HUB_SOURCE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/bl
 
 def model_argument(request: Request) -> list[str]:
     """``-m FILE`` for a local GGUF, ``-hf REPO:QUANT`` for one read from the Hub, else ``-m`` with the file name
-    people would download (the preset id and quant)."""
+    people would download (the preset id, or an Ollama tag, and the quant)."""
     source = request.model.source
     hub = _HUB_SOURCE.match(source)
     if hub is not None and request.model.gguf is not None:
         return ["-hf", f"{hub['repo']}:{request.quant}"]
     if request.model.gguf is not None and source.endswith(".gguf"):
         return ["-m", source]
+    if request.model.gguf is not None and source.startswith("ollama://"):  # bot.sources.ollama: id "qwen3.5:9b"
+        return ["-m", f"{request.model.id.replace('/', '-').replace(':', '-')}-{request.quant}.gguf"]
     return ["-m", f"{request.model.id}-{request.quant}.gguf"]
 
 

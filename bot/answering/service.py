@@ -180,12 +180,16 @@ class CalcBackend:
             fields["gpus"] = (self._gpu_spec(overrides["gpu"], overrides.get("gpu_count")),)
 
         text = text.strip()
-        from vramfit.bot.sources.references import find_reference  # refuses a URL to any other host, too
+        from vramfit.bot.sources.references import find_ollama_tag, find_reference  # refuses other hosts' URLs
 
         found = find_reference(text) if text else None
         if found is not None:  # the card's buttons re-answer by preset id; a Hub model needs its own card state first
             raise AnswerError("remote_not_in_bot", f"{found[0].repo}: answered by the vram command for now",
                               subject=found[0].repo)  # fmt: skip
+        tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None) if text else None
+        if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
+            raise AnswerError("remote_not_in_bot", f"{tag[0].name}: answered by the vram command for now",
+                              subject=tag[0].name, reason="ollama")  # fmt: skip
         parsed = parse(text, self.catalog) if text else ParsedQuery()
         lang: Lang = "ko" if parsed.lang == "ko" else "en"
         update: dict[str, Any] = {}

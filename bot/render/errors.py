@@ -34,10 +34,29 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "Models from Hugging Face are answered by the `vram` command for now: `vram --hf {subject}`. The bot will "
         "follow."
     ),
+    "ollama_not_found": _("I couldn't find **{subject}** in the Ollama registry."),
+    "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in **{subject}** seconds."),
+    "ollama_no_model": _("**{subject}**: the Ollama registry lists no GGUF model file for it."),
+    "ollama_host_refused": _(
+        "The Ollama registry sent the download to **{subject}**, which is neither the registry nor its storage, so "
+        "vramfit didn't follow it."
+    ),
+    "ollama_offline": _(
+        "**{subject}** has not been read from the Ollama registry before, and VRAMFIT_OFFLINE is set: no network."
+    ),
+}
+# A code whose sentence depends on the source the reason names (an Ollama tag rather than a Hub repo).
+SOURCE_MESSAGES: dict[tuple[str, str], str] = {
+    ("remote_not_in_bot", "ollama"): _(
+        "Ollama models are answered by the `vram` command for now: `vram --ollama {subject}`. The bot will follow."
+    ),
 }
 REASON_MESSAGES: dict[str, str] = {
     "remote_unavailable": _(
         "Hugging Face didn't answer in time or refused the request ({reason}). Try again in a moment."
+    ),
+    "ollama_unavailable": _(
+        "The Ollama registry didn't answer in time or refused the request ({reason}). Try again in a moment."
     ),
     "bad_config": _("This configuration can't describe a model: {reason}"),
     "bad_file": _("That file could not be read: {reason}"),
@@ -50,6 +69,7 @@ PLAIN_MESSAGES: dict[str, str] = {
     "too_complex": _(
         "That question is too long or too complex for me. Ask it in fewer words, for example `llama3 8b 32k on a 3060`."
     ),
+    "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in a moment."),
 }
 
 
@@ -67,6 +87,8 @@ def describe_error(
     tr = Tr(lang)
     if reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
         text = tr(_("**{subject}** could mean several; which one?"), subject=subject)
+    elif (code, reason) in SOURCE_MESSAGES:
+        text = tr(SOURCE_MESSAGES[(code, reason)], subject=subject or "?")
     elif code in PLAIN_MESSAGES and (not subject or code not in SUBJECT_MESSAGES):
         text = tr(PLAIN_MESSAGES[code])
     elif code in SUBJECT_MESSAGES:

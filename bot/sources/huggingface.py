@@ -26,62 +26,28 @@ import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import BinaryIO, cast
 from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint
-from vramfit.calc.file_types import file_type_in_name
+from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
-from vramfit.calc.limits import MAX_GGUF_HEADER_BYTES
 from vramfit.calc.request import ModelRef
-
-if TYPE_CHECKING:
-    import httpx2
 
 TIMEOUT_SECONDS = 10.0
 DEFAULT_QUANT = "Q4_K_M"
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
 
-class RangedFile(io.RawIOBase):
-    """A remote file read forward with HTTP range requests (``calc.gguf`` reads a header through it)."""
+def _range_error(subject: str) -> StatusError:
+    def error(status: int, retry_after: str | None) -> AnswerError:
+        if status == 200:
+            return AnswerError("remote_unavailable", "the file server does not answer range requests")
+        return _http_error(status, subject, retry_after)
 
-    def __init__(self, session: httpx2.Client, url: str, size: int, headers: dict[str, str]) -> None:
-        super().__init__()
-        self.session, self.url, self.size, self.headers = session, url, size, headers
-        self.position = 0
-        self.requests = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def read(self, n: int = -1) -> bytes:
-        if n < 0 or self.position + n > self.size:
-            n = self.size - self.position
-        n = min(n, MAX_GGUF_HEADER_BYTES - self.position)
-        if n <= 0:
-            return b""
-        headers = {**self.headers, "Range": f"bytes={self.position}-{self.position + n - 1}"}
-        self.requests += 1
-        with self.session.stream("GET", self.url, headers=headers, timeout=TIMEOUT_SECONDS) as response:
-            if response.status_code == 200:  # the server ignored the range: never download a whole model file
-                raise AnswerError("remote_unavailable", "the file server does not answer range requests")
-            if response.status_code != 206:
-                raise _http_error(response.status_code, self.url, response.headers.get("Retry-After"))
-            data = b""
-            for chunk in response.iter_bytes():
-                data += chunk
-                if len(data) >= n:
-                    break
-        data = data[:n]
-        self.position += len(data)
-        return data
+    return error
 
 
 def _http_error(status: int, subject: str, retry_after: str | None = None) -> AnswerError:
@@ -231,7 +197,8 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
                 raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
             if meta.size is None:
                 raise AnswerError("remote_unavailable", f"the Hub gave no size for {path}", subject=path)
-            stream = RangedFile(get_session(), location, meta.size, build_hf_headers(token=token))
+            stream = RangedFile(get_session(), location, meta.size, build_hf_headers(token=token),
+                                timeout=TIMEOUT_SECONDS, error=_range_error(location))  # fmt: skip
             reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
             headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], meta.size))
             commit = commit or (meta.commit_hash or "")
@@ -269,4 +236,4 @@ def gguf_model(reference: HubReference, quant: str = "") -> tuple[ModelRef, str]
         gguf=remote.header,
         source=source,
     )
-    return model, file_type_in_name(first) or reference.quant
+    return model, file_type_in_name(first) or file_type_in_header(remote.header.metadata) or reference.quant

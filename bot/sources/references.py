@@ -1,15 +1,18 @@
 """Where a question names a model outside the preset catalog: a Hugging Face repo, a link to it or to one of its
-GGUF files, or Ollama's form of a Hub GGUF (``hf.co/{repo}:Q4_K_M``).
+GGUF files, Ollama's form of a Hub GGUF (``hf.co/{repo}:Q4_K_M``), or a model in an Ollama registry by its tag
+(``qwen3.5:9b``, ``library/qwen3:30b``).
 
 Only finding and checking, with no network and no HTTP client imported: every question passes through
-:func:`find_reference`, and most name no repo, so the Hub client (``bot.sources.huggingface``) is imported only
-when one is found. A URL to a host other than the Hub's is refused here, before anything is fetched.
+:func:`find_reference` and :func:`find_ollama_tag`, and most name neither, so the clients (``bot.sources.huggingface``,
+``bot.sources.ollama``) are imported only when one is found. A URL to a host other than the Hub's is refused here,
+before anything is fetched.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
@@ -77,3 +80,88 @@ def _allowed_link_host(host: str) -> bool:
 def allowed_storage_host(host: str) -> bool:
     host = host.lower()
     return host == (urlparse(endpoint()).hostname or "") or host in HUB_HOSTS or host.endswith(STORAGE_SUFFIXES)
+
+
+# Ollama: [namespace/]model[:tag], as `ollama run` takes it. A name in a question needs its tag (the colon is what tells
+# it from a word), with a letter in it (8b, latest: not 10:30 or a port); settings written "key:value" are no models.
+DEFAULT_REGISTRY = "https://registry.ollama.ai"
+OLLAMA_STORAGE_SUFFIX = ".r2.cloudflarestorage.com"  # where registry.ollama.ai redirects blob downloads (Cloudflare R2)
+OLLAMA_HOSTS = ("ollama.com", "registry.ollama.ai")  # a name written with the registry's host in front
+_OLLAMA_MODEL = r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}"
+_OLLAMA_TAG_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,126}[A-Za-z0-9_])?"
+_OLLAMA_IN_TEXT = re.compile(
+    r"(?<![A-Za-z0-9_./:@-])(?:(?P<namespace>[A-Za-z0-9][A-Za-z0-9_-]{0,79})/)?"
+    rf"(?P<model>[A-Za-z][A-Za-z0-9._-]{{0,78}}[A-Za-z0-9]):(?P<tag>{_OLLAMA_TAG_PART})(?![A-Za-z0-9_/:@])"
+)
+_OLLAMA_NAME = re.compile(
+    rf"(?:(?P<namespace>[A-Za-z0-9][A-Za-z0-9_-]{{0,79}})/)?(?P<model>{_OLLAMA_MODEL})(?::(?P<tag>{_OLLAMA_TAG_PART}))?"
+)
+_NOT_MODELS = frozenset((
+    "ctx", "context", "quant", "quantization", "gpu", "gpus", "card", "users", "user", "kv", "kv_cache", "kv-cache",
+    "cache", "engine", "ram", "vram", "memory", "mem", "batch", "ubatch", "lang", "fa", "flash", "tokens", "model",
+    "models", "http", "https", "ftp", "file", "mailto", "ollama", "hf", "note", "ps", "eg", "ie", "re", "localhost",
+    "port",
+))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OllamaReference:
+    """A model in an Ollama registry: ``{namespace}/{model}:{tag}`` (``library`` and ``latest`` when not written)."""
+
+    model: str
+    namespace: str = "library"
+    tag: str = "latest"
+
+    @property
+    def name(self) -> str:
+        """As people write it: ``qwen3.5:9b``, ``someone/model:tag``."""
+        prefix = "" if self.namespace == "library" else f"{self.namespace}/"
+        return f"{prefix}{self.model}:{self.tag}"
+
+
+def registry() -> str:
+    """The registry to read from: ``VRAMFIT_OLLAMA_REGISTRY`` (a mirror, or a test server) or registry.ollama.ai."""
+    return (os.environ.get("VRAMFIT_OLLAMA_REGISTRY") or DEFAULT_REGISTRY).rstrip("/")
+
+
+def _ollama_reference(groups: dict[str, str | None]) -> OllamaReference:
+    return OllamaReference(
+        model=str(groups["model"]).lower(),
+        namespace=(groups.get("namespace") or "library").lower(),
+        tag=groups.get("tag") or "latest",
+    )
+
+
+def find_ollama_tag(text: str, skip: Callable[[str], bool] | None = None) -> tuple[OllamaReference, str] | None:
+    """The first Ollama tag in ``text`` (``qwen3.5:9b``, ``library/qwen3:30b``) and the text without it, or None.
+    ``skip`` passes over a tag as written that is answered otherwise (a preset's own alias such as ``qwen3.5:4b``)."""
+    if ":" not in text:
+        return None
+    for match in _OLLAMA_IN_TEXT.finditer(text):
+        setting = not match["namespace"] and match["model"].lower() in _NOT_MODELS  # "ctx:32k", not "someone/model:x"
+        if setting or not re.search("[A-Za-z]", match["tag"]):
+            continue
+        if skip is not None and skip(match[0]):
+            continue
+        rest = (text[: match.start()] + " " + text[match.end() :]).strip()
+        return _ollama_reference(match.groupdict()), rest
+    return None
+
+
+def parse_ollama_name(value: str) -> OllamaReference | None:
+    """``vram --ollama``'s argument: a name with or without its tag, and with or without the registry's host in
+    front (``ollama.com/library/qwen3:30b``); None when it is not one."""
+    value = re.sub(r"^(?:https?://)?(?:www\.)?", "", value.strip(), flags=re.IGNORECASE)
+    host, _, path = value.partition("/")
+    if host.lower() in (*OLLAMA_HOSTS, (urlparse(registry()).netloc or "").lower()) and path:
+        value = path
+    match = _OLLAMA_NAME.fullmatch(value)
+    return _ollama_reference(match.groupdict()) if match else None
+
+
+def allowed_ollama_host(url: str) -> bool:
+    """Whether a request may go to ``url``: the registry itself, or (HTTPS only) its blob storage on Cloudflare R2."""
+    target, own = urlparse(url), urlparse(registry())
+    if (target.hostname or "").lower() == (own.hostname or "").lower() and target.scheme == own.scheme:
+        return True
+    return target.scheme == "https" and (target.hostname or "").lower().endswith(OLLAMA_STORAGE_SUFFIX)

@@ -184,6 +184,14 @@ def test_the_quant_label_is_the_files_own(hub: FakeHub, files: dict[str, Path]) 
     assert "quant" not in _json("--gguf", str(files["Q8_0"]))["request"]["assumed"]
 
 
+def test_a_file_named_without_its_quant_is_labelled_by_its_header(tmp_path: Path) -> None:
+    path = tmp_path / "model.gguf"  # as a blob from a registry is named: by nothing but its digest
+    write_gguf(path, TINY_LLAMA, FileType.Q8_0, declare=True)
+    assert _json("--gguf", str(path))["request"]["quant"] == "Q8_0"
+    write_gguf(path, TINY_LLAMA, FileType.Q8_0)  # declares none: the --quant given, as before
+    assert _json("--gguf", str(path), "--quant", "Q4_K_M")["request"]["quant"] == "Q4_K_M"
+
+
 def test_split_files_are_chosen_part_by_part() -> None:
     from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.sources.huggingface import choose_files

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gguf import GGMLQuantizationType, GGUFWriter
+from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
 from vramfit.calc.architecture import Architecture, from_hf_config
 from vramfit.calc.errors import BadFileError
-from vramfit.calc.file_types import FileType
+from vramfit.calc.file_types import LLAMA_FTYPE_LABELS, FileType, file_type_in_header
 from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
 from vramfit.calc.llama_quant import tensor_types
 from vramfit.calc.tensors import gguf_tensors
@@ -22,10 +22,13 @@ TINY_LLAMA = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 10
               "max_position_embeddings": 4096, "tie_word_embeddings": False}
 
 
-def write_gguf(path: Path, config: dict[str, object], ftype: FileType) -> None:
-    """A GGUF with the architecture's tensors in llama.cpp's quant mix and zero weights."""
+def write_gguf(path: Path, config: dict[str, object], ftype: FileType, *, declare: bool = False) -> None:
+    """A GGUF with the architecture's tensors in llama.cpp's quant mix and zero weights; with ``declare`` also
+    general.file_type, as llama-quantize writes it (gguf-py's number for the type)."""
     arch = from_hf_config(config)
     writer = GGUFWriter(str(path), arch="llama")
+    if declare:
+        writer.add_file_type(LlamaFileType[("ALL_" if ftype == FileType.F32 else "MOSTLY_") + ftype.value].value)
     writer.add_block_count(arch.n_layers)
     writer.add_embedding_length(arch.hidden_size)
     writer.add_head_count(arch.n_heads[0])
@@ -54,6 +57,36 @@ def _write_zero_tensors(writer: GGUFWriter, arch: Architecture, ftype: FileType)
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+
+
+def test_the_file_type_table_is_llama_cpps() -> None:
+    # Every number the table names is gguf-py's (llama.cpp's llama_ftype) for the same name.
+    for number, label in LLAMA_FTYPE_LABELS.items():
+        assert LlamaFileType(number).name.removeprefix("MOSTLY_").removeprefix("ALL_") == label
+
+
+@pytest.mark.parametrize(
+    ("metadata", "label"),
+    [
+        ({"general.file_type": 15}, "Q4_K_M"),
+        ({"general.file_type": 2}, "Q4_0"),  # Ollama's QAT and older tags
+        ({"general.file_type": 0}, "F32"),
+        ({"general.file_type": 38}, "MXFP4_MOE"),
+        ({"general.file_type": 15 | 1024}, "Q4_K_M"),  # llama.cpp's "guessed" bit
+        ({"general.file_type": 4}, ""),  # removed from llama.cpp
+        ({"general.file_type": "15"}, ""),
+        ({"general.file_type": True}, ""),
+        ({}, ""),
+    ],
+)
+def test_the_header_declares_its_quant(metadata: dict[str, object], label: str) -> None:
+    assert file_type_in_header(metadata) == label
+
+
+def test_a_written_file_declares_its_quant(tmp_path: Path) -> None:
+    for ftype in (FileType.Q4_K_M, FileType.Q8_0, FileType.F16):
+        write_gguf(tmp_path / "x.gguf", TINY_LLAMA, ftype, declare=True)
+        assert file_type_in_header(read_gguf(tmp_path / "x.gguf").metadata) == ftype.value
 
 
 @pytest.mark.parametrize("ftype", [FileType.Q4_K_M, FileType.Q8_0, FileType.F16])

@@ -77,6 +77,10 @@ class FakeHub:
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", head: bool = False,
               headers: dict[str, str] | None = None) -> None:  # fmt: skip
+        path = urlparse(handler.path).path
+        sent = 0 if head else len(body)
+        # Logged before the answer leaves, so a client that has its answer finds the request counted.
+        self.log.append(LoggedRequest(handler.command, path, handler.headers.get("Range", ""), sent))
         handler.send_response(status)
         for key, value in (headers or {}).items():
             handler.send_header(key, value)
@@ -84,9 +88,6 @@ class FakeHub:
         handler.end_headers()
         if not head:
             handler.wfile.write(body)
-        path = urlparse(handler.path).path
-        sent = 0 if head else len(body)
-        self.log.append(LoggedRequest(handler.command, path, handler.headers.get("Range", ""), sent))
 
     def _error(self, handler: BaseHTTPRequestHandler, status: int, code: str, head: bool,
                extra: dict[str, str] | None = None) -> None:  # fmt: skip

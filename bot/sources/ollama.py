@@ -1,0 +1,280 @@
+"""A model in an Ollama registry, read from its GGUF blob's header without downloading the blob.
+
+A question names it by its tag (``qwen3.5:9b``, ``library/qwen3:30b``; ``bot.sources.references`` finds it). The
+registry speaks the Docker distribution API: the tag's manifest
+(``GET {registry}/v2/{namespace}/{model}/manifests/{tag}``, ``Accept:`` the v2 manifest type) lists the layers, the
+one of media type ``application/vnd.ollama.image.model`` is the GGUF file, and its blob
+(``GET .../blobs/{digest}``) is answered with a redirect to the registry's storage. Only the header is read from
+there, with HTTP range requests (:class:`bot.sources.ranged.RangedFile`, at most
+:data:`vramfit.calc.limits.MAX_GGUF_HEADER_BYTES`). An Ollama blob is named by its digest only, so the quant is the
+one the header declares (``general.file_type``).
+
+Requests go to the registry's own host and, for blob downloads, to Cloudflare R2 (``*.r2.cloudflarestorage.com``,
+HTTPS), where registry.ollama.ai keeps its blobs; a redirect anywhere else is refused before it is followed. The
+HTTP client is huggingface_hub's session, with redirects checked here and a time-out on every request
+(``VRAMFIT_OLLAMA_TIMEOUT_SECONDS``, 10).
+
+What was read is cached for a day in the user's cache folder (``calc.presets.cache_dir``), one entry per registry,
+name and tag holding the manifest digest it was read at: within the day a question is answered with no request;
+after it the manifest is asked again (one small request) and the header kept when the digest is the same.
+``VRAMFIT_OFFLINE=1`` answers from the cache only, at any age.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from urllib.parse import urljoin, urlparse
+
+from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.ranged import MAX_REDIRECTS, REDIRECTS, RangedFile, StatusError
+from vramfit.bot.sources.references import OllamaReference, allowed_ollama_host, registry
+from vramfit.calc.file_types import file_type_in_header
+from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf_stream
+from vramfit.calc.request import ModelRef
+
+if TYPE_CHECKING:
+    import httpx2
+
+DEFAULT_TIMEOUT_SECONDS = 10.0
+CACHE_SECONDS = 24 * 3600
+MANIFEST_TYPE = "application/vnd.docker.distribution.manifest.v2+json"
+MODEL_LAYER = "application/vnd.ollama.image.model"
+MAX_MANIFEST_BYTES = 1 << 20  # a manifest lists a handful of layers: a few hundred bytes
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def timeout_seconds() -> float:
+    """``VRAMFIT_OLLAMA_TIMEOUT_SECONDS`` (connect and each read), 10 when unset or unreadable."""
+    try:
+        value = float(os.environ.get("VRAMFIT_OLLAMA_TIMEOUT_SECONDS", ""))
+    except ValueError:
+        return DEFAULT_TIMEOUT_SECONDS
+    return value if 0 < value <= 600 else DEFAULT_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class OllamaHeader:
+    """What was read: the model blob's header, the manifest digest it was read at, and the requests it took."""
+
+    header: GgufHeader
+    manifest_digest: str
+    blob_digest: str
+    requests: int
+
+
+def _retry_seconds(retry_after: str | None) -> str:
+    """Retry-After as whole seconds (it may be a number or an HTTP date), or "" when there is none."""
+    if not retry_after:
+        return ""
+    text = retry_after.strip()
+    if text.isdigit():
+        return str(min(int(text), 86400))
+    try:
+        return str(max(0, min(86400, round(parsedate_to_datetime(text).timestamp() - time.time()))))
+    except (TypeError, ValueError, OverflowError):
+        return ""
+
+
+def _status_error(reference: OllamaReference, host: str) -> StatusError:
+    def error(status: int, retry_after: str | None) -> AnswerError:
+        if status in (401, 403, 404):  # an unknown name or tag; a private one is not read either
+            return AnswerError(
+                "ollama_not_found", f"{reference.name} is not in {host} (HTTP {status})", subject=reference.name
+            )
+        if status == 429:
+            seconds = _retry_seconds(retry_after)
+            wait = f"; retry after {seconds} s" if seconds else ""
+            return AnswerError("ollama_rate_limited", f"{host} answered HTTP 429{wait}", subject=seconds)
+        if status == 200:
+            return AnswerError("ollama_unavailable", f"the storage of {host} does not answer range requests")
+        if status in REDIRECTS:
+            return AnswerError("ollama_unavailable", f"{host} redirected more than {MAX_REDIRECTS} times")
+        return AnswerError("ollama_unavailable", f"{host} answered HTTP {status}", subject=reference.name)
+
+    return error
+
+
+def _checked(url: str) -> str:
+    """``url`` when a request may go there (the registry, or its R2 storage), else remote_host_refused."""
+    if not allowed_ollama_host(url):
+        host = (urlparse(url).hostname or url)[:80]
+        raise AnswerError("ollama_host_refused", f"the registry redirected to {host}, not its own", subject=host)
+    return url
+
+
+class _Registry:
+    """The requests for one tag, all through one session, each redirect checked before it is followed."""
+
+    def __init__(self, session: httpx2.Client, reference: OllamaReference) -> None:
+        self.session, self.reference = session, reference
+        self.base = registry()
+        self.host = urlparse(self.base).netloc or self.base
+        self.timeout = timeout_seconds()
+        self.error = _status_error(reference, self.host)
+        self.requests = 0
+        ref = reference
+        self.path = f"{self.base}/v2/{ref.namespace}/{ref.model}"
+
+    def manifest(self) -> tuple[dict[str, Any], str]:
+        """The tag's manifest and its digest (the SHA-256 of the bytes served, as the registry names it)."""
+        url = _checked(f"{self.path}/manifests/{self.reference.tag}")
+        headers = {"Accept": MANIFEST_TYPE}
+        for _ in range(MAX_REDIRECTS + 1):
+            self.requests += 1
+            with self.session.stream("GET", url, headers=headers, timeout=self.timeout, follow_redirects=False) as got:
+                location = got.headers.get("Location")
+                if got.status_code in REDIRECTS and location:
+                    url = _checked(urljoin(url, location))
+                    continue
+                if got.status_code != 200:
+                    raise self.error(got.status_code, got.headers.get("Retry-After"))
+                body = b""
+                for chunk in got.iter_bytes():
+                    body += chunk
+                    if len(body) > MAX_MANIFEST_BYTES:
+                        raise self._no_model(f"its manifest is larger than {MAX_MANIFEST_BYTES >> 10} KiB")
+            try:
+                manifest = json.loads(body)
+            except ValueError as exc:
+                raise self._no_model("its manifest is not JSON") from exc
+            if not isinstance(manifest, dict):
+                raise self._no_model("its manifest is not a JSON object")
+            return manifest, "sha256:" + hashlib.sha256(body).hexdigest()
+        raise self.error(REDIRECTS[0], None)
+
+    def _no_model(self, why: str) -> AnswerError:
+        name = self.reference.name
+        return AnswerError("ollama_no_model", f"{name}: {why}", subject=name)
+
+    def model_layer(self, manifest: dict[str, Any]) -> tuple[str, int]:
+        """The digest and size of the manifest's GGUF layer."""
+        layers = manifest.get("layers")
+        for layer in layers if isinstance(layers, list) else []:
+            if not isinstance(layer, dict) or layer.get("mediaType") != MODEL_LAYER:
+                continue
+            digest, size = layer.get("digest"), layer.get("size")
+            if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+                raise self._no_model(f"its model layer has no sha256 digest ({str(digest)[:80]})")
+            if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+                raise self._no_model(f"its model layer has no size ({str(size)[:40]})")
+            return digest, size
+        raise self._no_model(f"its manifest lists no {MODEL_LAYER} layer")
+
+    def header(self, digest: str, size: int) -> GgufHeader:
+        """The blob's GGUF header, read by range requests where the registry redirects the download."""
+        url = _checked(f"{self.path}/blobs/{digest}")
+        stream = RangedFile(self.session, url, size, {}, timeout=self.timeout, error=self.error, redirect=_checked)
+        try:
+            reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
+            return read_gguf_stream(reader, f"{self.reference.name} ({digest[:19]})", size)
+        finally:
+            self.requests += stream.requests
+
+
+def _cache_path(reference: OllamaReference) -> Path | None:
+    from vramfit.calc.presets import cache_dir
+
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = "|".join((registry(), reference.namespace, reference.model, reference.tag))
+    return folder / "ollama" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+def _cached(reference: OllamaReference) -> tuple[OllamaHeader, float] | None:
+    """The cached read of the tag and its age in seconds."""
+    path = _cache_path(reference)
+    try:
+        if path is None:
+            return None
+        age = time.time() - path.stat().st_mtime
+        data = json.loads(path.read_bytes())
+        header = GgufHeader.model_validate(data["header"])
+        return OllamaHeader(header, str(data["manifest_digest"]), str(data["blob_digest"]), 0), age
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no cache, or one that cannot be read: read the registry again
+
+
+def _store(reference: OllamaReference, remote: OllamaHeader) -> None:
+    path = _cache_path(reference)
+    if path is None:
+        return
+    data = {
+        "registry": registry(),
+        "name": f"{reference.namespace}/{reference.model}",
+        "tag": reference.tag,
+        "manifest_digest": remote.manifest_digest,
+        "blob_digest": remote.blob_digest,
+        "header": remote.header.model_dump(mode="json"),
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
+    except OSError:
+        pass  # a cache that cannot be written is simply not used
+
+
+def read_ollama_header(reference: OllamaReference) -> OllamaHeader:
+    """The header of the tag's model blob: from the cache when read in the last day (or at any age with
+    ``VRAMFIT_OFFLINE=1``), else from the registry (see the module docstring) and cached."""
+    offline = os.environ.get("VRAMFIT_OFFLINE", "") not in ("", "0")
+    cached = _cached(reference)
+    if cached is not None and (offline or cached[1] <= CACHE_SECONDS):
+        return cached[0]
+    if offline:
+        name = reference.name
+        raise AnswerError("ollama_offline", f"{name} is not in the cache and VRAMFIT_OFFLINE is set", subject=name)
+    remote = _read_from_registry(reference, cached[0] if cached else None)
+    _store(reference, remote)
+    return remote
+
+
+def _read_from_registry(reference: OllamaReference, known: OllamaHeader | None) -> OllamaHeader:
+    from huggingface_hub.errors import OfflineModeIsEnabled
+    from huggingface_hub.utils._http import get_session
+
+    client = _Registry(get_session(), reference)
+    try:
+        manifest, digest = client.manifest()
+        if known is not None and known.manifest_digest == digest:  # the same tag as a day ago: the same file
+            return OllamaHeader(known.header, digest, known.blob_digest, client.requests)
+        blob, size = client.model_layer(manifest)
+        header = client.header(blob, size)
+    except OfflineModeIsEnabled as exc:  # huggingface_hub's session refuses every request under HF_HUB_OFFLINE
+        raise AnswerError("ollama_unavailable", "HF_HUB_OFFLINE is set, which stops vramfit's HTTP client") from exc
+    except OSError as exc:
+        raise AnswerError("ollama_unavailable", f"cannot reach {client.host}: {exc}", subject=reference.name) from exc
+    except Exception as exc:  # httpx2's time-outs and transport errors are not OSErrors; anything else is a bug
+        if type(exc).__module__.startswith("httpx"):
+            why = f"no answer within {client.timeout:g} s" if "Timeout" in type(exc).__name__ else str(exc)[:200]
+            raise AnswerError("ollama_unavailable", f"{client.host}: {why}", subject=reference.name) from exc
+        raise
+    return OllamaHeader(header, digest, blob, client.requests)
+
+
+def ollama_model(reference: OllamaReference) -> tuple[ModelRef, str]:
+    """The model of ``reference`` and the quant its header declares ("" when it declares none)."""
+    remote = read_ollama_header(reference)
+    host = urlparse(registry()).netloc or registry()
+    short = remote.manifest_digest.removeprefix("sha256:")[:12]
+    source = f"ollama://{host}/{reference.namespace}/{reference.model}:{reference.tag}@{short}"
+    name = str(remote.header.metadata.get("general.name") or reference.name)[:200]
+    model = ModelRef(
+        id=reference.name[:200],
+        name=name,
+        architecture=architecture_from_gguf(remote.header),
+        gguf=remote.header,
+        source=source,
+    )
+    return model, file_type_in_header(remote.header.metadata)
