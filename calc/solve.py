@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from vramfit.calc.engines import fit_gpu, fits_with_margin, runs_on_gpu
 from vramfit.calc.gpu import Gpu
-from vramfit.calc.request import MAX_USERS, Engine, GpuChoice, Request
+from vramfit.calc.request import MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, Request
 from vramfit.calc.results import Fit
 from vramfit.calc.search import largest, largest_context
 
@@ -40,6 +40,14 @@ def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None
         if fits_with_margin(request.model_copy(update={"quant": quant}), choice):
             return quant
     return None
+
+
+def min_gpus(request: Request, choice: GpuChoice, limit: int = MAX_GPU_COUNT) -> int | None:
+    """The fewest of ``choice.gpu`` that hold the request whole with the margin, or None (a unified-memory machine
+    counts once: Macs and Strix Halo boxes do not pool their memory)."""
+    top = 1 if choice.gpu.is_unified else limit
+    # A scan rather than a bisection: each added GPU also adds pipeline copies to every compute buffer.
+    return next((n for n in range(1, top + 1) if fits_with_margin(request, GpuChoice(gpu=choice.gpu, count=n))), None)
 
 
 def smallest_gpus(request: Request, gpus: Iterable[Gpu], limit: int = 10, per_segment: int = 2) -> list[Fit]:

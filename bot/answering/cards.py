@@ -21,9 +21,9 @@ from vramfit.calc.errors import VramfitError
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]
-Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant"]
-SolveKind = Literal["max_context", "max_users", "best_quant"]
-INTENTS: tuple[Intent, ...] = ("fit", "what_fits", "compare", "max_context", "max_users", "best_quant")
+Intent = Literal["fit", "what_fits", "compare", "max_context", "max_users", "best_quant", "min_gpus"]
+SolveKind = Literal["max_context", "max_users", "best_quant", "min_gpus"]
+INTENTS: tuple[Intent, ...] = ("fit", "what_fits", "compare", "max_context", "max_users", "best_quant", "min_gpus")
 
 
 class Overrides(TypedDict, total=False):

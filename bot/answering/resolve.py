@@ -18,12 +18,12 @@ from vramfit.calc.fit import Verdict
 from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Answer, Fit
-from vramfit.calc.solve import best_quant, max_context, max_users
+from vramfit.calc.solve import best_quant, max_context, max_users, min_gpus
 
 if TYPE_CHECKING:  # the parser is imported by whoever parses; a question given as flags never loads it
     from vramfit.bot.parser import ParsedQuery
 
-SolveKind = Literal["max_context", "max_users", "best_quant"]
+SolveKind = Literal["max_context", "max_users", "best_quant", "min_gpus"]
 EXAMPLE_MODEL = "llama-3.1-8b"  # stands in for "any model" in a what-fits template; replaced per model
 
 
@@ -65,7 +65,9 @@ class SolveResult(BaseModel):
 IntentResult = FitResult | WhatFitsResult | CompareResult | SolveResult
 
 # The request field each solver fills in: no longer an assumption once solved.
-SOLVED_FIELD: dict[str, str] = {"max_context": "context", "max_users": "users", "best_quant": "quant"}
+SOLVED_FIELD: dict[str, str] = {
+    "max_context": "context", "max_users": "users", "best_quant": "quant", "min_gpus": "gpus",
+}  # fmt: skip
 
 
 def still_assumed(result: IntentResult, assumed: tuple[str, ...]) -> tuple[str, ...]:
@@ -109,7 +111,7 @@ def resolve(parsed: ParsedQuery, catalog: Catalog | None = None, **overrides: An
     if parsed.intent == "compare" and parsed.compare_model:
         other = parsed.compare_request(catalog=catalog, **overrides)
         return CompareResult(a=request, b=other, comparison=compare(request, other))
-    if parsed.intent in ("max_context", "max_users", "best_quant"):
+    if parsed.intent in ("max_context", "max_users", "best_quant", "min_gpus"):
         choice = _first_gpu(parsed, request, parsed.lang)
         if not request.gpus:
             request = request.model_copy(update={"gpus": (choice,)})
@@ -120,9 +122,14 @@ def resolve(parsed: ParsedQuery, catalog: Catalog | None = None, **overrides: An
         elif parsed.intent == "max_users":
             value = max_users(request, choice)
             at = request.model_copy(update={"users": value}) if value else request
-        else:
+        elif parsed.intent == "best_quant":
             value = best_quant(request, choice)
             at = request.model_copy(update={"quant": value}) if value else request
+        else:
+            value = min_gpus(request, choice)
+            if value:
+                choice = GpuChoice(gpu=choice.gpu, count=value)
+            at = request.model_copy(update={"gpus": (choice,)})
         return SolveResult(intent=parsed.intent, gpu=choice, value=value, answer=answer(at, gpus))
     main = answer(request, gpus)
     if parsed.compare_engines and "engine" not in overrides:

@@ -32,6 +32,7 @@ from vramfit.bot.render.labels import VERDICT_LABELS
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
+from vramfit.calc.request import MAX_GPU_COUNT
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor
@@ -380,8 +381,9 @@ def _solution_line(card: Card, tr: Tr) -> str:
             "max_context": _("📏 Not even 256 tokens fit with every layer on **{gpu}**."),
             "max_users": _("👥 Not even one user at {context} context fits with every layer on **{gpu}**."),
             "best_quant": _("🎯 No weight format fits on **{gpu}** with room to spare."),
+            "min_gpus": _("🧮 Not even {count} of **{gpu}** hold it with room to spare."),
         }
-        return tr(nothing[solution.kind], gpu=gpu, context=context)
+        return tr(nothing[solution.kind], gpu=clean(solution.gpu_name), context=context, count=tr.num(MAX_GPU_COUNT))
     if solution.kind == "max_context":
         tokens = int(solution.value)
         value = tr.ngettext("{n} token", "{n} tokens", tokens)
@@ -391,6 +393,10 @@ def _solution_line(card: Card, tr: Tr) -> str:
     elif solution.kind == "max_users":
         value = tr.ngettext("{n} user", "{n} users", int(solution.value))
         template = _("👥 Most users at {context} context on **{gpu}**: **{value}**")
+    elif solution.kind == "min_gpus":
+        value = tr.num(int(solution.value))
+        template = _("🧮 GPUs needed at {context} context: **{value}× {gpu}**")
+        return tr(template, gpu=clean(solution.gpu_name), value=value, context=context)
     else:
         value = solution.value  # a quant name from the solver's ladder
         template = _("🎯 Most faithful weight format that fits **{gpu}** with room to spare: **{value}**")

@@ -231,11 +231,13 @@ SOLVE_HEADLINES: dict[str, str] = {
     "max_context": _("Largest context with every layer on {gpu}: {value} tokens"),
     "max_users": _("Most users at this context on {gpu}: {value}"),
     "best_quant": _("Most faithful weight format that fits {gpu}: {value}"),
+    "min_gpus": _("GPUs needed: {gpu}"),
 }
 SOLVE_NOTHING: dict[str, str] = {
     "max_context": _("Not even 256 tokens fit entirely on {gpu}."),
     "max_users": _("Not even one user fits entirely on {gpu}."),
     "best_quant": _("No weight format fits entirely on {gpu}."),
+    "min_gpus": _("Not even 64 of these hold it: {gpu}."),
 }
 KV_REASONS: dict[str, str] = {
     "head_dim": _("head size {a} vs {b}"),

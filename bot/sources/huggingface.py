@@ -23,10 +23,12 @@ import io
 import json
 import os
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import Any, BinaryIO, TypeVar, cast
 from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
@@ -37,6 +39,8 @@ from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_hea
 from vramfit.calc.request import ModelRef
 
 TIMEOUT_SECONDS = 10.0
+DEFAULT_DEADLINE_SECONDS = 15.0
+T = TypeVar("T")
 DEFAULT_QUANT = "Q4_K_M"
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
@@ -161,6 +165,37 @@ def read_remote_header(reference: HubReference) -> RemoteHeader:
     return remote
 
 
+def hub_deadline_seconds() -> float:
+    """How long a question waits for the Hub's file list: ``VRAMFIT_HUB_DEADLINE_SECONDS``, else 15."""
+    try:
+        return max(0.1, float(os.environ.get("VRAMFIT_HUB_DEADLINE_SECONDS", "")))
+    except ValueError:
+        return DEFAULT_DEADLINE_SECONDS
+
+
+def _within_deadline(call: Callable[[], T], subject: str) -> T:
+    """``call()``, or remote_unavailable when it takes longer than :func:`hub_deadline_seconds`. huggingface_hub
+    retries a 429 five times, sleeping its Retry-After each time (``http_backoff``, which the file list uses and
+    which takes no retry settings): two and a half minutes for "Retry-After: 30". A question should hear "try again
+    later" at once instead, so the listing runs in a daemon thread that is abandoned past the deadline."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread as is
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="hub-file-list", daemon=True)
+    worker.start()
+    worker.join(hub_deadline_seconds())
+    if worker.is_alive():
+        raise AnswerError("remote_unavailable", "the Hub is busy or limiting requests", subject=subject)
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
+
+
 def _read_from_hub(reference: HubReference) -> RemoteHeader:
     """List the repo, choose the file(s) and read their headers with range requests (see the module docstring)."""
     from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
@@ -182,7 +217,10 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
     token = os.environ.get("HF_TOKEN") or None
     try:
         api = HfApi(endpoint=hub, token=token)
-        tree = api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)
+        tree = _within_deadline(
+            lambda: list(api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)),
+            reference.repo,
+        )
         paths = [item.path for item in tree if isinstance(item, RepoFile)]
         files = choose_files(paths, reference)
         headers: list[GgufHeader] = []

@@ -33,7 +33,8 @@ _ENGINES = {code: name for name, code in _ENGINE_CODES.items()}
 _FIELD = re.compile(r"^[A-Za-z0-9._+\-]+$")
 STATE_PATTERN = r"(?P<state>[A-Za-z0-9._+\-]+(?::[A-Za-z0-9._+\-,*]+){8,9})"
 _INTENT_CODES: dict[str, str] = {
-    "what_fits": "w", "compare": "c", "max_context": "mc", "max_users": "mu", "best_quant": "bq", "engines": "e",
+    "what_fits": "w", "compare": "c", "max_context": "mc", "max_users": "mu", "best_quant": "bq", "min_gpus": "mg",
+    "engines": "e",
 }  # fmt: skip
 _INTENTS = {code: name for name, code in _INTENT_CODES.items()}
 UNUSED = "-"  # a field the intent does not use (what fits: model and quant)

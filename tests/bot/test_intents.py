@@ -252,8 +252,8 @@ ENGINES = [
     Row("라마3.1 8b llama.cpp랑 vllm 비교", "llama-3.1-8b"),
 ]
 
-# How many GPUs a model needs: the parser reads the intent; bot.answering.resolve does not answer it with a count yet
-# (a question with it gets the "fit" answer), so these rows check the parse only and stay out of TABLES.
+# How many GPUs a model needs: read as the min_gpus intent, answered with the fewest of the named card that hold it
+# with the margin (test_min_gpus_is_answered); rows without a GPU check the parse only (the answer asks which GPU).
 MIN_GPUS = [
     Row("how many 3090s do i need for deepseek v3", "deepseek-v3", "rtx-3090"),
     Row("deepseek v3 needs how many 4090s", "deepseek-v3", "rtx-4090"),
@@ -643,3 +643,26 @@ def test_min_gpus_is_read(row: Row) -> None:
 @pytest.mark.parametrize(("question", "intent"), NOT_MIN_GPUS)
 def test_other_counts_are_not_min_gpus(question: str, intent: str) -> None:
     assert parse(question).intent == intent
+
+
+@pytest.mark.parametrize("row", rows([r for r in MIN_GPUS if r.gpu]))
+def test_min_gpus_is_answered(row: Row) -> None:
+    """The fewest devices whose usable memory, less the tight margin (max(512 MiB, 5 %)), holds the footprint that
+    llama.cpp allocates on that many (its compute buffers and runtime grow with the count), worked out here device
+    count by device count."""
+    parsed = parse(row.q)
+    result = resolve(parsed)
+    assert isinstance(result, SolveResult) and result.intent == "min_gpus"
+    gpu = catalog().gpus[str(row.gpu)]
+    request = parsed.to_request()
+    expected = None
+    for n in range(1, 65):
+        usable = gpu.usable_bytes * n
+        total = estimate(request.model_copy(update={"gpus": (GpuChoice(gpu=gpu, count=n),)}), n).total_bytes
+        if usable - total >= max(512 << 20, usable // 20):
+            expected = n
+            break
+    assert result.value == expected
+    if expected is not None:
+        assert result.gpu.count == expected and result.answer.fits[0].verdict == "fits"
+        assert result.answer.fits[0].count == expected

@@ -51,6 +51,7 @@ def hub(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
         monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
         monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(cache))  # each test starts with nothing read
+        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "3")  # a busy Hub is given up on after 3 s, not 15
         yield server
 
 
