@@ -1,4 +1,5 @@
-"""The command that reproduces an answer, to copy: llama.cpp's ``llama-server`` with the flags of the asked setting.
+"""The command that reproduces an answer, to copy: llama.cpp's ``llama-server``, Ollama's settings and ``vllm serve``,
+with the flags of the asked setting.
 
 The flags are llama.cpp's own, as common/arg.cpp at revision 0c1e57098 defines them (the revision the calculator
 mirrors): ``-m`` (or ``-hf <user>/<repo>:<quant>`` for a Hub GGUF), ``-c`` / ``--ctx-size`` (the whole KV cache:
@@ -8,6 +9,16 @@ quantized V cache needs flash attention), ``-np`` / ``--parallel`` (slots), ``-k
 explicit ``-np`` llama-server gives each slot its own KV stream unless ``-kvu``: "default: enabled if number of slots
 is auto"), ``-ub`` / ``-b`` (micro-batch and batch, when not the defaults 512 and 2048) and ``--swa-full``. Set
 explicitly, none of them is changed by llama-server's ``--fit``, which "adjusts unset arguments" only.
+
+Ollama runs the same llama.cpp and takes the server-wide settings from its environment (Ollama's docs/faq.md and
+envconfig/config.go): ``OLLAMA_CONTEXT_LENGTH`` (the context of every loaded model), ``OLLAMA_FLASH_ATTENTION=1``,
+``OLLAMA_KV_CACHE_TYPE`` (``q8_0``, ``q4_0``; needs flash attention) and ``OLLAMA_NUM_PARALLEL`` (requests at once,
+each with its own context, so the KV cache is context × parallel).
+
+vLLM (``vllm serve``, its engine arguments): ``--max-model-len``, ``--gpu-memory-utilization`` (0.9, the calculator's
+vLLM profile), ``--kv-cache-dtype fp8``, ``--tensor-parallel-size`` / ``-tp`` (the GPUs of one machine),
+``--max-num-seqs`` (users at once) and ``--quantization fp8`` (FP8 weights quantized on load from a 16-bit
+checkpoint); INT4 needs an AWQ or GPTQ checkpoint, whose repo the command cannot know, so it names the original.
 """
 
 from __future__ import annotations
@@ -15,8 +26,9 @@ from __future__ import annotations
 import re
 import shlex
 
+from vramfit.calc.engines.vllm import GPU_MEMORY_UTILIZATION
 from vramfit.calc.fit import Verdict
-from vramfit.calc.request import KvType, Request
+from vramfit.calc.request import Engine, KvType, Request
 from vramfit.calc.results import Fit
 
 ALL_LAYERS = 99  # what people write for "every layer" (llama.cpp clamps it to the model's layer count)
@@ -81,3 +93,51 @@ def runnable(fit: Fit) -> bool:
 def llama_server_command(request: Request, fit: Fit | None) -> str:
     """The command line, quoted for a POSIX shell."""
     return shlex.join(llama_server_args(request, fit))
+
+
+_CONFIG_SOURCE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/blob/[^/]+/config\.json$")
+
+
+def ollama_command(request: Request, ollama_name: str) -> str:
+    """The Ollama settings and ``ollama run`` for ``request`` (one command line for a POSIX shell)."""
+    env = [f"OLLAMA_CONTEXT_LENGTH={request.context}"]
+    if request.flash_attn_effective:
+        env.append("OLLAMA_FLASH_ATTENTION=1")
+    if request.kv_cache != KvType.F16 and request.flash_attn_effective:
+        env.append(f"OLLAMA_KV_CACHE_TYPE={request.kv_cache.value}")
+    if request.users > 1:
+        env.append(f"OLLAMA_NUM_PARALLEL={request.users}")
+    return shlex.join([*env, "ollama", "serve"]) + " & " + shlex.join(["ollama", "run", ollama_name])
+
+
+def vllm_args(request: Request) -> list[str]:
+    """``vllm serve`` for ``request``: the model's repo (from its config.json source), the context, the GPUs."""
+    found = _CONFIG_SOURCE.match(request.model.source)
+    model = found["repo"] if found else request.model.id
+    num, den = GPU_MEMORY_UTILIZATION
+    args = [
+        "vllm",
+        "serve",
+        model,
+        "--max-model-len",
+        str(request.context),
+        "--gpu-memory-utilization",
+        f"{num / den:g}",
+    ]
+    if request.quant.upper() == "FP8":
+        args += ["--quantization", "fp8"]
+    if request.kv_cache == KvType.FP8:
+        args += ["--kv-cache-dtype", "fp8"]
+    count = request.gpus[0].count if request.gpus else 1
+    if count > 1:
+        args += ["--tensor-parallel-size", str(count)]
+    if request.users > 1:
+        args += ["--max-num-seqs", str(request.users)]
+    return args
+
+
+def run_command(request: Request, fit: Fit | None) -> str:
+    """The command of the request's engine: ``llama-server`` or ``vllm serve``."""
+    if request.engine == Engine.VLLM:
+        return shlex.join(vllm_args(request))
+    return llama_server_command(request, fit)

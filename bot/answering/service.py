@@ -248,13 +248,12 @@ class CalcBackend:
         if with_tips and request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
             first = result.fits[0]
             tips = tuple(self.tips(request, request.gpus[0], str(first.verdict), max_context=first.max_context))
-        from vramfit.bot.answering.commands import llama_server_command, runnable
-        from vramfit.calc.request import Engine
+        from vramfit.bot.answering.commands import run_command, runnable
 
         stateful = self.catalog.find_model(request.model.id) is not None
         command = ""
-        if request.gpus and result.fits and request.engine == Engine.LLAMA_CPP and runnable(result.fits[0]):
-            command = llama_server_command(request, result.fits[0])
+        if request.gpus and result.fits and runnable(result.fits[0]):
+            command = run_command(request, result.fits[0])
         offloaded = any(str(f.verdict) in ("partial", "no") and f.ram_bytes for f in result.fits)
         return Card(
             lang=lang,

@@ -39,7 +39,7 @@ NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engin
 SAME_KV_RATIO = 1.15  # compared KV caches closer than this are "about the same"
 FAR_KV_RATIO = 2.0  # ... and this far apart, "far more"
 KV_REASONS_IN_LINE = 2  # reasons named in a comparison's one-line explanation
-SUGGESTIONS_PER_GROUP = 3
+SUGGESTIONS_PER_GROUP = 2
 MAX_TIPS = 3  # a phone shows three
 
 EMOJI: dict[Verdict, str] = {"fits": "✅", "tight": "⚠️", "partial": "🟧", "no": "❌"}
@@ -352,6 +352,7 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
 
 
 def _add_suggestions(builder: EmbedBuilder, fits: Sequence[GpuFit], tr: Tr) -> None:
+    """The smallest GPUs that fit, one line per segment (consumer, workstation, datacenter, Apple…), two cards each."""
     groups: dict[str, list[GpuFit]] = {}
     for fit in fits:
         if fit.verdict in ("fits", "tight"):
@@ -360,14 +361,12 @@ def _add_suggestions(builder: EmbedBuilder, fits: Sequence[GpuFit], tr: Tr) -> N
     if not groups:
         builder.add_field(tr(_("GPUs")), tr(_("No single preset GPU fits this. See the tips below.")), priority=85)
         return
-    for rank, segment in enumerate(s for s in SEGMENT_ORDER if s in groups):
+    lines = []
+    for segment in (s for s in SEGMENT_ORDER if s in groups):
         picks = sorted(groups[segment], key=lambda f: (f.total_memory_bytes, f.count))[:SUGGESTIONS_PER_GROUP]
-        lines = [
-            tr(_("**{gpu}** — {free} free"), gpu=gpu_label(fit), free=tr.gib(max(fit.headroom_bytes, 0)))
-            for fit in picks
-        ]
-        name = tr(_("Smallest that fit: {group}"), group=_segment_label(tr, segment))
-        builder.add_field(name, clamp_lines(lines, FIELD_VALUE), inline=True, priority=75 - rank)
+        names = ", ".join(f"**{gpu_label(fit)}**" for fit in picks)
+        lines.append(tr(_("{group}: {gpus}"), group=_segment_label(tr, segment), gpus=names))
+    builder.add_field(tr(_("Smallest GPUs that fit")), clamp_lines(lines, FIELD_VALUE), priority=75)
 
 
 def _solution_line(card: Card, tr: Tr) -> str:

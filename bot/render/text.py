@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from vramfit.bot.answering.commands import llama_server_command, runnable
+from vramfit.bot.answering.commands import ollama_command, run_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error
@@ -72,6 +72,14 @@ def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
     decode = fit.expert_offload.decode if fit.expert_offload is not None else fit.decode
     speed = speed_text(decode, tr) if decode is not None else "—"
     return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
+
+
+def ollama_name(request: Request) -> str:
+    """The model's Ollama tag, when its preset lists one among its aliases ("qwen3.5:9b"), else ""."""
+    from vramfit.calc.presets import load_catalog
+
+    preset = load_catalog().models.get(request.model.id)
+    return next((a for a in preset.aliases if ":" in a and " " not in a), "") if preset is not None else ""
 
 
 def speed_text(decode: DecodeEstimate, tr: Tr) -> str:
@@ -177,8 +185,13 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
     for fit in answer.fits:
         lines.extend(offload_lines(fit, tr))
-    if request.engine == Engine.LLAMA_CPP and request.gpus and answer.fits and runnable(answer.fits[0]):
-        lines += ["", "  " + tr(_("To run it:")), "    " + llama_server_command(request, answer.fits[0])]
+    if request.gpus and answer.fits and runnable(answer.fits[0]):
+        lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, answer.fits[0])]
+        fit = answer.fits[0]
+        ollama = ollama_name(request)
+        whole = fit.verdict.value in ("fits", "tight")
+        if request.engine == Engine.LLAMA_CPP and ollama and whole:  # Ollama places layers itself: only whole fits
+            lines.append("    " + tr(_("or with Ollama: {command}"), command=ollama_command(request, ollama)))
     if assumed:
         lines.append("")
         filled = {

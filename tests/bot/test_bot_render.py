@@ -155,13 +155,10 @@ def test_view_has_buttons_only_when_state_fits() -> None:
 def test_no_gpu_named_lists_smallest_fits_by_segment() -> None:
     card = FakeBackend().answer("llama3 8b 8k", None, {})
     embed = render_card(card, "en")
-    names = [f.name for f in embed.fields]
-    assert names[-4:] == [
-        "Smallest that fit: Consumer",
-        "Smallest that fit: Workstation",
-        "Smallest that fit: Datacenter",
-        "Smallest that fit: Apple Silicon",
-    ]
+    (field,) = [f for f in embed.fields if f.name == "Smallest GPUs that fit"]
+    segments = [line.split(":", 1)[0] for line in (field.value or "").splitlines()]
+    assert segments == ["Consumer", "Workstation", "Datacenter", "Apple Silicon"]
+    assert all(line.count("**") <= 4 for line in (field.value or "").splitlines())  # two cards a segment
     assert embed.description == "Weights 4.5 GiB + KV 1.0 GiB + other 1.0 GiB = **6.5 GiB**"
 
 
@@ -361,3 +358,12 @@ def test_the_default_card_reads_on_a_phone_in_ten_lines(real: object, question: 
     assert "\n" not in lines[-1]  # a footer of one line
     tips = [f for f in render_card(card, lang).fields if f.name in ("What would help", "해결 방법")]
     assert all(len((f.value or "").splitlines()) <= 3 for f in tips)
+
+
+def test_the_gallery_prints_twenty_cards_in_each_language(capsys: pytest.CaptureFixture[str]) -> None:
+    from vramfit.bot.render import gallery
+
+    assert gallery.main(["ko"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n> ") + out.startswith("> ") == len(gallery.QUESTIONS) == 20
+    assert "에서 돌아가요" in out and "Runs on" not in out

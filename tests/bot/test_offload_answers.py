@@ -152,3 +152,41 @@ def test_a_plan_that_does_not_fit_the_ram_says_so_and_gives_no_command() -> None
     _, text = vram("qwen3 235b q8_0 on a 4090 with 64gb ram")
     assert "❌ …but that does not fit in system RAM either." in [line.strip() for line in text.splitlines()]
     assert "llama-server" not in text
+
+
+def test_the_vllm_command_reproduces_the_answer() -> None:
+    from vramfit.bot.answering.commands import vllm_args
+    from vramfit.calc.engines.vllm import GPU_MEMORY_UTILIZATION
+    from vramfit.calc.request import Engine
+
+    catalog = load_catalog()
+    two_h100 = (GpuChoice(gpu=catalog.gpus["h100-sxm"], count=2),)
+    request = Request(model=catalog.models["qwen3-32b"].ref(), quant="FP8", context=16384, users=4,
+                      kv_cache=KvType.FP8, engine=Engine.VLLM, gpus=two_h100)  # fmt: skip
+    command = vllm_args(request)
+    assert command[:3] == ["vllm", "serve", "Qwen/Qwen3-32B"]  # the repo of the preset's config.json
+    got = flags(command)
+    assert int(got["--max-model-len"]) == 16384
+    num, den = GPU_MEMORY_UTILIZATION
+    assert float(got["--gpu-memory-utilization"]) == num / den == 0.9  # the budget the answer was computed with
+    assert (got["--quantization"], got["--kv-cache-dtype"]) == ("fp8", "fp8")
+    assert (got["--tensor-parallel-size"], got["--max-num-seqs"]) == ("2", "4")
+
+
+@pytest.mark.parametrize(
+    ("kv", "users", "flash"), [(KvType.F16, 1, None), (KvType.Q8_0, 4, None), (KvType.Q8_0, 1, False)]
+)
+def test_the_ollama_settings_reproduce_the_answer(kv: KvType, users: int, flash: bool | None) -> None:
+    from vramfit.bot.answering.commands import ollama_command
+
+    catalog = load_catalog()
+    request = Request(model=catalog.models["qwen3.5-9b"].ref(), context=32768, users=users, kv_cache=kv,
+                      flash_attn=flash)  # fmt: skip
+    serve, run_part = ollama_command(request, "qwen3.5:9b").split(" & ")
+    env = dict(word.split("=", 1) for word in shlex.split(serve) if "=" in word)
+    assert shlex.split(run_part) == ["ollama", "run", "qwen3.5:9b"]
+    assert env["OLLAMA_CONTEXT_LENGTH"] == "32768"  # Ollama's context is per request: not × users
+    assert env.get("OLLAMA_FLASH_ATTENTION") == ("1" if request.flash_attn_effective else None)
+    quantized = kv != KvType.F16 and request.flash_attn_effective  # Ollama quantizes the KV only with FA
+    assert env.get("OLLAMA_KV_CACHE_TYPE") == (kv.value if quantized else None)
+    assert env.get("OLLAMA_NUM_PARALLEL") == (str(users) if users > 1 else None)
