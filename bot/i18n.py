@@ -109,6 +109,12 @@ def format_gib(num_bytes: float, lang: Lang) -> str:
     return _gib(round(num_bytes * 10 / GIB), lang)
 
 
+def format_gb(num_bytes: float, lang: Lang) -> str:
+    """Bytes as decimal gigabytes with two decimals, as the Hugging Face Hub shows file sizes (``4.92 GB``)."""
+    number = format_number(round(num_bytes / 1e9, 2), lang, digits=2)
+    return f"{number}GB" if lang == "ko" else f"{number} GB"
+
+
 def format_small_size(num_bytes: float, lang: Lang) -> str:
     """Bytes under 1 GiB as whole MiB (``50 MiB``, Korean ``50MiB``), larger ones as :func:`format_gib`: for parts
     such as a recurrent state that one decimal of GiB would show as 0.0."""
@@ -148,6 +154,9 @@ class Tr:
 
     def gib(self, num_bytes: float) -> str:
         return format_gib(num_bytes, self.lang)
+
+    def gb(self, num_bytes: float) -> str:
+        return format_gb(num_bytes, self.lang)
 
     def small_size(self, num_bytes: float) -> str:
         return format_small_size(num_bytes, self.lang)

@@ -166,6 +166,8 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
     lines = [_verdict_sentence(fit, tr)]
     if plan is None:
         lines.append(_sum_line(card, tr, fit.budget_bytes))
+    if fit.segment in ("apple", "unified") and fit.verdict != "fits":
+        lines.append(_unified_line(fit, tr))
     if fit.verdict in ("partial", "no") and fit.ram_bytes:
         host, fits_ram = (plan.host_bytes, plan.ram_fits) if plan is not None else (fit.host_bytes, fit.ram_fits)
         if plan is not None:
@@ -186,6 +188,30 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
             )
         lines.append(ram if fits_ram else tr(_("❌ {ram}: that does not fit in RAM either."), ram=ram))
     return "\n".join(lines), COLOUR[fit.verdict]
+
+
+def _unified_line(fit: GpuFit, tr: Tr) -> str:
+    """On a Mac or another unified-memory machine that is short or tight: what its GPU may use (and on a Mac, how to
+    raise it: bot.render.text.unified_memory_line says the same in the terminal)."""
+    from vramfit.bot.render.text import mac_wired_limit_mb
+
+    if fit.segment == "apple":
+        mb = mac_wired_limit_mb(fit.memory_bytes)
+        return tr(
+            _(
+                "macOS lets the GPU use {usable} of this Mac's {memory}; "
+                "`sudo sysctl iogpu.wired_limit_mb={mb}` raises it to {raised}."
+            ),
+            usable=tr.gib(fit.budget_bytes),
+            memory=tr.gib(fit.memory_bytes),
+            mb=mb,
+            raised=tr.gib(mb << 20),
+        )
+    return tr(
+        _("The GPU may use {usable} of the {memory} it shares with the CPU (a BIOS or driver setting)."),
+        usable=tr.gib(fit.budget_bytes),
+        memory=tr.gib(fit.memory_bytes),
+    )
 
 
 def _context_and_speed(card: Card, tr: Tr) -> str:

@@ -10,6 +10,7 @@ from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error
 from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
+from vramfit.calc.gpu import Gpu
 from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.presets import Catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
@@ -29,7 +30,6 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "model_fuzzy": _("the closest model name to what you typed"),
     "ram": _("{ram} of system RAM"),
 }
-
 
 
 def width(text: str) -> int:
@@ -74,6 +74,34 @@ def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
     return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
 
 
+MAC_SYSTEM_RESERVE_BYTES = 8 << 30  # what macOS and its apps keep when the GPU limit is raised (common practice)
+
+
+def mac_wired_limit_mb(memory_bytes: int) -> int:
+    """The ``iogpu.wired_limit_mb`` that leaves macOS 8 GiB (``sysctl`` takes MiB)."""
+    return max(memory_bytes - MAC_SYSTEM_RESERVE_BYTES, 0) >> 20
+
+
+def unified_memory_line(gpu: Gpu, tr: Tr) -> str:
+    """What a unified-memory machine lets its GPU use, and on a Mac how to raise it (calc.gpu)."""
+    if gpu.vendor == "apple":
+        return tr(
+            _(
+                "macOS lets the GPU use {usable} of this Mac's {memory}; "
+                "`sudo sysctl iogpu.wired_limit_mb={mb}` raises it to {raised}."
+            ),
+            usable=tr.gib(gpu.usable_bytes),
+            memory=tr.gib(gpu.memory_bytes),
+            mb=mac_wired_limit_mb(gpu.memory_bytes),
+            raised=tr.gib(mac_wired_limit_mb(gpu.memory_bytes) << 20),
+        )
+    return tr(
+        _("The GPU may use {usable} of the {memory} it shares with the CPU (a BIOS or driver setting)."),
+        usable=tr.gib(gpu.usable_bytes),
+        memory=tr.gib(gpu.memory_bytes),
+    )
+
+
 def ollama_name(request: Request) -> str:
     """The model's Ollama tag, when its preset lists one among its aliases ("qwen3.5:9b"), else ""."""
     from vramfit.calc.presets import load_catalog
@@ -83,7 +111,7 @@ def ollama_name(request: Request) -> str:
 
 
 def speed_text(decode: DecodeEstimate, tr: Tr) -> str:
-    """"≈ 38 tok/s (23–45)": the estimate and its band (calc.speed)."""
+    """ "≈ 38 tok/s (23–45)": the estimate and its band (calc.speed)."""
     return tr(
         _("≈ {n} tok/s ({low}–{high})"),
         n=format_number(round(decode.tokens_per_second), tr.lang),
@@ -139,13 +167,19 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
                 trained=format_number(trained, lang),
             ),
         ]
-    host = tr(_("(+ {size} token embeddings in system RAM)"), size=tr.gib(est.host_bytes)) if est.host_bytes else ""
+    unified = bool(request.gpus) and request.gpus[0].gpu.is_unified  # one memory pool: no "system RAM" apart
+    host = ""
+    if est.host_bytes and not unified:
+        host = tr(_("(+ {size} token embeddings in system RAM)"), size=tr.gib(est.host_bytes))
     naive = ""
     if est.kv_cache_naive_bytes != est.kv_cache_bytes:
         naive = tr(_("(the naive formula says {size})"), size=tr.gib(est.kv_cache_naive_bytes))
     backend = request.gpus[0].gpu.backend if request.gpus else "cuda"
-    runtime_note = tr(_("(vLLM profile: non-torch memory)")) if request.engine == Engine.VLLM else tr(
-        RUNTIME_NOTES.get(backend, RUNTIME_NOTES["cuda"]))
+    runtime_note = (
+        tr(_("(vLLM profile: non-torch memory)"))
+        if request.engine == Engine.VLLM
+        else tr(RUNTIME_NOTES.get(backend, RUNTIME_NOTES["cuda"]))
+    )
     rows = [
         (tr(_("Weights")), est.weights_bytes, host),
         (tr(_("KV cache")), est.kv_cache_bytes, naive),
@@ -156,12 +190,17 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         ),
         (tr(_("Compute buffers")), est.compute_bytes, ""),
         (tr(_("Runtime")), est.runtime_bytes, runtime_note),
-        (tr(_("Total")), est.total_bytes, tr(
-            _("(file {file}, {params}B parameters, {bpw} bits per weight)"),
-            file=tr.gib(est.file_bytes),
-            params=format_number(est.params / 1e9, lang, digits=2),
-            bpw=format_number(est.bits_per_weight, lang, digits=2),
-        )),
+        (
+            tr(_("Total")),
+            est.total_bytes,
+            tr(
+                _("(file {file} = {file_gb}, {params}B parameters, {bpw} bits per weight)"),
+                file=tr.gib(est.file_bytes),
+                file_gb=tr.gb(est.file_bytes),
+                params=format_number(est.params / 1e9, lang, digits=2),
+                bpw=format_number(est.bits_per_weight, lang, digits=2),
+            ),
+        ),
     ]
     for label, size, note in rows:
         shown = tr.small_size(size) if label == tr(_("Recurrent state")) else tr.gib(size)
@@ -185,6 +224,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
     for fit in answer.fits:
         lines.extend(offload_lines(fit, tr))
+    if request.gpus and unified and answer.fits:
+        lines.append("  " + unified_memory_line(request.gpus[0].gpu, tr))
     if request.gpus and answer.fits and runnable(answer.fits[0]):
         lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, answer.fits[0])]
         fit = answer.fits[0]
@@ -280,8 +321,16 @@ def render_compare(result: CompareResult, lang: Lang) -> str:
     tr = Tr(lang)
     cmp = result.comparison
     name_a, name_b = result.a.model.name, result.b.model.name
-    lines = [tr(_("{a} vs {b} · {quant} · {context} tokens"), a=name_a, b=name_b, quant=result.a.quant,
-                context=format_number(result.a.context, lang)), ""]
+    lines = [
+        tr(
+            _("{a} vs {b} · {quant} · {context} tokens"),
+            a=name_a,
+            b=name_b,
+            quant=result.a.quant,
+            context=format_number(result.a.context, lang),
+        ),
+        "",
+    ]
     lines.append(f"  {ljust('', 16)} {rjust(name_a[:16], 16)} {rjust(name_b[:16], 16)}")
     rows = [
         (_("Weights"), cmp.a.weights_bytes, cmp.b.weights_bytes),
@@ -293,8 +342,11 @@ def render_compare(result: CompareResult, lang: Lang) -> str:
     for label, a, b in rows:
         lines.append(f"  {ljust(tr(label), 16)} {rjust(tr.gib(a), 16)} {rjust(tr.gib(b), 16)}")
     lines.append("")
-    per_token = tr(_("KV cache per token: {a} vs {b} KiB"), a=format_number(cmp.kv_per_token_a / 1024, lang),
-                   b=format_number(cmp.kv_per_token_b / 1024, lang))
+    per_token = tr(
+        _("KV cache per token: {a} vs {b} KiB"),
+        a=format_number(cmp.kv_per_token_a / 1024, lang),
+        b=format_number(cmp.kv_per_token_b / 1024, lang),
+    )
     lines.append(per_token)
     if cmp.reasons:
         reasons = "; ".join(tr(KV_REASONS[r.factor.value], a=r.a, b=r.b) for r in cmp.reasons)
@@ -305,14 +357,22 @@ def render_compare(result: CompareResult, lang: Lang) -> str:
 def render_what_fits(result: WhatFitsResult, lang: Lang) -> str:
     tr = Tr(lang)
     gpu = _gpu_label(result.gpu)
-    lines = [tr(_("Models that fit {gpu} at {context} tokens, largest first:"), gpu=gpu,
-                context=format_number(result.template.context, lang)), ""]
+    lines = [
+        tr(
+            _("Models that fit {gpu} at {context} tokens, largest first:"),
+            gpu=gpu,
+            context=format_number(result.template.context, lang),
+        ),
+        "",
+    ]
     if not result.models:
         lines.append("  " + tr(_("No preset model fits entirely at this context.")))
     for item in result.models:
         headroom = "+" + tr.gib(item.fit.headroom_bytes)
-        lines.append(f"  {ljust(item.name, 34)} {ljust(item.quant, 8)} {rjust(tr.gib(item.fit.total_bytes), 10)}"
-                     f"  {rjust(headroom, 10)}")
+        lines.append(
+            f"  {ljust(item.name, 34)} {ljust(item.quant, 8)} {rjust(tr.gib(item.fit.total_bytes), 10)}"
+            f"  {rjust(headroom, 10)}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -333,6 +393,10 @@ def render_result(result: IntentResult, lang: Lang, assumed: tuple[str, ...] = (
         return render_answer(result.answer, lang, assumed)
     tr = Tr(lang)
     parts = [render_answer(a, lang, assumed) for a in result.engines]
-    note = tr(_("vLLM reserves 90% of the card up front and fills what the weights and activations leave with KV "
-                "cache; llama.cpp allocates only what this context needs."))
+    note = tr(
+        _(
+            "vLLM reserves 90% of the card up front and fills what the weights and activations leave with KV "
+            "cache; llama.cpp allocates only what this context needs."
+        )
+    )
     return "\n".join(parts) + note + "\n"

@@ -190,3 +190,26 @@ def test_the_ollama_settings_reproduce_the_answer(kv: KvType, users: int, flash:
     quantized = kv != KvType.F16 and request.flash_attn_effective  # Ollama quantizes the KV only with FA
     assert env.get("OLLAMA_KV_CACHE_TYPE") == (kv.value if quantized else None)
     assert env.get("OLLAMA_NUM_PARALLEL") == (str(users) if users > 1 else None)
+
+
+def test_file_sizes_are_also_in_decimal_gb_as_the_hub_shows_them() -> None:
+    """Llama 3.1 8B Q4_K_M: 4,920,747,168 bytes, which the Hub lists as "4.92 GB" and llama.cpp as 4.58 GiB."""
+    _, out = vram("--json", "--model", "llama-3.1-8b")
+    assert json.loads(out)["estimate"]["file_bytes"] == 4_920_747_168
+    _, text = vram("--model", "llama-3.1-8b")
+    assert "(file 4.6 GiB = 4.92 GB," in text
+    _, text = vram("--lang", "ko", "--model", "llama-3.1-8b")
+    assert "(파일 4.6GiB = 4.92GB," in text
+
+
+def test_unified_memory_says_what_the_gpu_may_use_and_has_no_system_ram_apart() -> None:
+    """A 64 GB Mac: macOS lets Metal wire three quarters (48 GiB); leaving macOS 8 GiB is 57,344 MiB."""
+    _, text = vram("llama 3.1 70b on a mac studio m2 ultra 64gb")
+    assert "macOS lets the GPU use 48.0 GiB of this Mac's 64.0 GiB; `sudo sysctl iogpu.wired_limit_mb=57344` " \
+        "raises it to 56.0 GiB." in [line.strip() for line in text.splitlines()]  # fmt: skip
+    assert "system RAM" not in text
+    roomy = default_backend().answer("llama 3.1 70b on a mac studio m2 ultra 64gb", None, {})
+    assert "iogpu" not in (render_card(roomy, roomy.lang).description or "")  # it fits: nothing to raise
+    short = default_backend().answer("llama 3.1 70b 32k on a mac studio m2 ultra 64gb", None, {})
+    assert short.fits[0].verdict in ("tight", "partial", "no")  # type: ignore[union-attr]
+    assert "iogpu.wired_limit_mb=57344" in (render_card(short, short.lang).description or "")
