@@ -10,6 +10,7 @@ Exit 0 with an answer, 2 with an error (a JSON object with --json), never a trac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.calc.errors import BadNumberError, UnknownModelError, UnsupportedArchitectureError, VramfitError
 from vramfit.calc.estimate import answer
@@ -373,26 +375,101 @@ def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
     return EXIT_ERROR
 
 
+def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[list[str], Overrides] | None:
+    """A follow-up to the previous question ("32k면?", "q8이면?", "what about a 4090?"): the previous question's text
+    with the merged settings as flags (which win over the text, as in a bot thread), and those settings; None when the
+    line asks a question of its own (it names a model) or states no setting."""
+    from vramfit.bot.answering.followups import _parse, followup_slots, merge
+
+    parsed = _parse(line)
+    if not previous or parsed is None or parsed.model is not None:
+        return None
+    change = followup_slots(line)
+    if not change:
+        return None
+    merged = merge(previous_slots, change)
+    flags: list[str] = []
+    for key, flag in (("quant", "--quant"), ("context", "--context"), ("users", "--users"),
+                      ("kv_cache", "--kv-cache"), ("engine", "--engine")):  # fmt: skip
+        if key in merged:
+            flags += [flag, str(merged[key])]  # type: ignore[literal-required]
+    if "flash_attn" in merged:
+        flags += ["--flash-attn", "on" if merged["flash_attn"] else "off"]
+    for gpu_id, count in merged.get("gpus", ()):
+        flags += ["--gpu", f"{count}x {gpu_id}" if count > 1 else gpu_id]
+    return [previous, *flags], merged
+
+
+def _history_file() -> Path | None:
+    from vramfit.calc.presets import cache_dir
+
+    folder = cache_dir()
+    return folder / "history" if folder is not None else None
+
+
+def _line_editing() -> Any:
+    """readline for the prompt (editing, ↑ for history, kept between runs in the cache folder), when stdin is a
+    terminal and the platform has it; else None."""
+    if not sys.stdin.isatty():
+        return None
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline: plain input
+        return None
+    history = _history_file()
+    if history is not None:
+        with contextlib.suppress(OSError):  # no history yet
+            readline.read_history_file(history)
+    readline.set_history_length(1000)
+    return readline
+
+
 def interactive(out: Any, stdin: Any = None) -> int:
-    """A prompt for questions; an empty line or end of input quits."""
+    """A prompt for questions; a short follow-up changes the previous question ("32k면?", "what about a 4090?");
+    an empty line or end of input quits."""
+    from vramfit.bot.answering.followups import _parse, slots_of
+
+    editing = _line_editing() if stdin is None else None
     stdin = stdin or sys.stdin
     tr = Tr(argv_lang([], locale=True))
     out.write(
         tr(
             _(
                 'Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
-                "An empty line quits."
+                'Then change one thing: "32k면?", "what about a 4090?". An empty line quits.'
             )
         )
         + "\n"
     )
-    while True:
-        out.write("> ")
-        out.flush()
-        line = stdin.readline()
-        if not line.strip():
-            return 0
-        run([line.strip()], out)
+    previous, previous_slots = "", Overrides()
+    try:
+        while True:
+            if editing is not None:
+                try:
+                    line = input("> ")
+                except EOFError:
+                    return 0
+            else:
+                out.write("> ")
+                out.flush()
+                line = stdin.readline()
+            line = line.strip()
+            if not line:
+                return 0
+            followup = followup_argv(previous, previous_slots, line)
+            if followup is not None:
+                argv, previous_slots = followup
+                run(argv, out)
+                continue
+            if run([line], out) == 0:
+                parsed = _parse(line)
+                previous, previous_slots = line, (slots_of(parsed) if parsed is not None else Overrides())
+    finally:
+        history = _history_file()
+        if editing is not None and history is not None:
+            with contextlib.suppress(OSError):  # a read-only cache folder: no history kept
+                history.parent.mkdir(parents=True, exist_ok=True)
+                editing.write_history_file(history)
 
 
 def main() -> None:

@@ -213,3 +213,23 @@ def test_unified_memory_says_what_the_gpu_may_use_and_has_no_system_ram_apart() 
     short = default_backend().answer("llama 3.1 70b 32k on a mac studio m2 ultra 64gb", None, {})
     assert short.fits[0].verdict in ("tight", "partial", "no")  # type: ignore[union-attr]
     assert "iogpu.wired_limit_mb=57344" in (render_card(short, short.lang).description or "")
+
+
+@pytest.mark.parametrize(
+    ("lines", "titles"),
+    [(["llama 3.1 8b 8k 3060", "32k면?", "what about a 4090?", "q8이면?"],
+      ["Llama 3.1 8B · Q4_K_M · 8,192 tokens", "Llama 3.1 8B · Q4_K_M · 32,768 tokens",
+       "Llama 3.1 8B · Q4_K_M · 32,768 tokens", "Llama 3.1 8B · Q8_0 · 32,768 tokens"]),
+     (["라마3.1 8b 8k 3060", "4090이면?", "qwen2.5 7b 3060"],  # a new model: a new question, not a follow-up
+      ["Llama 3.1 8B · Q4_K_M · 토큰 8,192개", "Llama 3.1 8B · Q4_K_M · 토큰 8,192개",
+       "Qwen2.5 7B · Q4_K_M · 8,192 tokens"])],
+)  # fmt: skip
+def test_interactive_follow_ups_change_the_previous_question(lines: list[str], titles: list[str]) -> None:
+    from vramfit.bot.cli import interactive
+
+    out = io.StringIO()
+    assert interactive(out, io.StringIO("\n".join([*lines, ""]) + "\n")) == 0
+    answers = [block for block in out.getvalue().split("> ")[1:] if block.strip()]
+    assert [a.splitlines()[0].split(" × ")[0] for a in answers] == titles
+    assert "RTX 3060" in answers[0] and "RTX 4090" not in answers[0]
+    assert ("RTX 4090" in answers[1]) is ("4090" in lines[1])  # the GPU follows the follow-up that names one
