@@ -75,6 +75,10 @@ class Request(BaseModel):
     swa_full: bool = Field(
         default=False, description="llama.cpp --swa-full: sliding-window layers keep the full context"
     )
+    runner: str = Field(
+        default="",
+        description="the program that runs llama.cpp: '' (llama-server) or 'ollama' (its defaults, ollama ps)",
+    )
     ram_bytes: int | None = Field(
         default=None, ge=0, le=MAX_RAM_BYTES, description="system RAM; None: calc.host_memory.ASSUMED_RAM_BYTES"
     )

@@ -193,6 +193,7 @@ class Card:
     unparsed: tuple[str, ...] = ()  # words of the question no setting took ("5090ti", "q9"); the card says them
     command: str = ""  # llama-server command that reproduces the answer on the first named GPU, when it runs there
     ram_assumed: bool = False  # the question named no RAM size and RAM matters here (something stays on the CPU)
+    ollama_split: tuple[int, int] | None = None  # asked on Ollama: what `ollama ps` would show, (CPU %, GPU %)
 
     @property
     def intent(self) -> Intent:

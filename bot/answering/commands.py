@@ -29,7 +29,7 @@ import shlex
 from vramfit.calc.engines.vllm import GPU_MEMORY_UTILIZATION
 from vramfit.calc.fit import Verdict
 from vramfit.calc.request import Engine, KvType, Request
-from vramfit.calc.results import Fit
+from vramfit.calc.results import Estimate, Fit
 
 ALL_LAYERS = 99  # what people write for "every layer" (llama.cpp clamps it to the model's layer count)
 DEFAULT_UBATCH = 512
@@ -141,3 +141,23 @@ def run_command(request: Request, fit: Fit | None) -> str:
     if request.engine == Engine.VLLM:
         return shlex.join(vllm_args(request))
     return llama_server_command(request, fit)
+
+
+def ollama_name(request: Request) -> str:
+    """The model's Ollama tag, when its preset lists one among its aliases ("qwen3.5:9b"), else ""."""
+    from vramfit.calc.presets import load_catalog
+
+    preset = load_catalog().models.get(request.model.id)
+    return next((a for a in preset.aliases if ":" in a and " " not in a), "") if preset is not None else ""
+
+
+def ollama_split(fit: Fit, est: Estimate) -> tuple[int, int]:
+    """(CPU %, GPU %) of the model's memory for ``fit``: what stays on the CPU is the expert plan's experts or the
+    layers left there (calc.ollama.processor_split)."""
+    from vramfit.calc.ollama import processor_split
+
+    on_cpu = 0
+    if fit.verdict.value in ("partial", "no"):
+        plan = fit.expert_offload
+        on_cpu = plan.cpu_expert_bytes if plan is not None else max(fit.host_bytes - est.host_bytes, 0)
+    return processor_split(max(est.total_bytes - on_cpu, 0), on_cpu)

@@ -252,7 +252,14 @@ class CalcBackend:
 
         stateful = self.catalog.find_model(request.model.id) is not None
         command = ""
-        if request.gpus and result.fits and runnable(result.fits[0]):
+        split = None
+        if request.gpus and result.fits and request.runner == "ollama":
+            from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split
+
+            split = ollama_split(result.fits[0], est)
+            if runnable(result.fits[0]):
+                command = ollama_command(request, ollama_name(request) or "<model>")
+        elif request.gpus and result.fits and runnable(result.fits[0]):
             command = run_command(request, result.fits[0])
         offloaded = any(str(f.verdict) in ("partial", "no") and f.ram_bytes for f in result.fits)
         return Card(
@@ -268,6 +275,7 @@ class CalcBackend:
             stateful=stateful,
             command=command,
             ram_assumed=offloaded and request.ram_bytes is None,
+            ollama_split=split,
         )
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:

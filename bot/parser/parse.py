@@ -76,6 +76,7 @@ class ParsedQuery(BaseModel):
     assumed: tuple[str, ...] = ()
     unparsed: tuple[str, ...] = ()  # words that look like settings but no slot took ("5090ti", "q9")
     ram_bytes: int | None = None  # system RAM ("with 64GB RAM", "램 64기가")
+    runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -122,8 +123,19 @@ class ParsedQuery(BaseModel):
             "flash_attn": self.flash_attn,
             "gpus": self.gpus,
             "ram_bytes": self.ram_bytes,
+            "runner": self.runner,
         }
         fields.update(given)
+        if (
+            fields["runner"] == "ollama"
+            and self.context is None
+            and "context" not in given
+            and engine == Engine.LLAMA_CPP
+        ):
+            from vramfit.calc.ollama import default_context
+
+            vram = sum(c.gpu.memory_bytes * c.count for c in fields["gpus"])
+            fields["context"] = default_context(vram, model.architecture.context_length)
         try:
             return Request(**fields)
         except ValidationError as exc:
@@ -174,8 +186,11 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     lang: Lang = "ko" if has_hangul(text) else "en"
     scratch = slots.Scratch(clean(text))
     intent_text = scratch.text
+    named_ollama = slots.mentions_ollama(scratch.text)
 
     engine, compare_engines = slots.extract_engine(scratch)
+    # Ollama's own defaults, unless the engines are compared (then both answer at the same settings).
+    runner = "ollama" if named_ollama and not compare_engines else ""
     flash_attn = slots.extract_flash_attn(scratch)
     kv_cache = slots.extract_kv_cache(scratch, engine)
     apple_hint = slots.remove_apple_words(scratch)
@@ -231,6 +246,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         assumed=tuple(k for k in ASSUMED_KEYS if filled[k]),
         unparsed=unparsed,
         ram_bytes=int(ram_gb * GIB) if ram_gb is not None else None,
+        runner=runner,
     )
     parsed._catalog = cat
     return parsed

@@ -41,6 +41,14 @@ _LLAMA_CPP = re.compile(
 )
 
 
+_OLLAMA = re.compile(r"(?<![a-z0-9])ollama(?![a-z0-9])|올라마")
+
+
+def mentions_ollama(text: str) -> bool:
+    """The question names Ollama ("on ollama", "올라마로"): its defaults apply (calc.ollama)."""
+    return _OLLAMA.search(text) is not None
+
+
 def extract_engine(s: Scratch) -> tuple[Engine | None, bool]:
     """The engine named, and whether both were named ("llama.cpp vs vllm": compare them)."""
     vllm = list(_VLLM.finditer(s.text))

@@ -46,6 +46,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "swa_full": request.swa_full,
         "n_batch": request.n_batch,
         "ram_bytes": request.ram_bytes,
+        "runner": request.runner,
         "intent": intent,
         "assumed": list(assumed),
     }

@@ -286,6 +286,8 @@ def _tip_line(tip: Tip, tr: Tr) -> str:
 
 def _footer(card: Card, tr: Tr) -> str:
     footer = _fit_footer(card.assumptions, tr)
+    if card.ollama_split is not None:
+        footer = footer.replace("llama.cpp", "Ollama (llama.cpp)", 1)
     if card.ram_assumed and card.fits:
         footer = tr(_("RAM {ram} assumed"), ram=tr.gib(card.fits[0].ram_bytes)) + " · " + footer
     return footer
@@ -361,6 +363,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     lines.append(description)
     if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
         lines.append(extra)
+    if card.ollama_split is not None:
+        cpu, gpu = card.ollama_split
+        split = tr(_("100% GPU")) if cpu == 0 else tr(_("{cpu}%/{gpu}% CPU/GPU"), cpu=cpu, gpu=gpu)
+        lines.append(tr(_("`ollama ps` would show: {split}"), split=split))
     builder = EmbedBuilder(title=_title(card, tr), description="\n".join(lines), footer=_footer(card, tr),
                            colour=colour)  # fmt: skip
     if card.named_gpus and len(card.fits) > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from vramfit.bot.answering.commands import ollama_command, run_command, runnable
+from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error
@@ -102,12 +102,11 @@ def unified_memory_line(gpu: Gpu, tr: Tr) -> str:
     )
 
 
-def ollama_name(request: Request) -> str:
-    """The model's Ollama tag, when its preset lists one among its aliases ("qwen3.5:9b"), else ""."""
-    from vramfit.calc.presets import load_catalog
-
-    preset = load_catalog().models.get(request.model.id)
-    return next((a for a in preset.aliases if ":" in a and " " not in a), "") if preset is not None else ""
+def ollama_ps_line(answer: Answer, tr: Tr) -> str:
+    """What ``ollama ps`` would show for the first GPU: "100% GPU" or "16%/84% CPU/GPU" (calc.ollama)."""
+    cpu, gpu = ollama_split(answer.fits[0], answer.estimate)
+    split = tr(_("100% GPU")) if cpu == 0 else tr(_("{cpu}%/{gpu}% CPU/GPU"), cpu=cpu, gpu=gpu)
+    return tr(_("`ollama ps` would show: {split}"), split=split)
 
 
 def speed_text(decode: DecodeEstimate, tr: Tr) -> str:
@@ -226,13 +225,18 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.extend(offload_lines(fit, tr))
     if request.gpus and unified and answer.fits:
         lines.append("  " + unified_memory_line(request.gpus[0].gpu, tr))
+    if request.runner == "ollama" and request.gpus and answer.fits:
+        lines.append("  " + ollama_ps_line(answer, tr))
     if request.gpus and answer.fits and runnable(answer.fits[0]):
-        lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, answer.fits[0])]
         fit = answer.fits[0]
         ollama = ollama_name(request)
         whole = fit.verdict.value in ("fits", "tight")
-        if request.engine == Engine.LLAMA_CPP and ollama and whole:  # Ollama places layers itself: only whole fits
-            lines.append("    " + tr(_("or with Ollama: {command}"), command=ollama_command(request, ollama)))
+        if request.runner == "ollama":
+            lines += ["", "  " + tr(_("To run it:")), "    " + ollama_command(request, ollama or "<model>")]
+        else:
+            lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, fit)]
+            if request.engine == Engine.LLAMA_CPP and ollama and whole:  # Ollama places layers itself: whole fits
+                lines.append("    " + tr(_("or with Ollama: {command}"), command=ollama_command(request, ollama)))
     if assumed:
         lines.append("")
         filled = {

@@ -233,3 +233,35 @@ def test_interactive_follow_ups_change_the_previous_question(lines: list[str], t
     assert [a.splitlines()[0].split(" × ")[0] for a in answers] == titles
     assert "RTX 3060" in answers[0] and "RTX 4090" not in answers[0]
     assert ("RTX 4090" in answers[1]) is ("4090" in lines[1])  # the GPU follows the follow-up that names one
+
+
+@pytest.mark.parametrize(
+    ("question", "context"),
+    [("llama 3.1 8b on ollama 3060", 4096),  # 12 GiB: under 24 GiB, Ollama's 4k
+     ("llama 3.1 8b on ollama 4090", 32768),  # 24 GiB: 32k
+     ("llama 3.1 8b on ollama 2x 4090", 131072),  # 48 GiB: 256k, capped at the model's 131,072
+     ("llama 3 8b on ollama 2x 4090", 8192),  # ... and at Llama 3's 8,192
+     ("llama 3.1 8b 16k on ollama 4090", 16384),  # a context asked for is kept
+     ("라마3.1 8b 올라마 4090", 32768),
+     ("llama 3.1 8b on a 4090", 8192)],  # not on Ollama: the usual default
+)  # fmt: skip
+def test_on_ollama_the_context_is_ollamas_default_for_the_gpus(question: str, context: int) -> None:
+    _, out = vram("--json", question)
+    request = json.loads(out)["request"]
+    assert request["context"] == context
+    assert request["runner"] == ("ollama" if ("ollama" in question or "올라마" in question) else "")
+
+
+def test_on_ollama_the_answer_says_what_ollama_ps_would_show() -> None:
+    _, out = vram("--json", "llama 3.3 70b on ollama 4090 64gb ram")
+    data = json.loads(out)
+    fit, estimate = data["fits"][0], data["estimate"]
+    on_cpu = fit["host_bytes"] - estimate["host_bytes"]  # the layers left on the CPU, with their KV and buffers
+    cpu = round(100 * on_cpu / estimate["total_bytes"])
+    _, text = vram("llama 3.3 70b on ollama 4090 64gb ram")
+    assert f"`ollama ps` would show: {cpu}%/{100 - cpu}% CPU/GPU" in text
+    assert "OLLAMA_CONTEXT_LENGTH=32768" in text and "llama-server" not in text
+    card = default_backend().answer("llama 3.1 8b on ollama 4090", None, {})
+    embed = render_card(card, card.lang)
+    assert "`ollama ps` would show: 100% GPU" in (embed.description or "")
+    assert "Ollama (llama.cpp)" in (embed.footer.text or "")
