@@ -56,6 +56,7 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "exaone": "exaone",
     "exaone4": "exaone4",
     "glm4": "glm4",
+    "glm4_moe": "glm4moe",  # GLM-4.5 / GLM-4.5-Air (conversion/glm.py Glm4MoeModel)
     "mistral3": "llama",
     "olmo2": "olmo2",
     "starcoder2": "starcoder2",
@@ -389,6 +390,25 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
     return {}
 
 
+def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
+    """GLM-4.5's multi-token-prediction blocks and the MoE numbers its loader cannot do without.
+
+    conversion/glm.py Glm4MoeModel adds num_nextn_predict_layers to block_count and writes those blocks (a full MoE
+    decoder block plus nextn.eh_proj / embed_tokens / enorm / hnorm / shared_head_head / shared_head_norm);
+    src/models/glm4-moe.cpp creates them with TENSOR_SKIP unless an MTP context asks for them, and the KV cache of
+    an ordinary context filters them out (llama-model.cpp: ``il < n_layer()``). The loader asserts n_expert > 0
+    and n_expert_used > 0 (glm4-moe.cpp:42-43): a config without them is not a GLM-4.5 llama.cpp can load.
+    """
+    for keys, high in (
+        (("n_routed_experts", "num_experts"), MAX_EXPERTS),
+        (("num_experts_per_tok",), MAX_EXPERTS),
+        (("moe_intermediate_size",), MAX_FFN),
+    ):
+        if not fields.number(*keys, default=0, high=high):
+            raise BadConfigError(f"config.json: a glm4_moe model needs {keys[0]} above 0", field=keys[0])
+    return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
+
+
 def _gemma4_attention(fields: _ConfigFields, n_layers: int, n_kv_heads: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
     """Gemma 4's per-layer KV heads and the sliding layers' head size (convert_hf_to_gguf.py Gemma4Model: head_count_kv
     is num_key_value_heads on sliding layers and num_global_key_value_heads on full ones; key_length_swa is
@@ -468,6 +488,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     if arch == "gemma4":
         n_kv_heads, swa_head_dim = _gemma4_attention(f, n_layers, n_kv_heads)
     recurrent = _recurrent(f, arch, n_layers)
+    mtp = _glm4moe(f) if arch == "glm4moe" else {}
     if recurrent:
         kinds = recurrent["recurrent_layers"]
         if all(kinds) or not any(kinds):
@@ -577,9 +598,11 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             # Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
             attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
             qk_norm=arch
-            in ("qwen3", "qwen3moe", "gemma3", "gemma4", "olmo2", "qwen35", "qwen35moe", "qwen3next", "lfm2"),
+            in ("qwen3", "qwen3moe", "gemma3", "gemma4", "olmo2", "qwen35", "qwen35moe", "qwen3next", "lfm2")
+            or (arch == "glm4moe" and bool(config.get("use_qk_norm"))),
             rope_factor_tensors=rope_factor_tensors,
             **recurrent,
+            **mtp,
         )
     except ValidationError as exc:
         first = exc.errors()[0]

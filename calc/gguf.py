@@ -331,7 +331,7 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
                 )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
-    config.update(_recurrent_and_gemma4_keys(md, arch, config))
+    config.update(_recurrent_and_gemma4_keys(md, arch, config, names))
     layer_pattern = _meta(md, arch, "attention.sliding_window_pattern")
     if isinstance(layer_pattern, list):
         config["layer_types"] = ["sliding_attention" if v else "full_attention" for v in layer_pattern]
@@ -340,11 +340,13 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
     return config
 
 
-def _recurrent_and_gemma4_keys(md: Mapping[str, Any], arch: str, config: Mapping[str, Any]) -> dict[str, Any]:
+def _recurrent_and_gemma4_keys(
+    md: Mapping[str, Any], arch: str, config: Mapping[str, Any], names: set[str]
+) -> dict[str, Any]:
     """The config.json keys of the 2026 architectures, back from the GGUF keys their converters write
     (convert_hf_to_gguf.py Qwen3NextModel / GraniteHybridModel / LFM2Model / Gemma4Model at llama.cpp 0c1e57098):
     ``ssm.*`` sizes, which layers are recurrent (``attention.recurrent_layers``, or no KV heads in the per-layer
-    ``head_count_kv``), MTP blocks counted in ``block_count``, Gemma 4's two head sizes."""
+    ``head_count_kv``), MTP blocks counted in ``block_count`` (Qwen3.5, GLM-4.5), Gemma 4's two head sizes."""
     out: dict[str, Any] = {}
     kv = config.get("num_key_value_heads")
     kv_list = kv if isinstance(kv, list) else None
@@ -372,6 +374,16 @@ def _recurrent_and_gemma4_keys(md: Mapping[str, Any], arch: str, config: Mapping
         )
         if arch in ("qwen35moe", "qwen3next"):
             out["shared_expert_intermediate_size"] = _meta(md, arch, "expert_shared_feed_forward_length", 0)
+    elif arch == "glm4moe":
+        # Glm4MoeModel counts its NextN/MTP blocks in block_count and says how many in nextn_predict_layers; the
+        # q/k norms (GLM-4.5's use_qk_norm) and q/k/v biases are known only from the tensors themselves.
+        nextn = _meta(md, arch, "nextn_predict_layers", 0)
+        blocks = config.get("num_hidden_layers")
+        if isinstance(blocks, int) and isinstance(nextn, int):
+            out["num_hidden_layers"] = blocks - nextn
+            out["num_nextn_predict_layers"] = nextn
+        out["use_qk_norm"] = "blk.0.attn_q_norm.weight" in names
+        out["attention_bias"] = "blk.0.attn_q.bias" in names
     elif arch == "granitehybrid":
         heads = _meta(md, arch, "ssm.time_step_rank")
         inner = _meta(md, arch, "ssm.inner_size")

@@ -15,7 +15,8 @@ How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llam
 weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
-glm4, command-r and deepseek2 (the V2 files predate the kv_b split; with that one tensor swapped they match).
+glm4, glm4moe (GLM-4.5 and -Air, on copies with fewer layers and experts), command-r and deepseek2 (the V2
+files predate the kv_b split; with that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
 padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
 olmo2, starcoder2, phimoe and unknown architectures (llama layout).
@@ -319,6 +320,47 @@ def _layers_glm4(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "post_ffw_norm.weight", n_embd)
 
 
+def _layers_glm4moe(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_GLM4_MOE (GLM-4.5, GLM-4.5-Air; conversion/glm.py Glm4MoeModel, src/models/glm4-moe.cpp): biased
+    q/k/v, optional per-head q/k norms (GLM-4.5's use_qk_norm), post_attention_norm before the FFN (no ffn_norm),
+    first_k_dense_replace dense blocks, then sigmoid-routed experts with the exp_probs_b routing bias and one
+    shared expert; the converter appends num_nextn_predict_layers MTP blocks (a full MoE block plus the nextn
+    tensors, with their own embed_tokens and shared_head_head of n_embd × n_vocab) that llama.cpp skips on load."""
+    n_embd, vocab, head = arch.hidden_size, arch.vocab_size, arch.head_dim_k
+    bias = arch.attention_bias
+
+    def block(il: int, heads: int, kv_heads: int, moe: bool) -> None:
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "attn_q.weight", n_embd, heads * head)
+        b.blk(il, "attn_k.weight", n_embd, kv_heads * head)
+        b.blk(il, "attn_v.weight", n_embd, kv_heads * arch.head_dim_v)
+        if bias:
+            b.blk(il, "attn_q.bias", heads * head)
+            b.blk(il, "attn_k.bias", kv_heads * head)
+            b.blk(il, "attn_v.bias", kv_heads * arch.head_dim_v)
+        b.blk(il, "attn_output.weight", heads * arch.head_dim_v, n_embd)
+        if arch.qk_norm:
+            b.blk(il, "attn_q_norm.weight", head)
+            b.blk(il, "attn_k_norm.weight", head)
+        b.blk(il, "post_attention_norm.weight", n_embd)
+        if moe:
+            _moe_ffn(b, arch, il)
+            b.blk(il, "exp_probs_b.bias", arch.n_experts)
+        else:
+            _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+    for il in range(arch.n_layers):
+        block(il, arch.n_heads[il], arch.n_kv_heads[il], _layer_is_moe(arch, il))
+    for il in range(arch.n_layers, arch.n_layers + arch.nextn_layers):
+        block(il, max(arch.n_heads), max(arch.n_kv_heads), True)
+        b.blk(il, "nextn.eh_proj.weight", 2 * n_embd, n_embd)
+        b.blk(il, "nextn.embed_tokens.weight", n_embd, vocab)
+        b.blk(il, "nextn.enorm.weight", n_embd)
+        b.blk(il, "nextn.hnorm.weight", n_embd)
+        b.blk(il, "nextn.shared_head_head.weight", n_embd, vocab)
+        b.blk(il, "nextn.shared_head_norm.weight", n_embd)
+
+
 def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
     """starcoder2 and phimoe (approximate): LayerNorms with biases and fully biased attention."""
     n_embd = arch.hidden_size
@@ -478,6 +520,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_post_norm(b, arch)
     elif name == "glm4":
         _layers_glm4(b, arch)
+    elif name == "glm4moe":
+        _layers_glm4moe(b, arch)
     elif name in ("starcoder2", "phimoe"):
         _layers_biased_layernorm(b, arch)
     elif name in ("qwen35", "qwen35moe", "qwen3next"):

@@ -36,6 +36,8 @@ PRESET_CONFIGS = {
     "qwen3.5-9b": "Qwen3.5-9B.json",
     "lfm2-1.2b": "LFM2-1.2B.json",
     "exaone-4.0-32b": "EXAONE-4.0-32B.json",
+    "glm-4.5-air": "GLM-4.5-Air.json",
+    "glm-4.5": "GLM-4.5.json",
 }
 
 
@@ -280,3 +282,58 @@ def test_a_strix_halo_with_64_gb_gives_the_gpu_three_quarters() -> None:
     # AMD's Variable Graphics Memory: up to 75 % of system memory (96 of 128 GB on the 128 GB machine).
     fit = _answer("qwen3.5 35b on a ryzen ai max 395 64gb")["fits"][0]
     assert (fit["gpu"], fit["usable_bytes"]) == ("ryzen-ai-max-395-64gb", 48 * GIB)
+
+
+def _glm45_kv_by_hand(file: str, context: int, users: int = 1) -> int:
+    """GLM-4.5: every trunk layer caches K and V of num_key_value_heads × head_dim (f16); the NextN/MTP block the
+    converter appends (num_nextn_predict_layers) gets no cells (llama.cpp filters the KV cache to il < n_layer)."""
+    c = _config(file)
+    return c["num_hidden_layers"] * context * users * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "preset_id", "gib"),
+    [
+        ("glm 4.5 air 32k 4090", "en", "glm-4.5-air", 5.75),  # 46 layers x 32,768 x 2 x 8 KV heads x 128 x 2 B
+        ("지엘엠 4.5 에어 32k 4090에서 돌아가?", "ko", "glm-4.5-air", 5.75),
+        ("GLM-4.5-Air 32k on 4x 3090", "en", "glm-4.5-air", 5.75),
+        ("glm4.5 air 32k", "en", "glm-4.5-air", 5.75),
+        ("glm 4.5 32k on 8x h100", "en", "glm-4.5", 11.5),  # 92 layers
+        ("지엘엠 4.5 32k h100 8장에서 돌아가?", "ko", "glm-4.5", 11.5),
+    ],
+)
+def test_glm_45_caches_its_trunk_layers_not_its_mtp_block(question: str, lang: str, preset_id: str, gib: float) -> None:
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == preset_id
+    kv = _glm45_kv_by_hand(PRESET_CONFIGS[preset_id], 32768)
+    assert answer["estimate"]["kv_cache_bytes"] == kv == int(gib * GIB)
+    assert answer["request"]["model"]["context_length"] == 131072
+
+
+def test_glm_45_air_file_holds_an_mtp_block_that_llama_cpp_does_not_load() -> None:
+    from vramfit.calc.file_types import FileType
+    from vramfit.calc.tensors import gguf_tensors
+    from vramfit.calc.weights import weight_bytes
+
+    c = _config("GLM-4.5-Air.json")
+    arch = from_hf_config(c)
+    names = {t.name for t in gguf_tensors(arch)}
+    mtp = c["num_hidden_layers"]  # blk.46: the converter's block_count is 46 + num_nextn_predict_layers
+    assert {f"blk.{mtp}.nextn.eh_proj.weight", f"blk.{mtp}.nextn.shared_head_head.weight"} <= names
+    assert f"blk.{mtp + 1}.attn_norm.weight" not in names
+    # 803 tensors, as in published GGUFs of GLM-4.5-Air: 3 outside the blocks, 12 in the dense block 0, 17 in each
+    # of the 45 MoE blocks (q/k/v biases, router, exp_probs_b, experts, shared expert), 17 + 6 nextn in blk.46.
+    assert len(names) == 3 + 12 + 45 * 17 + 23 == 803
+    assert "blk.0.ffn_gate_exps.weight" not in names and "blk.1.ffn_gate_exps.weight" in names
+    w = weight_bytes(arch, FileType.Q4_K_M)
+    assert len(w.layer_bytes) == 46 and w.expert_layer_bytes[0] == 0 and all(w.expert_layer_bytes[1:])
+    assert w.gpu_bytes + w.host_bytes < w.tensor_bytes  # the MTP block is in the file only
+
+
+def test_glm_45_without_experts_is_an_error_not_a_guess(tmp_path: Path) -> None:
+    config = {**_config("GLM-4.5-Air.json"), "n_routed_experts": 0}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    out = io.StringIO()
+    assert run(["--json", "--config", str(path)], out) != 0
+    assert json.loads(out.getvalue())["error"]["code"] == "bad_config"

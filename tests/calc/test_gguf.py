@@ -149,6 +149,11 @@ TINY_2026: dict[str, dict[str, object]] = {
                       "num_key_value_heads": 2, "vocab_size": 1024, "layer_types": ["mamba", "attention", "mamba",
                       "mamba"], "mamba_n_heads": 8, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_d_conv": 4,
                       "mamba_n_groups": 1, "tie_word_embeddings": True},
+    "glm4moe": {"model_type": "glm4_moe", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4,
+                "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024,
+                "moe_intermediate_size": 256, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1,
+                "first_k_dense_replace": 1, "num_nextn_predict_layers": 1, "attention_bias": True,
+                "use_qk_norm": True, "tie_word_embeddings": False},
     "lfm2": {"model_type": "lfm2", "hidden_size": 256, "block_ff_dim": 512, "num_hidden_layers": 4,
              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024, "conv_L_cache": 3,
              "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
@@ -187,6 +192,18 @@ def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
         writer.add_uint32(a + "full_attention_interval", 4)
         keys = ("linear_conv_kernel_dim", "linear_key_head_dim", "linear_num_key_heads", "linear_num_value_heads")
         _write_ssm(writer, a, [int(c[k]) for k in keys], inner=8 * 32)  # type: ignore[call-overload]
+    elif name == "glm4moe":  # Glm4MoeModel: the NextN block in block_count, expert counts, leading dense blocks
+        writer.add_uint32(a + "block_count", layers + 1)
+        writer.add_uint32(a + "nextn_predict_layers", 1)
+        writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "attention.head_count_kv", kv)
+        writer.add_uint32(a + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "expert_count", c["n_routed_experts"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "expert_used_count", c["num_experts_per_tok"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "expert_feed_forward_length", c["moe_intermediate_size"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "expert_shared_count", c["n_shared_experts"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "leading_dense_block_count", c["first_k_dense_replace"])  # type: ignore[arg-type]
     elif name == "granitehybrid":  # GraniteHybridModel: head_count_kv 0 in the Mamba layers
         writer.add_uint32(a + "block_count", layers)
         writer.add_uint32(a + "feed_forward_length", c["shared_intermediate_size"])  # type: ignore[arg-type]
@@ -222,7 +239,9 @@ def test_a_2026_gguf_header_gives_the_architecture_its_config_gives(tmp_path: Pa
     from_file, from_config = architecture_from_gguf(header), from_hf_config(TINY_2026[name])
     memory_fields = ("n_layers", "n_heads", "n_kv_heads", "head_dim_k", "swa_head_dim", "ffn_size", "vocab_size",
                      "recurrent_layers", "ssm_conv_kernel", "ssm_inner_size", "ssm_state_size", "ssm_groups",
-                     "ssm_heads", "nextn_layers", "swa_layers", "sliding_window", "tied_embeddings")  # fmt: skip
+                     "ssm_heads", "nextn_layers", "swa_layers", "sliding_window", "tied_embeddings", "n_experts",
+                     "n_experts_used", "expert_ffn_size", "shared_expert_ffn_size", "moe_layers", "qk_norm",
+                     "attention_bias")  # fmt: skip
     assert {f: getattr(from_file, f) for f in memory_fields} == {f: getattr(from_config, f) for f in memory_fields}
     weights = weights_from_gguf(from_file, header)
     assert weights.tensor_bytes == weight_bytes(from_config, FileType.Q8_0).tensor_bytes

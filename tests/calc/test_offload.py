@@ -27,11 +27,15 @@ MEASURED = Path(__file__).parents[1] / "data" / "groundtruth" / "measured.jsonl"
 GPT_OSS_EXPERT_BLOCK = 3 * (2880 * 2880 * 128 * 17 // 32) + 3 * (2880 * 128 * 4)
 # Qwen3-235B-A22B in Q8_0 (34 bytes per 32 values): 94 blocks of 128 experts, 4096 hidden, 1536 per expert.
 QWEN3_235B_Q8_EXPERT_BLOCK = 3 * (128 * 4096 * 1536 * 34 // 32)
+# GLM-4.5-Air in Q4_0 (18 bytes per 32 values): 45 expert blocks (its first block is dense) of 128 experts, 4096
+# hidden, 1408 per expert.
+GLM_45_AIR_Q4_0_EXPERT_BLOCK = 3 * (128 * 4096 * 1408 * 18 // 32)
 # With experts on the CPU, llama.cpp copies one expert tensor at a time into the GPU's compute buffer, with the
 # routed activations of a 512-token micro-batch (n_used × (expert width + hidden) f32 values per token), the f16
 # KQ mask and two f32 hidden states: (largest expert tensor, experts used, expert width, hidden size).
 EXPERT_STAGE = {"gpt-oss-120b": (2880 * 2880 * 128 * 17 // 32, 4, 2880, 2880),
-                "qwen3-235b-a22b": (128 * 4096 * 1536 * 34 // 32, 8, 1536, 4096)}  # fmt: skip
+                "qwen3-235b-a22b": (128 * 4096 * 1536 * 34 // 32, 8, 1536, 4096),
+                "glm-4.5-air": (128 * 4096 * 1408 * 18 // 32, 8, 1408, 4096)}  # fmt: skip
 
 
 def _request(model: str, quant: str, gpu: str, context: int, ram_gb: int | None = 64) -> Request:
@@ -45,10 +49,19 @@ def _request(model: str, quant: str, gpu: str, context: int, ram_gb: int | None 
     )
 
 
-def _expected_n(total: int, per_block: int, blocks: int, usable: int) -> int:
-    """The smallest N with the footprint less N blocks of experts within the usable memory and its margin."""
-    for n in range(1, blocks + 1):
-        if total - n * per_block <= usable - tight_margin(usable):
+# Blocks before the first one with experts (GLM-4.5's first_k_dense_replace = 1): --n-cpu-moe counts them too.
+DENSE_FIRST = {"glm-4.5-air": 1}
+
+
+def _moved(n: int, per_block: int, dense: int) -> int:
+    """Expert bytes that ``--n-cpu-moe n`` moves: blocks 0 … n - 1, of which the first ``dense`` have none."""
+    return max(n - dense, 0) * per_block
+
+
+def _expected_n(total: int, per_block: int, blocks: int, usable: int, dense: int) -> int:
+    """The smallest N with the footprint less N blocks' experts within the usable memory and its margin."""
+    for n in range(dense + 1, dense + blocks + 1):
+        if total - _moved(n, per_block, dense) <= usable - tight_margin(usable):
             return n
     raise AssertionError("no plan")
 
@@ -58,6 +71,8 @@ def _expected_n(total: int, per_block: int, blocks: int, usable: int) -> int:
     [("gpt-oss-120b", "MXFP4", GPT_OSS_EXPERT_BLOCK, 36, "rtx-4090", 32768, True),
      ("gpt-oss-120b", "MXFP4", GPT_OSS_EXPERT_BLOCK, 36, "rtx-5090", 32768, True),
      ("gpt-oss-120b", "MXFP4", GPT_OSS_EXPERT_BLOCK, 36, "rtx-5090", 131072, True),
+     ("glm-4.5-air", "Q4_0", GLM_45_AIR_Q4_0_EXPERT_BLOCK, 45, "rtx-4090", 32768, True),
+     ("glm-4.5-air", "Q4_0", GLM_45_AIR_Q4_0_EXPERT_BLOCK, 45, "rtx-5090", 32768, True),
      ("qwen3-235b-a22b", "Q8_0", QWEN3_235B_Q8_EXPERT_BLOCK, 94, "rtx-4090", 32768, False),
      ("qwen3-235b-a22b", "Q8_0", QWEN3_235B_Q8_EXPERT_BLOCK, 94, "rtx-5090", 32768, False)],
 )  # fmt: skip
@@ -73,13 +88,15 @@ def test_the_smallest_n_cpu_moe_leaves_the_margin_on_the_gpu(
     tensor, used, width, hidden = EXPERT_STAGE[model]
     expert_stage = tensor + 4 * 512 * used * (width + hidden) + 2 * whole.kv_cells * 512 + 2 * 4 * 512 * hidden
     total = whole.total_bytes - whole.compute_bytes + max(whole.compute_bytes, expert_stage)
-    n = _expected_n(total, per_block, blocks, fit.usable_bytes)
+    dense = DENSE_FIRST.get(model, 0)
+    n = _expected_n(total, per_block, blocks, fit.usable_bytes, dense)
+    moved = _moved(n, per_block, dense)
     assert (plan.n_cpu_moe, plan.expert_blocks) == (n, blocks)
-    assert plan.cpu_expert_bytes == n * per_block
-    assert plan.gpu_bytes == total - n * per_block
+    assert plan.cpu_expert_bytes == moved
+    assert plan.gpu_bytes == total - moved
     assert plan.verdict == Verdict.FITS
     token_embd = estimate(request).host_bytes
-    assert plan.host_bytes == token_embd + n * per_block
+    assert plan.host_bytes == token_embd + moved
     assert plan.ram_fits is ram_fits
     assert plan.ram_fits is (plan.host_bytes <= 64 * GIB - max(4 * GIB, 64 * GIB // 10))
 
