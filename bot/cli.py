@@ -125,7 +125,9 @@ def _number(text: str, what: str, low: int, high: int) -> int:
     if value is None:
         raise BadNumberError(f"{what}: not a number: {text}", field=what, value=text)
     if not low <= value <= high:
-        raise BadNumberError(f"{what} must be between {low} and {high}: {text}", field=what, value=text)
+        raise BadNumberError(
+            f"{what} must be between {low} and {high}: {text}", field=what, value=text, low=low, high=high
+        )
     return value
 
 
@@ -275,7 +277,9 @@ def _ram_bytes(text: str) -> int:
         raise BadNumberError(f"ram: not a memory size: {text}", field="ram", value=text)
     gb = float(found[1]) * (1024 if (found[2] or "g").lower().startswith("t") else 1)
     if not 1 <= gb <= MAX_RAM_GB:
-        raise BadNumberError(f"ram must be between 1 and {MAX_RAM_GB} GB: {text}", field="ram", value=text)
+        raise BadNumberError(
+            f"ram must be between 1 and {MAX_RAM_GB} GB: {text}", field="ram", value=text, low=1, high=MAX_RAM_GB
+        )
     return int(gb * GIB)
 
 

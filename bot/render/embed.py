@@ -27,7 +27,7 @@ from vramfit.bot.answering.cards import (
     WhatFitsCard,
 )
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
-from vramfit.bot.render.errors import describe_error
+from vramfit.bot.render.errors import describe_error, number_limits
 from vramfit.bot.render.labels import VERDICT_LABELS
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.version import vramfit_version
@@ -801,7 +801,10 @@ def render_error(error: VramfitError, lang: Lang) -> str:
     subject = clamp(clean(error.subject), 100)
     suggestions = [clean(s) for s in error.suggestions]
     detail = clamp(clean(error.message or error.code), 300)
-    return clamp(describe_error(error.code, subject, suggestions, detail, lang, reason=error.reason), 2000)
+    text = describe_error(
+        error.code, subject, suggestions, detail, lang, reason=error.reason, limits=number_limits(error)
+    )
+    return clamp(text, 2000)
 
 
 def help_text(lang: Lang) -> str:

@@ -73,6 +73,36 @@ PLAIN_MESSAGES: dict[str, str] = {
 }
 
 
+# The setting a number was for, as an error names it ("the context must be between …").
+NUMBER_FIELDS: dict[str, str] = {
+    "context": _("The context"),
+    "users": _("The number of users"),
+    "ubatch": _("The micro-batch"),
+    "batch": _("The batch"),
+    "ram": _("The system RAM"),
+    "gpu_count": _("The number of GPUs"),
+}
+
+
+def _display_names(code: str, suggestions: Sequence[str]) -> list[str]:
+    """Preset ids as people read them, with the id to type: "GeForce RTX 4060 (`rtx-4060`)"."""
+    from vramfit.calc.presets import load_catalog
+
+    catalog = load_catalog()
+    names = {m.id: m.name for m in catalog.models.values()} if code == "unknown_model" else {}
+    if code == "unknown_gpu":
+        names = {g.id: g.name for g in catalog.gpus.values()}
+    return [f"{names[s]} (`{s}`)" if s in names else f"`{s}`" for s in suggestions]
+
+
+def number_limits(error: object) -> tuple[str, object, object] | None:
+    """(field, low, high) of a number out of range, when the error knows them."""
+    details = getattr(error, "details", {}) or {}
+    if "field" in details and "low" in details and "high" in details:
+        return str(details["field"]), details["low"], details["high"]
+    return None
+
+
 def describe_error(
     code: str,
     subject: str,
@@ -82,10 +112,20 @@ def describe_error(
     *,
     markdown: bool = True,
     reason: str = "",
+    limits: tuple[str, object, object] | None = None,
 ) -> str:
     """The sentence for an error code, with its subject, then "Did you mean" with up to five suggestions."""
     tr = Tr(lang)
-    if reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
+    if code == "bad_number" and limits is not None and limits[0] in NUMBER_FIELDS:
+        field, low, high = limits
+        text = tr(
+            _("{field} must be between {low} and {high}; you wrote **{subject}**."),
+            field=tr(NUMBER_FIELDS[field]),
+            low=tr.num(float(str(low))),
+            high=tr.num(float(str(high))),
+            subject=subject or "?",
+        )
+    elif reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
         text = tr(_("**{subject}** could mean several; which one?"), subject=subject)
     elif (code, reason) in SOURCE_MESSAGES:
         text = tr(SOURCE_MESSAGES[(code, reason)], subject=subject or "?")
@@ -96,6 +136,6 @@ def describe_error(
     else:
         text = tr(REASON_MESSAGES.get(code, _("I couldn't answer that: {reason}")), reason=detail or code)
     if suggestions:
-        names = ", ".join(f"`{s}`" for s in suggestions[:5])
+        names = ", ".join(_display_names(code, suggestions[:5]))
         text += "\n" + tr(_("Did you mean: {names}"), names=names)
     return text if markdown else text.replace("**", "").replace("`", "")

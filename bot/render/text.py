@@ -7,7 +7,7 @@ import unicodedata
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
-from vramfit.bot.render.errors import describe_error
+from vramfit.bot.render.errors import describe_error, number_limits
 from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
@@ -256,7 +256,14 @@ def error_message(error: VramfitError, lang: Lang) -> str:
     """The error as plain text: the same words as the bot's, in the question's language."""
     subject = error_subject(error)
     text = describe_error(
-        error.code, subject, error.suggestions, error.message, lang, markdown=False, reason=error_reason(error)
+        error.code,
+        subject,
+        error.suggestions,
+        error.message,
+        lang,
+        markdown=False,
+        reason=error_reason(error),
+        limits=number_limits(error),
     )
     supported = error.details.get("supported")
     if error.code == "unsupported_architecture" and supported:

@@ -155,7 +155,7 @@ def test_slash_command_errors_are_ephemeral_and_localized() -> None:
             body = (await world.callback(interaction)).json["data"]
             assert body["flags"] & EPHEMERAL
             assert body["allowed_mentions"] == NO_PINGS
-            assert body["content"] == "찾을 수 없는 모델: **lamma-9000**\n혹시 이것인가요? `llama-3-8b`"
+            assert body["content"] == "찾을 수 없는 모델: **lamma-9000**\n혹시 이것인가요? Llama 3 8B (`llama-3-8b`)"
             interaction = await world.slash("", locale="en-US")
             body = (await world.callback(interaction)).json["data"]
             assert body["flags"] & EPHEMERAL
