@@ -27,9 +27,12 @@ from vramfit.calc.request import GpuChoice, Request  # noqa: E402
 from vramfit.calc.speed import (  # noqa: E402
     ASSUMED_RAM_BANDWIDTH_GBS,
     CALIBRATION,
+    PREFILL_CALIBRATION,
     BytesPerToken,
     DecodeCalibration,
+    PrefillCalibration,
     decode_speed,
+    prefill_speed,
 )
 
 
@@ -112,6 +115,57 @@ def fit(rows: list[SpeedRow]) -> DecodeCalibration:
                              band=band, default_efficiency=default)  # fmt: skip
 
 
+def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False) -> float | None:
+    gpu = load_catalog().gpus[row.gpu]
+    request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
+    speed = prefill_speed(llama_cpp.active_params(llama_cpp._parts(request)), fp16_tflops=gpu.fp16_tflops * row.count,
+                          backend=row.backend, calibration=calibration, bound=bound)  # fmt: skip
+    return speed.tokens_per_second if speed is not None else None
+
+
+def fit_prefill(rows: list[SpeedRow]) -> PrefillCalibration:
+    """Per backend, the median of measured ÷ bound; the band, the 10th and 90th percentile of measured ÷ estimate."""
+    bound = PrefillCalibration(efficiency={}, band=(1, 1))
+    ratios: dict[str, list[float]] = {}
+    for row in rows:
+        peak = _prefill(row, bound, bound=True)
+        if peak:
+            ratios.setdefault(row.backend, []).append(row.measured / peak)
+    efficiency = {b: round(statistics.median(r), 3) for b, r in ratios.items()}
+    default = round(statistics.median([x for r in ratios.values() for x in r]), 3) if ratios else 0.3
+    fitted = PrefillCalibration(efficiency=efficiency, band=(1, 1), default_efficiency=default)
+    errors = [row.measured / e for row in rows if (e := _prefill(row, fitted))]
+    band = (round(percentile(errors, 0.1), 2), round(percentile(errors, 0.9), 2)) if errors else (1, 1)
+    return PrefillCalibration(efficiency=efficiency, band=band, default_efficiency=default)
+
+
+def prefill_table(rows: list[SpeedRow]) -> None:
+    usable = [r for r in rows if r.kind == "pp" and r.offload == "all" and load_catalog().gpus[r.gpu].fp16_tflops]
+    folds = [fit_prefill([r for r in usable if r.fold != k]) for k in (0, 1)]
+    print(f"\nprefill: {len(usable)} pp rows with every layer on a GPU whose FP16 throughput the presets carry")
+    print(f"{'row':<15} {'fold':<4} {'backend':<7} {'device':<24} {'model':<24} {'test':<14} "
+          f"{'measured':>9} {'bound':>9} {'shipped':>9} {'ratio':>6} {'check':>9} {'ratio':>6}")  # fmt: skip
+    shipped_ratios: dict[str, list[float]] = {}
+    check_ratios: dict[str, list[float]] = {}
+    for row in sorted(usable, key=lambda r: (r.backend, r.gpu, r.model.id)):
+        peak = _prefill(row, PREFILL_CALIBRATION, bound=True) or 0.0
+        shipped = _prefill(row, PREFILL_CALIBRATION) or 0.0
+        check = _prefill(row, folds[row.fold]) or 0.0
+        shipped_ratios.setdefault(row.backend, []).append(row.measured / shipped)
+        check_ratios.setdefault(row.backend, []).append(row.measured / check)
+        print(f"{row.row['id']!s:<15} {row.fold:<4} {row.backend:<7} {row.gpu:<24.24} "
+              f"{row.model.id + ' ' + row.quant:<24.24} {row.row['test']:<14.14} {row.measured:9.1f} {peak:9.1f} "
+              f"{shipped:9.1f} {row.measured / shipped:6.2f} {check:9.1f} {row.measured / check:6.2f}")  # fmt: skip
+    print(f"\n{'backend':<8} {'rows':>5} {'shipped median':>15} {'worst':>7} {'check median':>13} {'worst':>7} "
+          f"{'check ±15%':>11} {'check ±30%':>11}")  # fmt: skip
+    for backend in sorted(check_ratios):
+        _summary(backend, shipped_ratios[backend], check_ratios[backend])
+    if check_ratios:
+        _summary("all", [r for v in shipped_ratios.values() for r in v], [r for v in check_ratios.values() for r in v])
+    if "--fit" in sys.argv:
+        print(f"\nprefill fitted on every row: {fit_prefill(usable)}")
+
+
 def main() -> None:
     rows, left = speed_rows()
     decode = [r for r in rows if r.kind == "tg"]
@@ -144,6 +198,7 @@ def main() -> None:
         print(f"  {fit(decode)}")
         for k, fold in enumerate(folds):
             print(f"  fitted without fold {k}: {fold}")
+    prefill_table(rows)
 
 
 def _summary(backend: str, shipped: list[float], check: list[float]) -> None:

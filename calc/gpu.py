@@ -58,6 +58,9 @@ class Gpu(BaseModel):
     released: int = 0
     aliases: tuple[str, ...] = ()
     source: str = ""
+    fp16_tflops: float = Field(
+        default=0.0, ge=0, description="dense FP16 tensor throughput (Apple: GPU FP32), TFLOPS; 0: unknown"
+    )
     gpu_share_bytes: int = Field(
         default=0, ge=0, description="unified memory: what the GPU may use (0: Apple's Metal share, or all of it)"
     )

@@ -86,6 +86,9 @@ class Fit(BaseModel):
         default=None, description="the decode bandwidth bound (every weight and the KV read at full bandwidth)"
     )
     decode: DecodeEstimate | None = Field(default=None, description="calibrated decode speed and its band")
+    prefill: DecodeEstimate | None = Field(
+        default=None, description="prompt tokens per second with every layer on the GPU(s), and its band"
+    )
     host_bytes: int = Field(default=0, description="system RAM this placement needs (weights, KV, buffers on the host)")
     ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")
     ram_usable_bytes: int = Field(default=0, description="the part of the RAM a model may use")

@@ -99,3 +99,41 @@ def decode_speed(
     speed = 1 / seconds
     low, high = (1.0, 1.0) if bound else calibration.band
     return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))
+
+
+# Prefill: a prompt of N tokens costs about 2 FLOPs per active parameter per token (one multiply-add), run as large
+# matrix products, so it is bound by the GPU's tensor throughput, not its bandwidth: tokens/s = e × FLOPS / (2 ×
+# active parameters). ``e`` per backend is fitted like the decode one (benchmarks/speed_accuracy.py, the pp rows of
+# GPUs whose FP16 throughput the presets carry), and the band likewise.
+@dataclass(frozen=True, slots=True)
+class PrefillCalibration:
+    efficiency: dict[str, float]
+    band: tuple[float, float]
+    default_efficiency: float = 0.3
+
+
+# Fitted on the 18 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.85, 44 % within ±30 %):
+# rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), up to
+# twice the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
+PREFILL_CALIBRATION = PrefillCalibration(
+    efficiency={"cuda": 0.392, "metal": 0.673, "vulkan": 0.933, "rocm": 0.352},
+    band=(0.68, 2.03),
+    default_efficiency=0.67,
+)
+
+
+def prefill_speed(
+    active_params: int,
+    *,
+    fp16_tflops: float,
+    backend: str,
+    calibration: PrefillCalibration = PREFILL_CALIBRATION,
+    bound: bool = False,
+) -> DecodeSpeed | None:
+    """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak)."""
+    if fp16_tflops <= 0 or active_params <= 0:
+        return None
+    e = 1.0 if bound else calibration.efficiency.get(backend, calibration.default_efficiency)
+    speed = e * fp16_tflops * 1e12 / (2 * active_params)
+    low, high = (1.0, 1.0) if bound else calibration.band
+    return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))

@@ -71,6 +71,8 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "ram_usable_bytes": f.ram_usable_bytes,
         "ram_fits": f.ram_fits,
         "expert_offload": f.expert_offload.model_dump(mode="json") if f.expert_offload is not None else None,
+        "decode": f.decode.model_dump(mode="json") if f.decode is not None else None,
+        "prefill": f.prefill.model_dump(mode="json") if f.prefill is not None else None,
     }
 
 

@@ -25,7 +25,7 @@ from vramfit.calc.request import GpuChoice, KvType, Request
 from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
-from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed
+from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed, prefill_speed
 from vramfit.calc.weights import model_weights
 
 
@@ -225,6 +225,11 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         max_context=max_ctx,
         tokens_per_second=ceiling,
         decode=decode_estimate(decode),
+        prefill=decode_estimate(
+            prefill_speed(active_params(parts), fp16_tflops=gpu.fp16_tflops * count, backend=gpu.backend)
+            if placed
+            else None
+        ),
         host_bytes=on_host,
         ram_bytes=ram,
         ram_usable_bytes=ram_usable,
@@ -274,6 +279,17 @@ def bytes_per_token(
     else:
         gpu += weights.output_bytes
     return BytesPerToken(gpu=gpu, host=host)
+
+
+def active_params(parts: _Parts) -> int:
+    """Parameters one token computes with: all of them less the routed experts it does not use (their share of the
+    parameters taken as their share of the bytes)."""
+    weights, arch = parts.weights, parts.arch
+    experts = sum(weights.expert_layer_bytes)
+    if not arch.n_experts or not experts or not weights.tensor_bytes:
+        return weights.params
+    unused = experts * (arch.n_experts - arch.n_experts_used) / arch.n_experts
+    return round(weights.params * (1 - unused / weights.tensor_bytes))
 
 
 def _decode(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> DecodeSpeed | None:

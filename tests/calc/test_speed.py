@@ -11,7 +11,7 @@ from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.engines import fit_gpu
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import GpuChoice, ModelRef, Request
-from vramfit.calc.speed import CALIBRATION, BytesPerToken, decode_speed
+from vramfit.calc.speed import CALIBRATION, PREFILL_CALIBRATION, BytesPerToken, decode_speed
 
 SPEED = Path(__file__).parents[1] / "data" / "groundtruth" / "speed.jsonl"
 GIB = 1 << 30
@@ -94,3 +94,20 @@ def test_a_partial_offload_reads_its_cpu_layers_from_ram(
     speed = decode_speed(read, gpu_bandwidth_gbs=448, backend="cuda", moe=False, ram_bandwidth_gbs=93.9)
     assert speed is not None
     assert speed.low <= _published(row_id) <= speed.high
+
+
+def test_prefill_is_bound_by_the_tensor_throughput() -> None:
+    """Two FLOPs per parameter per prompt token: Llama 3.1 8B (8,030,261,248 parameters) on an RTX 4090, whose dense
+    FP16 tensor peak is 165.2 TFLOPS (NVIDIA's Ada whitepaper, in presets/gpus.toml)."""
+    catalog = load_catalog()
+    request = Request(model=catalog.models["llama-3.1-8b"].ref(), context=4096,
+                      gpus=(GpuChoice(gpu=catalog.gpus["rtx-4090"]),))  # fmt: skip
+    fit = fit_gpu(request, request.gpus[0], with_max_context=False)
+    assert fit.prefill is not None
+    params = 8_030_261_248
+    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 165.2e12 / (2 * params)
+    assert fit.prefill.tokens_per_second == round(expected, 1)
+    low, high = PREFILL_CALIBRATION.band
+    assert (fit.prefill.low, fit.prefill.high) == (round(expected * low, 1), round(expected * high, 1))
+    unknown = Request(model=request.model, gpus=(GpuChoice(gpu=catalog.gpus["rtx-3060-12gb"]),))
+    assert fit_gpu(unknown, unknown.gpus[0], with_max_context=False).prefill is None  # no sourced FP16 figure
