@@ -55,6 +55,9 @@ class ModelInfo:
     head_dim: int = 0
     sliding_window: int = 0
     trained_context: int = 0  # what the model was trained for (0: unknown)
+    source_url: str = ""  # a model read from a Hub file's header: that file's URL
+    source_file: str = ""
+    source_revision: str = ""
 
 
 # The settings every answer depends on, in one place: a card's footer echoes them, its buttons carry them, and

@@ -158,7 +158,7 @@ class CalcBackend:
         the intent, the models and the engines go into the parsed question, the settings into ``fields`` (Request
         fields for :func:`bot.answering.resolve.resolve`). Also the question's language."""
         from vramfit.bot.parser import ParsedQuery, parse
-        from vramfit.calc.errors import UnknownModelError
+        from vramfit.calc.errors import UnknownModelError, VramfitError
         from vramfit.calc.file_types import parse_file_type
         from vramfit.calc.request import Engine, GpuChoice, KvType
 
@@ -183,9 +183,19 @@ class CalcBackend:
         from vramfit.bot.sources.references import find_ollama_tag, find_reference  # refuses other hosts' URLs
 
         found = find_reference(text) if text else None
-        if found is not None:  # the card's buttons re-answer by preset id; a Hub model needs its own card state first
-            raise AnswerError("remote_not_in_bot", f"{found[0].repo}: answered by the vram command for now",
-                              subject=found[0].repo)  # fmt: skip
+        if found is not None:  # a Hub GGUF: its own header's numbers (read by range requests, cached for a day)
+            from vramfit.bot.sources.huggingface import gguf_model
+
+            reference, text = found
+            quant = str(fields.get("quant") or "")
+            if not quant and text:
+                try:
+                    quant = str(parse(text, self.catalog).quant or "")
+                except VramfitError:
+                    quant = ""
+            model, file_quant = gguf_model(reference, quant)
+            fields["model"] = model
+            fields["quant"] = file_quant or quant or "Q4_K_M"
         tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None) if text else None
         if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
             raise AnswerError("remote_not_in_bot", f"{tag[0].name}: answered by the vram command for now",
@@ -210,7 +220,7 @@ class CalcBackend:
         if intent == "compare" and not (update.get("compare_model") or parsed.compare_model):
             intent = "fit"  # "compare" with one model: answer for that model
         update["intent"] = intent
-        if not text and not update.get("model") and intent != "what_fits":
+        if not text and not update.get("model") and "model" not in fields and intent != "what_fits":
             raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
         return parsed.model_copy(update=update), fields, lang
 
@@ -239,6 +249,7 @@ class CalcBackend:
             head_dim=dim,
             sliding_window=arch.sliding_window if swa else 0,
             trained_context=arch.context_length,
+            **_hub_source(request.model.source if request.model.gguf is not None else ""),
         )
         assumptions = assumptions_of(request)
         byte_fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(Estimate) if f.name != "kv_pool_tokens"}
@@ -474,6 +485,18 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
             if score >= 60:
                 found.append((names[value], value))
     return found[:AUTOCOMPLETE_LIMIT]
+
+
+_HUB_FILE = re.compile(r"^https://huggingface\.co/[\w.-]+/[\w.-]+/blob/(?P<revision>[\w.-]+)/(?P<file>.+)$")
+
+
+def _hub_source(source: str) -> dict[str, str]:
+    """The card's source line for a model read from a Hub file's header (bot.sources.huggingface writes its source
+    as https://huggingface.co/{repo}/blob/{revision}/{file})."""
+    found = _HUB_FILE.match(source)
+    if found is None:
+        return {}
+    return {"source_url": source, "source_file": found["file"].rsplit("/", 1)[-1], "source_revision": found["revision"]}
 
 
 def _expert_plan(fit: Fit) -> ExpertPlan | None:

@@ -361,6 +361,15 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     if card.solution is not None:
         lines.append(_solution_line(card, tr))
     lines.append(description)
+    if card.model.source_url:
+        lines.append(
+            tr(
+                _("📄 Read from the header of [{file}]({url}), revision {revision}"),
+                file=clean(card.model.source_file),
+                url=card.model.source_url,
+                revision=clean(card.model.source_revision[:12]),
+            )
+        )
     if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
         lines.append(extra)
     if card.ollama_split is not None:

@@ -157,25 +157,34 @@ def test_a_second_question_about_the_same_file_needs_no_network(hub: FakeHub, mo
     assert len(hub.log) == requests
 
 
-@pytest.mark.parametrize(
-    ("text", "code"),
-    [
-        ("unsloth/Qwen3.5-9B-GGUF 32k 3060", "remote_not_in_bot"),
-        ("https://example.org/model.gguf 3060", "remote_host_refused"),
-    ],
-)
-def test_the_bot_says_so_and_fetches_nothing(hub: FakeHub, text: str, code: str) -> None:
+def test_the_bot_refuses_other_hosts_and_fetches_nothing(hub: FakeHub) -> None:
     from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.answering.service import CalcBackend
-    from vramfit.bot.render.errors import describe_error
 
     with pytest.raises(AnswerError) as refused:
-        CalcBackend().answer(text, None, {})
-    assert refused.value.code == code
-    assert hub.log == []  # no request from the bot
-    if code == "remote_not_in_bot":
-        sentence = describe_error(code, refused.value.subject, [], "", "ko")
-        assert "`vram --hf unsloth/Qwen3.5-9B-GGUF`" in sentence and "명령어로 답해요" in sentence
+        CalcBackend().answer("https://example.org/model.gguf 3060", None, {})
+    assert refused.value.code == "remote_host_refused"
+    assert hub.log == []  # no request at all
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_bot_answers_a_hub_repo_from_its_header_and_then_from_the_cache(hub: FakeHub, lang: str) -> None:
+    """The card's numbers are the file's own (the same as --hf in the terminal), it says where they came from, and a
+    second question about the file makes no request to the Hub."""
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import render_card
+
+    question = f"{REPO} Q8_0 32k 3060" if lang == "en" else f"{REPO} Q8_0 32k 3060에서 돌아가?"
+    card = CalcBackend().answer(question, None, {})
+    assert card.estimate.weights_bytes == _json(f"{REPO} Q8_0 32k 3060")["estimate"]["weights_bytes"]  # type: ignore[union-attr]
+    requests = len(hub.log)
+    description = render_card(card, lang).description or ""  # type: ignore[arg-type]
+    link = "[Tiny-Llama-Q8\\_0.gguf]("  # the file name as Markdown shows it literally
+    words = "Read from the header of " + link if lang == "en" else link
+    assert words in description
+    again = CalcBackend().answer(f"{REPO} Q8_0 8k 4090", None, {})  # a new backend: only the file cache is shared
+    assert again.estimate.weights_bytes == card.estimate.weights_bytes  # type: ignore[union-attr]
+    assert len(hub.log) == requests
 
 
 def test_the_quant_label_is_the_files_own(hub: FakeHub, files: dict[str, Path]) -> None:
@@ -207,3 +216,42 @@ def test_split_files_are_chosen_part_by_part() -> None:
     with pytest.raises(AnswerError, match="lacks") as missing:
         choose_files(parts[:2], HubReference("o/m-GGUF", quant="Q4_K_M"))  # a missing part is an error
     assert missing.value.code == "remote_no_gguf"
+
+
+def test_a_repo_in_slash_vram_is_deferred_answered_and_cached(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Through the fake Discord: a Hub that takes a while makes the bot defer (Discord's 3-second window), the card
+    comes as the deferred reply, and the same question again is answered without a request to the Hub."""
+    import asyncio
+
+    from tests.fake_discord.harness import World, make_settings, run
+    from tests.fake_discord.sent import embed_of
+    from vramfit.bot.answering.service import CalcBackend
+
+    slow = {"tiny-org/Slow-GGUF": Repo(files={files["Q8_0"].name: files["Q8_0"].read_bytes()}, delay_seconds=0.4)}
+    with FakeHub(slow) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+
+        async def scenario() -> None:
+            settings = make_settings(defer_after_seconds=0.2)
+            async with World.start(settings=settings, backend=CalcBackend().backend()) as world:
+                interaction = await world.slash("tiny-org/Slow-GGUF Q8_0 32k 3060")
+                sent = await world.callback(interaction, timeout=10)
+                assert sent.json["type"] == 5  # deferred: the Hub is slower than the bot waits before replying
+                edit = await world.fake.wait_request(
+                    "PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original", timeout=10
+                )
+                embed = edit.json["embeds"][0]
+                assert "Read from the header of" in embed["description"]
+                requests = len(server.log)
+                again = await world.slash("tiny-org/Slow-GGUF Q8_0 32k 3060")
+                body = (await world.callback(again, timeout=10)).json["data"]
+                assert embed_of(body)["description"] == embed["description"]
+                assert len(server.log) == requests  # the second ask: no request to the Hub
+                await asyncio.sleep(0)
+
+        run(scenario())
