@@ -69,7 +69,7 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
         metavar="TAG",
         help=tr(_("an Ollama model tag (qwen3.5:9b): exact sizes from the header of its GGUF, read from the registry")),
     )
-    p.add_argument("--quant", help=tr(_("weight format: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")))
+    p.add_argument("--quant", help=tr(_("quant: Q4_K_M (default), Q8_0, F16, FP8, INT4, ...")))
     p.add_argument("--context", help=tr(_("tokens per user: 8192 (default), 32k, 128k")))
     p.add_argument("--users", help=tr(_("sequences held at once (default 1)")))
     p.add_argument("--kv-cache", help=tr(_("KV cache type: f16 (default), q8_0, q4_0, fp8, bf16, f32")))

@@ -71,7 +71,7 @@ class Questions(commands.Cog):
         model_a=_("First model"),
         model_b=_("Second model"),
         context=_("Context length in tokens per user; 8192 by default"),
-        quant=_("Weight format; Q4_K_M by default"),
+        quant=_("Quant; Q4_K_M by default"),
         gpu=_("A GPU to check both against (optional)"),
     )
     @app_commands.choices(quant=QUANT_CHOICES)

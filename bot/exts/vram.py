@@ -57,7 +57,7 @@ class Vram(commands.Cog):
         query=_("Your question, e.g. “llama3 8b 32k on a 3060”"),
         model=_("Model (overrides the question)"),
         gpu=_("GPU (overrides the question)"),
-        quant=_("Weight format; Q4_K_M by default"),
+        quant=_("Quant; Q4_K_M by default"),
         kv_cache=_("KV cache type; f16 by default"),
         context=_("Context length in tokens per user; 8192 by default"),
         users=_("Users served at once; 1 by default"),

@@ -420,7 +420,7 @@ def _solution_line(card: Card, tr: Tr) -> str:
         nothing = {
             "max_context": _("📏 Not even 256 tokens fit with every layer on **{gpu}**."),
             "max_users": _("👥 Not even one user at {context} context fits with every layer on **{gpu}**."),
-            "best_quant": _("🎯 No weight format fits on **{gpu}** with room to spare."),
+            "best_quant": _("🎯 No quant fits on **{gpu}** with room to spare."),
             "min_gpus": _("🧮 Not even {count} of **{gpu}** hold it with room to spare."),
         }
         return tr(nothing[solution.kind], gpu=clean(solution.gpu_name), context=context, count=tr.num(MAX_GPU_COUNT))
@@ -439,7 +439,7 @@ def _solution_line(card: Card, tr: Tr) -> str:
         return tr(template, gpu=clean(solution.gpu_name), value=value, context=context)
     else:
         value = solution.value  # a quant name from the solver's ladder
-        template = _("🎯 Most faithful weight format that fits **{gpu}** with room to spare: **{value}**")
+        template = _("🎯 Best quant that fits **{gpu}** with room to spare: **{value}**")
     return tr(template, gpu=gpu, value=value, context=context)
 
 

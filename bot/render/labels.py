@@ -8,7 +8,7 @@ from vramfit.bot.i18n import _
 VERDICT_LABELS: dict[str, str] = {
     "fits": _("fits"),
     "tight": _("tight fit"),
-    "partial": _("partly on the GPU"),
+    "partial": _("partly offloaded to the CPU"),
     "no": _("doesn't fit"),
 }
 

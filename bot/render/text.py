@@ -20,7 +20,7 @@ TABLE_HEADINGS = (_("Verdict"), _("Headroom"), _("Max context"), _("Speed"))
 
 # Keys the parser reports in "assumed", with the sentence that explains each.
 ASSUMPTION_LABELS: dict[str, str] = {
-    "quant": _("weight format {quant} (default)"),
+    "quant": _("quant {quant} (default)"),
     "context": _("context {context} tokens (default)"),
     "users": _("{users} user (default)"),
     "kv_cache": _("KV cache {kv} (default)"),
@@ -295,13 +295,13 @@ def list_gpus_text(catalog: Catalog, lang: Lang) -> str:
 SOLVE_HEADLINES: dict[str, str] = {
     "max_context": _("Largest context with every layer on {gpu}: {value} tokens"),
     "max_users": _("Most users at this context on {gpu}: {value}"),
-    "best_quant": _("Most faithful weight format that fits {gpu}: {value}"),
+    "best_quant": _("Best quant that fits {gpu}: {value}"),
     "min_gpus": _("GPUs needed: {gpu}"),
 }
 SOLVE_NOTHING: dict[str, str] = {
     "max_context": _("Not even 256 tokens fit entirely on {gpu}."),
     "max_users": _("Not even one user fits entirely on {gpu}."),
-    "best_quant": _("No weight format fits entirely on {gpu}."),
+    "best_quant": _("No quant fits entirely on {gpu}."),
     "min_gpus": _("Not even 64 of these hold it: {gpu}."),
 }
 KV_REASONS: dict[str, str] = {

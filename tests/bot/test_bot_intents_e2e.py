@@ -222,7 +222,7 @@ def test_best_quant_from_slash_text() -> None:
             # Gemma 2 was trained for 8,192 tokens (config.json), so 16k opens with that warning.
             assert embed["description"].startswith(
                 "⚠️ Gemma 2 27B was trained for 8,192 tokens; past that its answers degrade.\n"
-                "🎯 Most faithful weight format that fits **GeForce RTX 4090** with room to spare: "
+                "🎯 Best quant that fits **GeForce RTX 4090** with room to spare: "
                 f"**{expected}**\n✅ Runs on **GeForce RTX 4090**"
             )
             assert embed["title"] == f"Gemma 2 27B · {expected} · 16K context"

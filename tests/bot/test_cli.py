@@ -158,7 +158,7 @@ def test_config_json_written_here(tmp_path: Path) -> None:
     ("argv", "code", "words"),
     [
         (["lamma-9000 32k"], "unknown_model", "Which model? Name one"),
-        (["라마9000 32k 3060"], "unknown_model", "라마: 여러 가지로 읽혀요."),
+        (["라마9000 32k 3060"], "unknown_model", "라마에 해당하는 모델이 여러 개예요."),
         (["llama3 8b on an rtx 9999"], "unknown_gpu", "I don't know the GPU rtx 9999."),
         (["라마3 8b rtx 9999에서"], "unknown_gpu", "찾을 수 없는 GPU: rtx 9999"),
         (["what can I run"], "unknown_gpu", "Which GPU? Add one to the question"),
@@ -292,7 +292,7 @@ def test_terminal_text_for_each_intent() -> None:
         ("what can I run on a 3060 at 32k", "Models that fit"),
         ("라마3 8B랑 젬마2 9B 비교", "토큰당 KV 캐시"),
         ("how much context can llama 3.1 8b take on a 3060?", "Largest context"),
-        ("which quant for gemma 2 27b on a 4090 at 16k?", "Most faithful weight format"),
+        ("which quant for gemma 2 27b on a 4090 at 16k?", "Best quant that fits"),
         ("llama 3.1 8b on a 4090, llama.cpp vs vllm", "vLLM reserves 90%"),
     ):
         out = io.StringIO()
