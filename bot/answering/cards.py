@@ -145,6 +145,7 @@ class GpuFit:
     ram_fits: bool = True
     expert_plan: ExpertPlan | None = None  # MoE models that do not fit whole: the --n-cpu-moe plan
     decode: Speed | None = None  # decode speed with every layer (or what fits) on the GPU
+    prefill: Speed | None = None  # prompt tokens per second with every layer on the GPU (rough; calc.speed)
 
     @property
     def total_memory_bytes(self) -> int:

@@ -374,6 +374,7 @@ class CalcBackend:
             ram_fits=fit.ram_fits,
             expert_plan=_expert_plan(fit),
             decode=_speed(fit.decode),
+            prefill=_speed(fit.prefill),
         )
 
     def tips(

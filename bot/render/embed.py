@@ -22,6 +22,7 @@ from vramfit.bot.answering.cards import (
     CompareCard,
     GpuFit,
     KvDifference,
+    Speed,
     Tip,
     Verdict,
     WhatFitsCard,
@@ -242,7 +243,21 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
                 high=tr.num(round(decode.high)),
             )
         )
+    if fit.prefill is not None and fit.verdict in ("fits", "tight"):
+        parts.append(first_token_text(card.assumptions.context, fit.prefill, tr))
     return " · ".join(parts)
+
+
+def first_token_text(prompt: int, prefill: Speed, tr: Tr) -> str:
+    """"first token after ≈ 8 s for a 32K prompt (4–12 s)": the asked context read as the prompt, at the prefill
+    estimate and its band (the slower end of the band is the longer wait)."""
+    return tr(
+        _("first token after ≈ {s} s for a {prompt} prompt ({fast}–{slow} s)"),
+        s=tr.num(prompt / prefill.tokens_per_second, 1),
+        prompt=format_tokens_short(prompt),
+        fast=tr.num(prompt / prefill.high, 1),
+        slow=tr.num(prompt / prefill.low, 1),
+    )
 
 
 def _gpu_line(fit: GpuFit, tr: Tr) -> str:
