@@ -127,6 +127,18 @@ def cache_dir() -> Path | None:
     return Path(base) / "vramfit"
 
 
+def write_cache_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` in the cache folder atomically (a concurrent reader sees the old file or the whole
+    new one); a cache that cannot be written is simply not used."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(data)
+        partial.replace(path)
+    except OSError:
+        pass
+
+
 def _load_toml(name: str) -> tuple[dict[str, Any], str]:
     """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
     as JSON next to the user's other caches, under the TOML's SHA-256: an edited preset file is parsed afresh, and a
@@ -145,13 +157,7 @@ def _load_toml(name: str) -> tuple[dict[str, Any], str]:
 
     data = tomllib.loads(raw.decode("utf-8"))
     if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            partial = cached.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text(json.dumps(data), encoding="utf-8")
-            partial.replace(cached)  # atomic: a concurrent reader sees the old state or the whole file
-        except OSError:
-            pass
+        write_cache_file(cached, json.dumps(data).encode("utf-8"))
     return data, digest
 
 

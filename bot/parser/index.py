@@ -10,7 +10,6 @@ join the rest without separators. "Llama-3.1 8B", "llama3.1-8b" and "라마3.1 8
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import re
 import weakref
@@ -21,7 +20,7 @@ from pathlib import Path
 from vramfit.bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
 from vramfit.bot.parser.text import prepare
 from vramfit.calc.gpu import Gpu
-from vramfit.calc.presets import Catalog, cache_dir
+from vramfit.calc.presets import Catalog, cache_dir, write_cache_file
 
 TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9._]*|[\uac00-\ud7a3\u3131-\u318e]+")
 _SEPARATORS = re.compile(r"[\s\-_.]+")
@@ -194,11 +193,5 @@ def _stored_index(catalog: Catalog) -> CatalogIndex:
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
         pass
     index = build_index(catalog)
-    try:
-        stored.parent.mkdir(parents=True, exist_ok=True)
-        partial = stored.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
-        partial.replace(stored)  # atomic: a concurrent reader sees no file or the whole file
-    except OSError:
-        pass
+    write_cache_file(stored, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
     return index

@@ -33,9 +33,10 @@ from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.sources.ranged import RangedFile, StatusError
-from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint
+from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
+from vramfit.calc.presets import write_cache_file
 from vramfit.calc.request import ModelRef
 
 TIMEOUT_SECONDS = 10.0
@@ -140,19 +141,13 @@ def _store(reference: HubReference, remote: RemoteHeader) -> None:
     if path is None:
         return
     data = {"files": list(remote.files), "commit": remote.commit, "header": remote.header.model_dump(mode="json")}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(data), encoding="utf-8")
-        partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
-    except OSError:
-        pass  # a cache that cannot be written is simply not used
+    write_cache_file(path, json.dumps(data).encode("utf-8"))
 
 
 def read_remote_header(reference: HubReference) -> RemoteHeader:
     """The header of the reference's file: from the cache when read in the last day (or at any age with
     ``VRAMFIT_OFFLINE=1``), else listed and read from the Hub and cached."""
-    offline = os.environ.get("VRAMFIT_OFFLINE", "") not in ("", "0")
+    offline = is_offline()
     cached = _cached(reference, any_age=offline)
     if cached is not None:
         return cached

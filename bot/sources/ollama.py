@@ -36,9 +36,10 @@ from urllib.parse import urljoin, urlparse
 
 from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.sources.ranged import MAX_REDIRECTS, REDIRECTS, RangedFile, StatusError
-from vramfit.bot.sources.references import OllamaReference, allowed_ollama_host, registry
+from vramfit.bot.sources.references import OllamaReference, allowed_ollama_host, is_offline, registry
 from vramfit.calc.file_types import file_type_in_header
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf_stream
+from vramfit.calc.presets import write_cache_file
 from vramfit.calc.request import ModelRef
 
 if TYPE_CHECKING:
@@ -216,19 +217,13 @@ def _store(reference: OllamaReference, remote: OllamaHeader) -> None:
         "blob_digest": remote.blob_digest,
         "header": remote.header.model_dump(mode="json"),
     }
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(data), encoding="utf-8")
-        partial.replace(path)  # atomic: a concurrent reader sees the old file or the whole new one
-    except OSError:
-        pass  # a cache that cannot be written is simply not used
+    write_cache_file(path, json.dumps(data).encode("utf-8"))
 
 
 def read_ollama_header(reference: OllamaReference) -> OllamaHeader:
     """The header of the tag's model blob: from the cache when read in the last day (or at any age with
     ``VRAMFIT_OFFLINE=1``), else from the registry (see the module docstring) and cached."""
-    offline = os.environ.get("VRAMFIT_OFFLINE", "") not in ("", "0")
+    offline = is_offline()
     cached = _cached(reference)
     if cached is not None and (offline or cached[1] <= CACHE_SECONDS):
         return cached[0]

@@ -43,6 +43,11 @@ class HubReference:
     quant: str = ""
 
 
+def is_offline() -> bool:
+    """``VRAMFIT_OFFLINE`` set (to anything but 0): answer from presets and the cache only."""
+    return os.environ.get("VRAMFIT_OFFLINE", "") not in ("", "0")
+
+
 def endpoint() -> str:
     """The Hub to read from: ``HF_ENDPOINT`` (a mirror, or a test server) or huggingface.co."""
     return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
