@@ -383,9 +383,9 @@ def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[
     """A follow-up to the previous question ("32k면?", "q8이면?", "what about a 4090?"): the previous question's text
     with the merged settings as flags (which win over the text, as in a bot thread), and those settings; None when the
     line asks a question of its own (it names a model) or states no setting."""
-    from vramfit.bot.answering.followups import _parse, followup_slots, merge
+    from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none
 
-    parsed = _parse(line)
+    parsed = parse_or_none(line)
     if not previous or parsed is None or parsed.model is not None:
         return None
     change = followup_slots(line)
@@ -431,7 +431,7 @@ def _line_editing() -> Any:
 def interactive(out: Any, stdin: Any = None) -> int:
     """A prompt for questions; a short follow-up changes the previous question ("32k면?", "what about a 4090?");
     an empty line or end of input quits."""
-    from vramfit.bot.answering.followups import _parse, slots_of
+    from vramfit.bot.answering.followups import parse_or_none, slots_of
 
     editing = _line_editing() if stdin is None else None
     stdin = stdin or sys.stdin
@@ -466,7 +466,7 @@ def interactive(out: Any, stdin: Any = None) -> int:
                 run(argv, out)
                 continue
             if run([line], out) == 0:
-                parsed = _parse(line)
+                parsed = parse_or_none(line)
                 previous, previous_slots = line, (slots_of(parsed) if parsed is not None else Overrides())
     finally:
         history = _history_file()

@@ -10,10 +10,12 @@ explicit ``-np`` llama-server gives each slot its own KV stream unless ``-kvu``:
 is auto"), ``-ub`` / ``-b`` (micro-batch and batch, when not the defaults 512 and 2048) and ``--swa-full``. Set
 explicitly, none of them is changed by llama-server's ``--fit``, which "adjusts unset arguments" only.
 
-Ollama runs the same llama.cpp and takes the server-wide settings from its environment (Ollama's docs/faq.md and
-envconfig/config.go): ``OLLAMA_CONTEXT_LENGTH`` (the context of every loaded model), ``OLLAMA_FLASH_ATTENTION=1``,
-``OLLAMA_KV_CACHE_TYPE`` (``q8_0``, ``q4_0``; needs flash attention) and ``OLLAMA_NUM_PARALLEL`` (requests at once,
-each with its own context, so the KV cache is context × parallel).
+Ollama runs the same llama.cpp and takes the server-wide settings from its environment: ``OLLAMA_CONTEXT_LENGTH``
+(the context of every loaded model; Ollama's docs/context-length.mdx at 948f69330), ``OLLAMA_FLASH_ATTENTION=1``,
+``OLLAMA_KV_CACHE_TYPE`` (``q8_0``, ``q4_0``) and ``OLLAMA_NUM_PARALLEL`` (requests at once), named as Ollama's FAQ
+names them. A quantized KV cache takes effect only with flash attention: a published measurement on Ollama 0.20.3
+(baeseokjae.github.io, research/evidence/local-llm-vram-kv-cache-budget-2026) found ``q8_0`` inert without
+``OLLAMA_FLASH_ATTENTION=1`` and halving the KV slope with it.
 
 vLLM (``vllm serve``, its engine arguments): ``--max-model-len``, ``--gpu-memory-utilization`` (0.9, the calculator's
 vLLM profile), ``--kv-cache-dtype fp8``, ``--tensor-parallel-size`` / ``-tp`` (the GPUs of one machine),

@@ -34,7 +34,8 @@ FOLLOWUP_MAX_CHARS = 80  # a longer message is a new message, not a follow-up, u
 SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus", "flash_attn")
 
 
-def _parse(text: str) -> ParsedQuery | None:
+def parse_or_none(text: str) -> ParsedQuery | None:
+    """The parse of ``text``, or None for text the parser cannot place (never raises)."""
     from vramfit.bot.parser import parse
     from vramfit.calc.errors import VramfitError
 
@@ -55,7 +56,7 @@ def asks_memory_question(text: str) -> bool:
     text = text.strip()
     if not text:
         return False
-    parsed = _parse(text)
+    parsed = parse_or_none(text)
     if parsed is None:
         return False
     if parsed.model is not None:
@@ -94,7 +95,7 @@ def followup_slots(text: str) -> Overrides | None:
     """What a follow-up changes, or ``None`` when the message states nothing the card depends on."""
     if not text.strip() or not looks_like_followup(text):
         return None
-    parsed = _parse(text)
+    parsed = parse_or_none(text)
     if parsed is None:
         return None
     slots = slots_of(parsed)

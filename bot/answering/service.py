@@ -425,8 +425,9 @@ class CalcBackend:
 
 
 MAX_TIPS = 3
-# Below Q3_K_M the quality loss is large enough that a tip must say so (llama.cpp's own perplexity tables for
-# Llama 3 8B: Q3_K_S +1.0, Q2_K +3.5 against Q3_K_M's +0.66, tools/quantize/README.md).
+# Below Q3_K_M the quality loss is large enough that a tip must say so: llama.cpp's quantizer lists the perplexity
+# each format adds on Llama 3 8B (tools/quantize/quantize.cpp QUANT_OPTIONS at 0c1e57098): Q3_K_M +0.6569,
+# Q3_K_S +1.6321, Q2_K +3.5199.
 LOWER_QUALITY_QUANTS = frozenset({"Q3_K_S", "Q2_K", "IQ3_XXS", "IQ2_XS", "IQ2_XXS", "IQ1_S", "INT4"})
 
 

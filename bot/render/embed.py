@@ -41,7 +41,6 @@ SAME_KV_RATIO = 1.15  # compared KV caches closer than this are "about the same"
 FAR_KV_RATIO = 2.0  # ... and this far apart, "far more"
 KV_REASONS_IN_LINE = 2  # reasons named in a comparison's one-line explanation
 SUGGESTIONS_PER_GROUP = 2
-MAX_TIPS = 3  # a phone shows three
 
 EMOJI: dict[Verdict, str] = {"fits": "✅", "tight": "⚠️", "partial": "🟧", "no": "❌"}
 COLOUR: dict[Verdict, int] = {"fits": 0x2ECC71, "tight": 0xF1C40F, "partial": 0xE67E22, "no": 0xE74C3C}
@@ -400,7 +399,7 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     elif not card.named_gpus:
         _add_suggestions(builder, card.fits, tr)
     if card.tips:
-        tip_lines = [_tip_line(tip, tr) for tip in card.tips[:MAX_TIPS]]
+        tip_lines = [_tip_line(tip, tr) for tip in card.tips]  # at most three (CalcBackend.tips)
         builder.add_field(tr(_("What would help")), clamp_lines(tip_lines, FIELD_VALUE), priority=60)
     if card.command:
         builder.add_field(tr(_("To run it")), clamp(f"`{card.command}`", FIELD_VALUE), priority=65)
