@@ -56,8 +56,13 @@ class VramTree(app_commands.CommandTree["VramBot"]):
 
         if isinstance(original, StorageError):
             log.warning("Settings store unavailable for %s: %s", context["command"], original)
-            text = tr(_("The settings database is unavailable right now ({reason}). Answers still work, without this "
-                        "server's settings."), reason=str(original)[:200])
+            text = tr(
+                _(
+                    "The settings database is unavailable right now ({reason}). Answers still work, without this "
+                    "server's settings."
+                ),
+                reason=str(original)[:200],
+            )
             await send_ephemeral(interaction, text)
             return
         if isinstance(original, discord.NotFound | discord.Forbidden):

@@ -96,3 +96,34 @@ def generic_gpu(memory_gib: float) -> Gpu:
         segment=Segment.GENERIC,
         memory_bytes=int(size * GIB),
     )
+
+
+class MachineChip(BaseModel):
+    """One chip a machine was sold with, and the memory sizes it came with there (GB, as Apple states them)."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    chip: str = Field(description="a GPU family (Gpu.family)")
+    memory_gib: tuple[int, ...] = Field(min_length=1)
+
+
+class Machine(BaseModel):
+    """A computer sold with its GPU built in, named the way its owner names it ("Mac Studio", "맥미니"), with the chips
+    it was sold with: newest generation first, and within one the lesser chip first. "Mac Studio 512GB" names no
+    chip, but only one chip came in a Mac Studio with 512 GB; the parser reads the first chip in ``sold`` that came
+    with the named memory, and says it assumed it."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    sold: tuple[MachineChip, ...] = Field(min_length=1)
+    source: str = ""
+
+    def chip_with(self, memory_gib: float) -> str | None:
+        """The family of the first chip sold in this machine with that much memory; None when none was."""
+        return next((c.chip for c in self.sold if any(abs(m - memory_gib) < 0.5 for m in c.memory_gib)), None)
+
+    def memory_sizes(self) -> tuple[int, ...]:
+        return tuple(sorted({m for c in self.sold for m in c.memory_gib}))

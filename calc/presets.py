@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vramfit.calc.architecture import Architecture, from_hf_config
 from vramfit.calc.errors import UnknownGpuError, UnknownModelError
-from vramfit.calc.gpu import GIB, Gpu
+from vramfit.calc.gpu import GIB, Gpu, Machine
 from vramfit.calc.request import ModelRef
 
 
@@ -56,7 +56,9 @@ class ModelPreset(BaseModel):
 class Catalog:
     """Models and GPUs by id, with lookups that fail with suggestions."""
 
-    def __init__(self, models: list[ModelPreset], gpus: list[Gpu], fingerprint: str = "") -> None:
+    def __init__(
+        self, models: list[ModelPreset], gpus: list[Gpu], fingerprint: str = "", machines: tuple[Machine, ...] = ()
+    ) -> None:
         # The SHA-256 of the preset files this catalog was read from ("" for one built in code): what a cache of
         # anything derived from the catalog (the parser's name index) is keyed by.
         self.fingerprint = fingerprint
@@ -70,6 +72,8 @@ class Catalog:
         for g in gpus:
             for key in (g.id, g.name, *g.aliases):
                 self._gpu_keys.setdefault(normalize_key(key), g.id)
+        self.machines: dict[str, Machine] = {m.id: m for m in machines}
+        self._machine_keys = {normalize_key(key): m.id for m in machines for key in (m.name, *m.aliases)}
 
     def find_model(self, text: str) -> ModelPreset | None:
         model_id = self._model_keys.get(normalize_key(text))
@@ -78,6 +82,11 @@ class Catalog:
     def find_gpu(self, text: str) -> Gpu | None:
         gpu_id = self._gpu_keys.get(normalize_key(text))
         return self.gpus[gpu_id] if gpu_id else None
+
+    def find_machine(self, text: str) -> Machine | None:
+        """The computer a product name names ("mac studio", "맥 미니"), or None."""
+        machine_id = self._machine_keys.get(normalize_key(text))
+        return self.machines[machine_id] if machine_id else None
 
     def model(self, text: str) -> ModelPreset:
         found = self.find_model(text)
@@ -180,4 +189,8 @@ def load_catalog() -> Catalog:
     gpu_rows, gpu_digest = _load_toml("gpus.toml")
     models = [ModelPreset(**row) for row in model_rows.get("model", [])]
     gpus = [_gpu_from_row(row) for row in gpu_rows.get("gpu", [])]
-    return Catalog(models, gpus, fingerprint=hashlib.sha256((model_digest + gpu_digest).encode()).hexdigest())
+    machines = tuple(
+        Machine(**{k: v for k, v in row.items() if k != "source_note"}) for row in gpu_rows.get("machine", [])
+    )
+    fingerprint = hashlib.sha256((model_digest + gpu_digest).encode()).hexdigest()
+    return Catalog(models, gpus, fingerprint=fingerprint, machines=machines)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 
+
 class Vram(commands.Cog):
     """Answer VRAM questions."""
 

@@ -430,6 +430,7 @@ class GpuMatch:
     choices: list[GpuChoice]
     variant_assumed: bool = False
     generic: bool = False
+    chip_assumed: bool = False
 
 
 def _gpu_lookup(idx: CatalogIndex) -> Callable[[str], frozenset[str] | None]:
@@ -600,6 +601,38 @@ def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:
         result.choices.append(GpuChoice(gpu=gpu, count=count))
         result.variant_assumed = result.variant_assumed or assumed
     return result
+
+
+def machine_gpus(tokens: Tokens, catalog: Catalog, product_words: list[str]) -> GpuMatch:
+    """A Mac named by its product and memory but no chip ("mac studio 512gb", "맥미니 64기가"): the first chip that
+    machine was sold with at that memory (calc.gpu.Machine: newest generation first). A size the machine never
+    came with is an error naming the sizes it did; no memory size, or no known product, reads nothing."""
+    machine = next((m for m in (catalog.find_machine(w) for w in product_words) if m is not None), None)
+    if machine is None:
+        return GpuMatch([])
+    for i, tok in enumerate(tokens.items):
+        mem = _memory_of(tok.form) if tokens.free(i) else None
+        if mem is None or tokens.form(i + 1) in NOT_VRAM_AFTER:
+            continue
+        chip = machine.chip_with(mem)
+        if chip is None:
+            sizes = ", ".join(f"{m} GB" for m in machine.memory_sizes())
+            nearest = sorted(
+                (g for c in machine.sold for g in catalog.gpu_variants(c.chip)),
+                key=lambda g: abs(g.memory_bytes / GIB - mem),
+            )
+            raise UnknownGpuError(
+                f"a {machine.name} came with {sizes}, not {mem:g} GB",
+                suggestions=list(dict.fromkeys(g.id for g in nearest))[:MAX_SUGGESTIONS],
+                query=f"{machine.name} {mem:g}GB",
+            )
+        variants = catalog.gpu_variants(chip)
+        fitting = [g for g in variants if _close(g, mem)]
+        base = next((g for g in variants if g.default), variants[0])
+        gpu = fitting[0] if fitting else _apple_with_memory(base, chip, mem)
+        tokens.use(i, i + 1)
+        return GpuMatch([GpuChoice(gpu=gpu, count=1)], chip_assumed=True)
+    return GpuMatch([])
 
 
 MAX_RAM_GB = 65536  # calc.request.MAX_RAM_BYTES in GB: larger numbers are typos

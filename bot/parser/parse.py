@@ -37,6 +37,7 @@ ASSUMED_KEYS: tuple[str, ...] = (
     "kv_cache",  # no KV cache type: f16
     "engine",  # no engine: llama.cpp
     "gpu_variant",  # a GPU with several memory sizes named without one: its default ("3060" = 12 GB)
+    "gpu_chip",  # a Mac named by its product and memory only ("mac studio 512gb"): the chip it came with (M3 Ultra)
     "gpu_generic",  # only a memory size named: a generic GPU of that size ("24gb card")
     "model_fuzzy",  # the model was read loosely (misspelt, or a family plus a size); the answer should say so
     "ram",  # no system RAM size: calc.host_memory.ASSUMED_RAM_BYTES (said only where RAM matters: offload)
@@ -160,7 +161,9 @@ def parse_gpu_spec(spec: str, catalog: Catalog | None = None) -> GpuChoice:
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     gpus = match.match_gpus(tokens, idx, cat)
     if not gpus.choices:
-        match.check_unknown_gpus(tokens, idx, apple_hint)
+        gpus = match.machine_gpus(tokens, cat, apple_hint)
+    if not gpus.choices:
+        match.check_unknown_gpus(tokens, idx, bool(apple_hint))
         gpus = match.generic_gpus(tokens)
     if not gpus.choices:
         raise UnknownGpuError(f"unknown GPU: {spec}", suggestions=cat.suggest_gpus(spec), query=spec)
@@ -203,8 +206,10 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     )
     gpus = match.match_gpus(tokens, idx, cat)
     if not gpus.choices:
+        gpus = match.machine_gpus(tokens, cat, apple_hint)
+    if not gpus.choices:
         gpus = match.generic_gpus(tokens)
-    match.check_unknown_gpus(tokens, idx, apple_hint)
+    match.check_unknown_gpus(tokens, idx, bool(apple_hint))
     for i in tokens.used:
         tok = tokens.items[i]
         scratch.blank(tok.start, tok.end)
@@ -224,6 +229,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         "kv_cache": kv_cache is None,
         "engine": engine is None,
         "gpu_variant": gpus.variant_assumed,
+        "gpu_chip": gpus.chip_assumed,
         "gpu_generic": gpus.generic and bool(gpus.choices),
         "model_fuzzy": models.fuzzy,
         "ram": ram_gb is None,

@@ -156,19 +156,24 @@ def extract_kv_cache(s: Scratch, engine: Engine | None) -> KvType | None:
 # --- Apple product words ---------------------------------------------------------------------------------------
 
 _APPLE_WORDS = re.compile(
-    r"(?:mac\s?book(?:\s?(?:air|pro))?|mac\s?(?:mini|studio|pro)|imac|(?<![a-z0-9])macs?(?![a-z0-9])"
+    r"(?:mac\s?book(?:\s?(?:air|pro))?|mac\s?(?:mini|studio|pro)|imac|(?<![a-z0-9])(?:macs?|mbp)(?![a-z0-9])"
     r"|맥\s?북(?:\s?(?:에어|프로))?|맥\s?(?:미니|스튜디오|프로)|아이맥"
     r"|(?<![\uac00-\ud7a3])맥(?=$|[^\uac00-\ud7a3]|에서|으로|로|이랑|은|는|이|가|을|를|도|에))"
     r"(?:\s?(?:1[3-6]|2[47])(?:\"|”|-?inch|인치)?(?![0-9a-z.]))?"
 )
 
 
-def remove_apple_words(s: Scratch) -> bool:
-    """Blank "MacBook Air", "맥북 프로", "Mac Studio" (the chip and memory say what the GPU is); True if any."""
-    found = False
+_SCREEN_SIZE = re.compile(r"\s?(?:1[3-6]|2[47])(?:\"|”|-?inch|인치)?$")
+
+
+def remove_apple_words(s: Scratch) -> list[str]:
+    """Blank "MacBook Air", "맥북 프로", "Mac Studio" (the chip and memory say what the GPU is); the product names
+    found, without a screen size ("MacBook Pro 16\"" gives "macbook pro"), for a memory size with no chip to be read
+    against the machines in the catalog (calc.gpu.Machine)."""
+    found: list[str] = []
     for m in _APPLE_WORDS.finditer(s.text):
         s.take(m)
-        found = True
+        found.append(_SCREEN_SIZE.sub("", m.group(0)))
     return found
 
 

@@ -99,8 +99,12 @@ def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) 
         return data
     if isinstance(result, SolveResult):
         data = answer_json(result.answer, lang, assumed, result.intent)
-        data["solution"] = {"kind": result.intent, "value": result.value, "gpu": result.gpu.gpu.id,
-                            "count": result.gpu.count}
+        data["solution"] = {
+            "kind": result.intent,
+            "value": result.value,
+            "gpu": result.gpu.gpu.id,
+            "count": result.gpu.count,
+        }
         return data
     if isinstance(result, CompareResult):
         comparison = result.comparison
@@ -119,14 +123,28 @@ def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) 
         }
     request = request_json(result.template, assumed, "what_fits")
     request["model"] = None
-    request["gpus"] = [{"id": result.gpu.gpu.id, "name": result.gpu.gpu.name, "count": result.gpu.count,
-                        "memory_bytes": result.gpu.gpu.memory_bytes}]
+    request["gpus"] = [
+        {
+            "id": result.gpu.gpu.id,
+            "name": result.gpu.gpu.name,
+            "count": result.gpu.count,
+            "memory_bytes": result.gpu.gpu.memory_bytes,
+        }
+    ]
     return {
         "lang": lang,
         "request": request,
         "what_fits": [
-            {"model": m.model, "name": m.name, "family": m.family, "params": m.params, "quant": m.quant,
-             "verdict": m.fit.verdict.value, "total_bytes": m.fit.total_bytes, "headroom_bytes": m.fit.headroom_bytes}
+            {
+                "model": m.model,
+                "name": m.name,
+                "family": m.family,
+                "params": m.params,
+                "quant": m.quant,
+                "verdict": m.fit.verdict.value,
+                "total_bytes": m.fit.total_bytes,
+                "headroom_bytes": m.fit.headroom_bytes,
+            }
             for m in result.models
         ],
     }

@@ -192,25 +192,11 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
 
 def _unified_line(fit: GpuFit, tr: Tr) -> str:
     """On a Mac or another unified-memory machine that is short or tight: what its GPU may use (and on a Mac, how to
-    raise it: bot.render.text.unified_memory_line says the same in the terminal)."""
-    from vramfit.bot.render.text import mac_wired_limit_mb
+    raise it), in the terminal's words (bot.render.text.unified_memory_sentence)."""
+    from vramfit.bot.render.text import unified_memory_sentence
 
-    if fit.segment == "apple":
-        mb = mac_wired_limit_mb(fit.memory_bytes)
-        return tr(
-            _(
-                "macOS lets the GPU use {usable} of this Mac's {memory}; "
-                "`sudo sysctl iogpu.wired_limit_mb={mb}` raises it to {raised}."
-            ),
-            usable=tr.gib(fit.budget_bytes),
-            memory=tr.gib(fit.memory_bytes),
-            mb=mb,
-            raised=tr.gib(mb << 20),
-        )
-    return tr(
-        _("The GPU may use {usable} of the {memory} it shares with the CPU (a BIOS or driver setting)."),
-        usable=tr.gib(fit.budget_bytes),
-        memory=tr.gib(fit.memory_bytes),
+    return unified_memory_sentence(
+        tr, apple=fit.segment == "apple", usable_bytes=fit.budget_bytes, memory_bytes=fit.memory_bytes
     )
 
 
@@ -248,7 +234,7 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
 
 
 def first_token_text(prompt: int, prefill: Speed, tr: Tr) -> str:
-    """"first token after ≈ 8 s for a 32K prompt (4–12 s)": the asked context read as the prompt, at the prefill
+    """ "first token after ≈ 8 s for a 32K prompt (4–12 s)": the asked context read as the prompt, at the prefill
     estimate and its band (the slower end of the band is the longer wait)."""
     return tr(
         _("first token after ≈ {s} s for a {prompt} prompt ({fast}–{slow} s)"),

@@ -26,6 +26,7 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "kv_cache": _("KV cache {kv} (default)"),
     "engine": _("engine {engine} (default)"),
     "gpu_variant": _("the most common memory size of the named GPU"),
+    "gpu_chip": _("the chip the named Mac came with at that memory (the newest)"),
     "gpu_generic": _("a GPU known only by its memory size"),
     "model_fuzzy": _("the closest model name to what you typed"),
     "ram": _("{ram} of system RAM"),
@@ -82,23 +83,35 @@ def mac_wired_limit_mb(memory_bytes: int) -> int:
     return max(memory_bytes - MAC_SYSTEM_RESERVE_BYTES, 0) >> 20
 
 
+def unified_memory_sentence(tr: Tr, *, apple: bool, usable_bytes: int, memory_bytes: int) -> str:
+    """What a unified-memory machine lets its GPU use, and on a Mac how to raise it where raising gains anything (a
+    16 GB Mac already gives the GPU more than leaving macOS 8 GiB would)."""
+    usable, memory = tr.gib(usable_bytes), tr.gib(memory_bytes)
+    if not apple:
+        return tr(
+            _("The GPU may use {usable} of the {memory} it shares with the CPU (a BIOS or driver setting)."),
+            usable=usable,
+            memory=memory,
+        )
+    mb = mac_wired_limit_mb(memory_bytes)
+    if mb << 20 <= usable_bytes:
+        return tr(_("macOS lets the GPU use {usable} of this Mac's {memory}."), usable=usable, memory=memory)
+    return tr(
+        _(
+            "macOS lets the GPU use {usable} of this Mac's {memory}; "
+            "`sudo sysctl iogpu.wired_limit_mb={mb}` raises it to {raised}."
+        ),
+        usable=usable,
+        memory=memory,
+        mb=mb,
+        raised=tr.gib(mb << 20),
+    )
+
+
 def unified_memory_line(gpu: Gpu, tr: Tr) -> str:
     """What a unified-memory machine lets its GPU use, and on a Mac how to raise it (calc.gpu)."""
-    if gpu.vendor == "apple":
-        return tr(
-            _(
-                "macOS lets the GPU use {usable} of this Mac's {memory}; "
-                "`sudo sysctl iogpu.wired_limit_mb={mb}` raises it to {raised}."
-            ),
-            usable=tr.gib(gpu.usable_bytes),
-            memory=tr.gib(gpu.memory_bytes),
-            mb=mac_wired_limit_mb(gpu.memory_bytes),
-            raised=tr.gib(mac_wired_limit_mb(gpu.memory_bytes) << 20),
-        )
-    return tr(
-        _("The GPU may use {usable} of the {memory} it shares with the CPU (a BIOS or driver setting)."),
-        usable=tr.gib(gpu.usable_bytes),
-        memory=tr.gib(gpu.memory_bytes),
+    return unified_memory_sentence(
+        tr, apple=gpu.vendor == "apple", usable_bytes=gpu.usable_bytes, memory_bytes=gpu.memory_bytes
     )
 
 

@@ -255,7 +255,11 @@ class UnreadableButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=rf"
 
 
 DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (
-    ContextButton, LanguageButton, MathButton, PinButton, UnreadableButton
+    ContextButton,
+    LanguageButton,
+    MathButton,
+    PinButton,
+    UnreadableButton,
 )
 
 

@@ -45,8 +45,6 @@ async def real_world(**options: Any) -> AsyncIterator[World]:
         yield world
 
 
-
-
 def gib(num_bytes: int, lang: str = "en") -> str:
     text = f"{num_bytes / GIB:,.1f}"
     return f"{text}GiB" if lang == "ko" else f"{text} GiB"

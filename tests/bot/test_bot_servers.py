@@ -34,8 +34,6 @@ MANAGE_GUILD = 1 << 5
 ADMIN_PERMISSIONS = p.MEMBER_PERMISSIONS | MANAGE_GUILD
 
 
-
-
 @contextlib.asynccontextmanager
 async def server_world(settings: Settings, *, shard_count: int = 2) -> AsyncIterator[World]:
     """A World whose guild also has a forum and a second text channel."""

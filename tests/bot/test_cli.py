@@ -166,8 +166,11 @@ def test_config_json_written_here(tmp_path: Path) -> None:
         (["라마3 8b", "--quant", "Q9_Z"], "unknown_quant", "알 수 없는 양자화 형식: Q9_Z"),
         (["llama3 8b", "--context", "abc"], "bad_number", "That number is out of range or unreadable: abc."),
         (["라마3 8b", "--users", "0"], "bad_number", "사용자 수 값은 1–4,096 사이여야 해요 (입력: 0)."),
-        (["llama3 8b", "--context", "99999999"], "bad_number",
-         "The context must be between 1 and 10,485,760; you wrote 99999999."),
+        (
+            ["llama3 8b", "--context", "99999999"],
+            "bad_number",
+            "The context must be between 1 and 10,485,760; you wrote 99999999.",
+        ),
         (["llama3 8b 99999999999 tokens"], "bad_number", "That number is out of range or unreadable: 99999999999."),
         (["--config", "/nonexistent/config.json"], "bad_file", "That file could not be read: cannot read"),
         (["라마3 8b", "--config", "/nonexistent/config.json"], "bad_file", "파일을 읽을 수 없어요. (cannot read"),

@@ -16,8 +16,9 @@ CATALOG = load_catalog()
 
 
 def card(memory_gib: int, **extra: object) -> GpuChoice:
-    return GpuChoice(gpu=Gpu(id=f"test-{memory_gib}gb", name=f"{memory_gib} GB", memory_bytes=memory_gib * GIB,
-                             **extra))  # type: ignore[arg-type]
+    return GpuChoice(
+        gpu=Gpu(id=f"test-{memory_gib}gb", name=f"{memory_gib} GB", memory_bytes=memory_gib * GIB, **extra)
+    )  # type: ignore[arg-type]
 
 
 def llama3_8b(**fields: object) -> Request:
@@ -140,8 +141,12 @@ def test_multi_gpu_split_adds_runtime_and_compute_per_gpu() -> None:
 
 
 def test_vllm_answer_has_a_kv_pool() -> None:
-    request = Request(model=CATALOG.models["llama-3.1-8b"].ref(), quant="BF16", engine=Engine.VLLM,
-                      gpus=(GpuChoice(gpu=CATALOG.gpu("h100")),))
+    request = Request(
+        model=CATALOG.models["llama-3.1-8b"].ref(),
+        quant="BF16",
+        engine=Engine.VLLM,
+        gpus=(GpuChoice(gpu=CATALOG.gpu("h100")),),
+    )
     result = answer(request)
     assert result.estimate.vllm_kv_pool_tokens and result.estimate.vllm_kv_pool_tokens > 100_000
     assert result.fits[0].verdict == Verdict.FITS

@@ -17,9 +17,17 @@ from vramfit.calc.llama_quant import tensor_types
 from vramfit.calc.tensors import gguf_tensors
 from vramfit.calc.weights import weight_bytes
 
-TINY_LLAMA = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 3,
-              "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 2048,
-              "max_position_embeddings": 4096, "tie_word_embeddings": False}
+TINY_LLAMA = {
+    "model_type": "llama",
+    "hidden_size": 512,
+    "intermediate_size": 1024,
+    "num_hidden_layers": 3,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "vocab_size": 2048,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
+}
 
 
 def write_gguf(path: Path, config: dict[str, object], ftype: FileType, *, declare: bool = False) -> None:
@@ -97,7 +105,12 @@ def test_header_gives_exact_sizes_and_shape(tmp_path: Path, ftype: FileType) -> 
     arch = architecture_from_gguf(header)
     expected_arch = from_hf_config(TINY_LLAMA)
     assert (arch.n_layers, arch.hidden_size, arch.n_kv_heads, arch.head_dim_k, arch.vocab_size) == (
-        3, 512, (2, 2, 2), 64, 2048)
+        3,
+        512,
+        (2, 2, 2),
+        64,
+        2048,
+    )
     assert arch.tied_embeddings is False
     weights = weights_from_gguf(arch, header)
     predicted = weight_bytes(expected_arch, ftype)

@@ -13,18 +13,51 @@ from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import KvType
 
 # config.json numbers, written by hand from the models' Hugging Face configs.
-QWEN25_05B = {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
-              "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936,
-              "tie_word_embeddings": True, "max_position_embeddings": 32768}
-QWEN25_3B = {"model_type": "qwen2", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36,
-             "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936,
-             "tie_word_embeddings": True, "max_position_embeddings": 32768}
-LLAMA3_8B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
-             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-             "tie_word_embeddings": False, "max_position_embeddings": 131072}
-GEMMA2_9B = {"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
-             "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000,
-             "sliding_window": 4096, "max_position_embeddings": 8192}
+QWEN25_05B = {
+    "model_type": "qwen2",
+    "hidden_size": 896,
+    "intermediate_size": 4864,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 14,
+    "num_key_value_heads": 2,
+    "vocab_size": 151936,
+    "tie_word_embeddings": True,
+    "max_position_embeddings": 32768,
+}
+QWEN25_3B = {
+    "model_type": "qwen2",
+    "hidden_size": 2048,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 2,
+    "vocab_size": 151936,
+    "tie_word_embeddings": True,
+    "max_position_embeddings": 32768,
+}
+LLAMA3_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+}
+GEMMA2_9B = {
+    "model_type": "gemma2",
+    "hidden_size": 3584,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 42,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 8,
+    "head_dim": 256,
+    "vocab_size": 256000,
+    "sliding_window": 4096,
+    "max_position_embeddings": 8192,
+}
 
 
 @pytest.mark.parametrize(

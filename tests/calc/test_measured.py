@@ -20,9 +20,17 @@ from vramfit.calc.request import KvType
 from vramfit.calc.weights import weight_bytes
 
 # meta-llama/Llama-2-13b-hf config.json (LLaVA 1.5 13B's language model).
-LLAMA2_13B = {"model_type": "llama", "hidden_size": 5120, "intermediate_size": 13824, "num_hidden_layers": 40,
-              "num_attention_heads": 40, "num_key_value_heads": 40, "vocab_size": 32000,
-              "max_position_embeddings": 4096, "tie_word_embeddings": False}
+LLAMA2_13B = {
+    "model_type": "llama",
+    "hidden_size": 5120,
+    "intermediate_size": 13824,
+    "num_hidden_layers": 40,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 40,
+    "vocab_size": 32000,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
+}
 TIED = {"gemma2", "gemma3"}
 
 
@@ -44,14 +52,26 @@ CASES: dict[str, tuple[Architecture, str, int, int]] = {
     "lcpp-14663-qwen25vl-32b-bf16-h100-c4096": (arch_from_groundtruth("Qwen2.5-VL-32B-Instruct"), "BF16", 1, 1),
     "lcpp-5592-llava-13b-f16-a100-c40960-np10": (from_hf_config(LLAMA2_13B), "F16", 10, 1),
     "lcpp-11200-qwen25-coder-32b-q8_0-2x3090ti-c32768-kvq8": (
-        arch_from_groundtruth("QwQ-32B (Qwen2.5-32B architecture)"), "Q8_0", 1, 2),
+        arch_from_groundtruth("QwQ-32B (Qwen2.5-32B architecture)"),
+        "Q8_0",
+        1,
+        2,
+    ),
     "lcpp-8117-llama3-70b-q4km-2xtitanrtx-c8192": (arch_from_groundtruth("Llama-3.1-70B-Instruct"), "Q4_K_M", 1, 2),
     "lcpp-8490-gemma2-9b-q4km-2xa6000-c2048": (arch_from_groundtruth("gemma-2-9b-it"), "Q4_K_M", 1, 2),
     "lcpp-9013-gemma2-2b-q4km-3060ti-c8192-np4": (arch_from_groundtruth("gemma-2-2b-it"), "Q4_K_M", 4, 1),
-    "lcpp-ikpr344-glm-z1-32b-iq4xs-3090ti-c32768-fa": (arch_from_groundtruth("GLM-4-32B-0414 (GLM-Z1-32B)"), "IQ4_XS",
-                                                        1, 1),
-    "lcpp-py-developer0hye-llama3-8b-ko-q4km-rtx3070-c512": (arch_from_groundtruth("Llama-3.1-8B-Instruct"), "Q4_K_M",
-                                                              1, 1),
+    "lcpp-ikpr344-glm-z1-32b-iq4xs-3090ti-c32768-fa": (
+        arch_from_groundtruth("GLM-4-32B-0414 (GLM-Z1-32B)"),
+        "IQ4_XS",
+        1,
+        1,
+    ),
+    "lcpp-py-developer0hye-llama3-8b-ko-q4km-rtx3070-c512": (
+        arch_from_groundtruth("Llama-3.1-8B-Instruct"),
+        "Q4_K_M",
+        1,
+        1,
+    ),
 }
 # CUDA runs with every layer on the GPU that these tests leave out, and why.
 EXCLUDED = {

@@ -38,8 +38,9 @@ def test_memory_never_decreases_with_context(model_id: str, a: int, b: int, flas
 
 
 @QUICK
-@given(st.sampled_from(MODEL_IDS), st.integers(1, 64), st.integers(1, 64), st.sampled_from([Engine.LLAMA_CPP,
-                                                                                              Engine.VLLM]))
+@given(
+    st.sampled_from(MODEL_IDS), st.integers(1, 64), st.integers(1, 64), st.sampled_from([Engine.LLAMA_CPP, Engine.VLLM])
+)
 def test_memory_never_decreases_with_users(model_id: str, a: int, b: int, engine: Engine) -> None:
     assume(models(engine, CATALOG.models[model_id].architecture))  # a refused architecture has no number to compare
     low, high = sorted((a, b))
@@ -74,11 +75,24 @@ def test_memory_never_decreases_with_bits(model_id: str, quant_step: int, kv_ste
     count=st.integers(1, 8),
 )
 def test_any_request_in_range_answers(
-    model_id: str, quant: str, context: int, users: int, kv: KvType, engine: Engine, flash: bool | None,
-    gpu_id: str, count: int,
+    model_id: str,
+    quant: str,
+    context: int,
+    users: int,
+    kv: KvType,
+    engine: Engine,
+    flash: bool | None,
+    gpu_id: str,
+    count: int,
 ) -> None:
     request = _request(
-        model_id, quant=quant, context=context, users=users, kv_cache=kv, engine=engine, flash_attn=flash,
+        model_id,
+        quant=quant,
+        context=context,
+        users=users,
+        kv_cache=kv,
+        engine=engine,
+        flash_attn=flash,
         gpus=(GpuChoice(gpu=CATALOG.gpus[gpu_id], count=count),),
     )
     try:

@@ -41,7 +41,8 @@ def test_weights_and_kv_pool(case_id: str) -> None:
 
 def test_llama_70b_fp8_on_one_h100_fails_like_vllm() -> None:
     """vllm-llmd-llama33-70b-fp8-tp1-h100-fail: "No available memory for the cache blocks"."""
-    request = Request(model=load_catalog().models["llama-3.3-70b"].ref(), quant="FP8", engine=Engine.VLLM,
-                      context=16000)
+    request = Request(
+        model=load_catalog().models["llama-3.3-70b"].ref(), quant="FP8", engine=Engine.VLLM, context=16000
+    )
     assert vllm_fit(request, GpuChoice(gpu=H100)).verdict == Verdict.NO
     assert kv_pool_tokens(request, H100.memory_bytes, 1) == 0

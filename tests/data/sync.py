@@ -18,10 +18,17 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parent
-JSONL = ("groundtruth/llamacpp_cpu.jsonl", "groundtruth/measured.jsonl", "groundtruth/speed.jsonl",
-         "eval/queries_public.jsonl")
-DOCS = {"groundtruth/LLAMACPP.md": "groundtruth/LLAMACPP.md", "groundtruth/SPEED.md": "groundtruth/SPEED.md",
-        "groundtruth/README.md": "groundtruth/MEASURED.md"}
+JSONL = (
+    "groundtruth/llamacpp_cpu.jsonl",
+    "groundtruth/measured.jsonl",
+    "groundtruth/speed.jsonl",
+    "eval/queries_public.jsonl",
+)
+DOCS = {
+    "groundtruth/LLAMACPP.md": "groundtruth/LLAMACPP.md",
+    "groundtruth/SPEED.md": "groundtruth/SPEED.md",
+    "groundtruth/README.md": "groundtruth/MEASURED.md",
+}
 
 
 def _row_key(row: dict[str, Any]) -> str:
@@ -74,8 +81,13 @@ def sync(source_root: Path, data_root: Path = DATA) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--from", dest="source", type=Path, required=True,
-                        help="folder holding groundtruth/ and eval/ with newer measurements")
+    parser.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        required=True,
+        help="folder holding groundtruth/ and eval/ with newer measurements",
+    )
     args = parser.parse_args(argv)
     if not (args.source / "groundtruth").is_dir():
         print(f"{args.source}: no groundtruth/ folder there", file=sys.stderr)
