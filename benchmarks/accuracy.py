@@ -86,8 +86,14 @@ def llamacpp_table() -> None:
         arch = from_hf_config(row["config"])
         users = int(row["n_seq"])
         cache = kv_cache(
-            arch, int(row["n_ctx"]) // users, users, KvType(row["type_k"]), KvType(row["type_v"]),
-            flash_attn=bool(row["flash_attn"]), n_ubatch=int(row["n_ubatch"]), unified=bool(row["kv_unified"]),
+            arch,
+            int(row["n_ctx"]) // users,
+            users,
+            KvType(row["type_k"]),
+            KvType(row["type_v"]),
+            flash_attn=bool(row["flash_attn"]),
+            n_ubatch=int(row["n_ubatch"]),
+            unified=bool(row["kv_unified"]),
             swa_full=bool(row["swa_full"]),
         )
         measured_kv = row["kv_buffer_mib"] * MIB
@@ -121,7 +127,11 @@ def hybrid_table() -> None:
         arch = from_hf_config(row["config"])
         users = int(row["n_seq"])
         cache = kv_cache(
-            arch, int(row["n_ctx"]) // users, users, flash_attn=True, n_ubatch=int(row["n_ubatch"]),
+            arch,
+            int(row["n_ctx"]) // users,
+            users,
+            flash_attn=True,
+            n_ubatch=int(row["n_ubatch"]),
             unified=bool(row["kv_unified"]),
         )
         ours = (cache.total_bytes + recurrent_state(arch, users).total_bytes) / MIB
@@ -133,7 +143,32 @@ def hybrid_table() -> None:
         )
 
 
+def family_table() -> None:
+    """One row per measured model at its longest measured context (one user, f16, flash attention): what the textbook
+    formula says beside what llama.cpp allocated, the headline for windows, chunks, MLA and recurrent state."""
+    print("\nContext memory per model at its longest measured context, 1 user, f16 (MiB)")
+    heads = ("llama.cpp", "vramfit", "naive KV", "naive/real")
+    print(f"{'model':<24} {'llama.cpp arch':<14} {'n_ctx':>7} " + " ".join(f"{h:>10}" for h in heads))
+    longest: dict[str, dict[str, object]] = {}
+    for row in llamacpp_rows():
+        if int(row["n_seq"]) != 1 or row["type_k"] != "f16" or not row["flash_attn"] or row["swa_full"]:
+            continue
+        best = longest.get(row["arch_model"])
+        if best is None or int(row["n_ctx"]) > int(str(best["n_ctx"])):
+            longest[row["arch_model"]] = row
+    for name, row in longest.items():
+        arch = from_hf_config(row["config"])  # type: ignore[arg-type]
+        n_ctx = int(str(row["n_ctx"]))
+        cache = kv_cache(arch, n_ctx, 1, flash_attn=True, n_ubatch=int(str(row["n_ubatch"])))
+        ours = (cache.total_bytes + recurrent_state(arch, 1).total_bytes) / MIB
+        measured = float(str(row["kv_buffer_mib"])) + float(str(row.get("recurrent_buffer_mib") or 0.0))
+        naive = naive_kv_bytes(arch, n_ctx, 1) / MIB
+        figures = f"{measured:>10.2f} {ours:>10.2f} {naive:>10.2f} {naive / measured:>9.2f}x"
+        print(f"{name:<24} {arch.arch:<14} {n_ctx:>7} {figures}")
+
+
 if __name__ == "__main__":
     measured_table()
     llamacpp_table()
     hybrid_table()
+    family_table()
