@@ -58,6 +58,9 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "glm4": "glm4",
     "glm4_moe": "glm4moe",  # GLM-4.5 / GLM-4.5-Air (conversion/glm.py Glm4MoeModel)
     "mistral3": "llama",
+    # Ministral 3 / Devstral Small 2 text models: LLM_ARCH_MISTRAL3 (conversion/mistral3.py Ministral3Model) with
+    # llama's tensors, YaRN and an attention temperature, none of which changes memory.
+    "ministral3": "llama",
     "olmo2": "olmo2",
     "starcoder2": "starcoder2",
     # Hybrid models: attention layers with a KV cache, the rest with a fixed recurrent state (calc/recurrent.py).
@@ -68,6 +71,9 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "qwen3_next": "qwen3next",
     "granitemoehybrid": "granitehybrid",
     "lfm2": "lfm2",
+    "deepseek_v32": "deepseek32",  # DeepSeek V3.2 (conversion/deepseek.py DeepseekV32Model): MLA + DSA indexer
+    "llama4": "llama4",  # Llama 4 Scout / Maverick (conversion/llama.py Llama4Model)
+    "llama4_text": "llama4",
 }
 
 # The llama.cpp architectures whose tensors, caches and buffers the calculator models (calc/tensors.py builds each).
@@ -95,7 +101,12 @@ SWA_PATTERN_BY_ARCH: dict[str, int] = {
     "cohere2": 4,
     "gpt-oss": 2,
     "exaone4": 4,
+    "llama4": 4,  # three chunked-attention layers, then one full (src/models/llama4.cpp load_swa_pattern(ml, 4))
 }
+
+# Llama 4's attention chunk: llama.cpp sets n_swa = 8192 (LLAMA_SWA_TYPE_CHUNKED) whatever attention_chunk_size says
+# (src/models/llama4.cpp at 0c1e57098); the converter writes sliding_window 0 only for an all-full model (MobileLLM).
+LLAMA4_CHUNK = 8192
 
 
 class Architecture(BaseModel):
@@ -144,6 +155,10 @@ class Architecture(BaseModel):
     ssm_groups: int = Field(default=0, ge=0, description="ssm_n_group (Gated DeltaNet: key heads)")
     ssm_heads: int = Field(default=0, ge=0, description="ssm_dt_rank (Mamba2 heads; Gated DeltaNet: value heads)")
     nextn_layers: int = Field(default=0, ge=0, description="multi-token-prediction blocks in the file, never loaded")
+    # DeepSeek V3.2's sparse attention (DSA): a lightning indexer per layer whose keys are cached beside the latent.
+    indexer_heads: int = Field(default=0, ge=0, description="indexer query heads (index_n_heads)")
+    indexer_head_dim: int = Field(default=0, ge=0, description="indexer key size, one cached head (index_head_dim)")
+    routing_bias: bool = Field(default=False, description="the router's exp_probs_b (DeepSeek's noaux_tc)")
     # Small tensors that change byte counts (biases, norms).
     attention_bias: bool = False
     qk_norm: bool = False
@@ -409,6 +424,49 @@ def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
 
+def _llama4(fields: _ConfigFields, n_layers: int, n_experts: int) -> dict[str, Any]:
+    """Llama 4's layout as llama.cpp loads it (src/models/llama4.cpp, conversion/llama.py Llama4Model, 0c1e57098).
+
+    The converter swaps the config's widths: ``intermediate_size`` is the experts' (and the one shared expert's)
+    width, ``intermediate_size_mlp`` the dense layers'. Layer ``il`` is MoE when ``(il + 1) %
+    interleave_moe_layer_step == 0`` (every layer in Scout, every second in Maverick). Three of four layers use
+    chunked attention of 8192 tokens, cached as a sliding window is (llama_kv_cache_iswa), unless every entry of
+    ``layer_types`` is full attention. The loader refuses a model without experts ("cannot have zero experts")."""
+    if not n_experts:
+        raise BadConfigError("config.json: a llama4 model needs num_local_experts above 0", field="num_local_experts")
+    step = fields.number("interleave_moe_layer_step", default=1, high=MAX_LAYERS)
+    moe = tuple(step > 0 and (il + 1) % step == 0 for il in range(n_layers))
+    expert_ffn = fields.number("intermediate_size", low=1, high=MAX_FFN)
+    dense = fields.number("intermediate_size_mlp", default=expert_ffn, low=1, high=MAX_FFN)
+    layer_types = fields.config.get("layer_types")
+    all_full = isinstance(layer_types, Sequence) and all(str(t) == "full_attention" for t in layer_types)
+    return {
+        "moe_layers": moe,
+        "ffn_size": tuple(0 if m else dense for m in moe),
+        "expert_ffn_size": expert_ffn,
+        "n_shared_experts": 1,
+        "shared_expert_ffn_size": expert_ffn,
+        "sliding_window": 0 if all_full else LLAMA4_CHUNK,
+        "swa_layers": () if all_full else tuple(il % 4 < 3 for il in range(n_layers)),
+    }
+
+
+def _deepseek32(fields: _ConfigFields, kv_lora_rank: int) -> dict[str, Any]:
+    """DeepSeek V3.2 as llama.cpp loads it (src/models/deepseek32.cpp, conversion/deepseek.py DeepseekV32Model at
+    0c1e57098): MLA only ("DEEPSEEK32 architecture requires MLA"), a lightning indexer in every block whose one key
+    head of index_head_dim is cached per token beside the latent (llama_kv_cache_dsa's second cache), the noaux_tc
+    routing bias, and the converter's NextN/MTP block appended past num_hidden_layers (skip_mtp False), in the file
+    but not loaded by an ordinary context."""
+    if not kv_lora_rank:
+        raise BadConfigError("config.json: a deepseek_v32 model needs kv_lora_rank (MLA)", field="kv_lora_rank")
+    return {
+        "indexer_heads": fields.number("index_n_heads", low=1, high=MAX_HEADS),
+        "indexer_head_dim": fields.number("index_head_dim", low=1, high=MAX_HEAD_DIM),
+        "routing_bias": fields.config.get("topk_method") == "noaux_tc",
+        "nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS),
+    }
+
+
 def _gemma4_attention(fields: _ConfigFields, n_layers: int, n_kv_heads: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
     """Gemma 4's per-layer KV heads and the sliding layers' head size (convert_hf_to_gguf.py Gemma4Model: head_count_kv
     is num_key_value_heads on sliding layers and num_global_key_value_heads on full ones; key_length_swa is
@@ -566,6 +624,13 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
     q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
+    if arch == "deepseek32":
+        mtp = _deepseek32(f, kv_lora_rank)
+    if arch == "llama4":
+        llama4 = _llama4(f, n_layers, n_experts)
+        moe_layers, dense_ffn, expert_ffn = llama4["moe_layers"], llama4["ffn_size"], llama4["expert_ffn_size"]
+        n_shared, shared_ffn = llama4["n_shared_experts"], llama4["shared_expert_ffn_size"]
+        window, swa = llama4["sliding_window"], llama4["swa_layers"]
 
     try:
         return Architecture(

@@ -30,6 +30,7 @@ from vramfit.calc.limits import (
     MAX_KEPT_ARRAY,
     MAX_TENSOR_ELEMENTS,
 )
+from vramfit.calc.tensors import loaded_past_layers
 from vramfit.calc.weight_bytes import WeightBytes, layer_of, sum_by_role
 
 GGUF_MAGIC = b"GGUF"
@@ -332,6 +333,27 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
     config.update(_recurrent_and_gemma4_keys(md, arch, config, names))
+    if arch == "deepseek32":
+        # DeepseekV32Model counts its NextN/MTP block in block_count (nextn_predict_layers says how many) and writes
+        # the indexer's sizes; the noaux_tc routing bias is known from its tensor.
+        nextn = _meta(md, arch, "nextn_predict_layers", 0)
+        blocks = config["num_hidden_layers"]
+        if isinstance(blocks, int) and isinstance(nextn, int):
+            config["num_hidden_layers"] = blocks - nextn
+            config["num_nextn_predict_layers"] = nextn
+        config["index_n_heads"] = _meta(md, arch, "attention.indexer.head_count")
+        config["index_head_dim"] = _meta(md, arch, "attention.indexer.key_length")
+        config["topk_method"] = "noaux_tc" if any(n.endswith(".exp_probs_b.bias") for n in names) else ""
+    if arch == "llama4":
+        # Llama4Model writes the dense width as feed_forward_length and the experts' as expert_feed_forward_length,
+        # the reverse of config.json's naming; sliding_window 0 marks an all-full-attention model.
+        config["intermediate_size_mlp"] = config["intermediate_size"]
+        config["intermediate_size"] = config["moe_intermediate_size"]
+        config["interleave_moe_layer_step"] = _meta(md, arch, "interleave_moe_layer_step", 1)
+        blocks = config["num_hidden_layers"]
+        if _meta(md, arch, "attention.sliding_window") == 0 and isinstance(blocks, int) and 0 < blocks <= 4096:
+            config["layer_types"] = ["full_attention"] * blocks
+        return config
     layer_pattern = _meta(md, arch, "attention.sliding_window_pattern")
     if isinstance(layer_pattern, list):
         config["layer_types"] = ["sliding_attention" if v else "full_attention" for v in layer_pattern]
@@ -417,7 +439,7 @@ def architecture_from_gguf(header: GgufHeader) -> Architecture:
 def weights_from_gguf(arch: Architecture, header: GgufHeader) -> WeightBytes:
     """Exact weight bytes from a GGUF header, split as llama.cpp places them (token_embd in system RAM)."""
     rows = ((t.name, layer_of(t.name), "_exps" in t.name, t.n_bytes, t.ggml_type.value) for t in header.tensors)
-    roles = sum_by_role(rows, arch.n_layers)
+    roles = sum_by_role(rows, arch.n_layers, loaded_past_layers(arch))
     file_type = header.metadata.get("general.file_type")
     return WeightBytes.as_llama_cpp_places_them(
         file_type=str(file_type) if file_type is not None else "",

@@ -70,6 +70,7 @@ class KvCache(BaseModel):
     swa_cells: int
     layer_bytes: tuple[int, ...]
     swa_bytes: int = 0  # the part in sliding-window layers (llama.cpp's second cache of an iSWA model)
+    indexer_bytes: int = 0  # DeepSeek V3.2's indexer keys (llama_kv_cache_dsa's second cache, logged apart)
     type_k: KvType
     type_v: KvType
 
@@ -116,7 +117,7 @@ def kv_cache(
         type_v = KvType.F16  # quantized V needs flash attention (llama.cpp refuses; front-ends fall back to f16)
     full = context_cells(context, users, unified)
     window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
-    k_total = v_total = window_total = 0
+    k_total = v_total = window_total = indexer_total = 0
     per_layer: list[int] = []
     v_widths = [arch.layer_head_dims(il)[1] * h for il, h in enumerate(arch.n_kv_heads) if h]
     v_max = max(v_widths, default=0) if not flash_attn else 0  # the transposed V cache is padded to the widest
@@ -127,6 +128,10 @@ def kv_cache(
         cells = window_cells if arch.layer_is_swa(il) else full
         head_k, head_v = arch.layer_head_dims(il)
         k = kv_row_bytes(type_k, head_k * heads) * cells
+        if arch.indexer_head_dim:  # llama_kv_cache_dsa: the indexer's one key head per token, of type_k, K only
+            indexer = kv_row_bytes(type_k, arch.indexer_head_dim) * cells
+            k += indexer
+            indexer_total += indexer
         v = 0 if arch.is_mla else kv_row_bytes(type_v, max(head_v * heads, v_max)) * cells
         k_total += k
         v_total += v
@@ -140,6 +145,7 @@ def kv_cache(
         swa_cells=window_cells if arch.sliding_window else 0,
         layer_bytes=tuple(per_layer),
         swa_bytes=window_total,
+        indexer_bytes=indexer_total,
         type_k=type_k,
         type_v=type_v,
     )
@@ -166,7 +172,7 @@ def kv_bytes_per_token(arch: Architecture, kv_type: KvType = KvType.F16) -> int:
     for il, heads in enumerate(arch.n_kv_heads):
         if heads:
             head_k, head_v = arch.layer_head_dims(il)
-            total += kv_row_bytes(kv_type, head_k * heads)
+            total += kv_row_bytes(kv_type, head_k * heads) + kv_row_bytes(kv_type, arch.indexer_head_dim)
             if not arch.is_mla:
                 total += kv_row_bytes(kv_type, head_v * heads)
     return total

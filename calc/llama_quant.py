@@ -20,7 +20,7 @@ from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import UnknownQuantError
 from vramfit.calc.file_types import FileType
 from vramfit.calc.ggml import GgmlType, tensor_bytes
-from vramfit.calc.tensors import TensorSpec, gguf_tensors, has_output_tensor, loader_order
+from vramfit.calc.tensors import TensorSpec, gguf_tensors, has_output_tensor, loaded_past_layers, loader_order
 from vramfit.calc.weight_bytes import WeightBytes, sum_by_role
 
 GGUF_ALIGNMENT = 32  # GGUF_DEFAULT_ALIGNMENT: the data section and every tensor start on a 32-byte boundary
@@ -449,7 +449,8 @@ def gguf_file_weights(arch: Architecture, ftype: FileType, has_imatrix: bool = F
     specs = tuple(spec for spec, _ in typed)
     sizes = [(spec, t, tensor_bytes(t, spec.shape)) for spec, t in typed]
     total = sum(n for _, _, n in sizes)
-    roles = sum_by_role(((spec.name, spec.layer, spec.is_expert, n, t.value) for spec, t, n in sizes), arch.n_layers)
+    rows = ((spec.name, spec.layer, spec.is_expert, n, t.value) for spec, t, n in sizes)
+    roles = sum_by_role(rows, arch.n_layers, loaded_past_layers(arch))
     meta = metadata_bytes(arch, specs)
     return WeightBytes.as_llama_cpp_places_them(
         file_type=ftype.value,

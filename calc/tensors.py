@@ -230,14 +230,19 @@ def _layers_phi3(b: _Builder, arch: Architecture) -> None:
 
 
 def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_DEEPSEEK2 with MLA as the current converter writes it (kv_b_proj split into attn_k_b / attn_v_b)."""
+    """LLM_ARCH_DEEPSEEK2 with MLA as the current converter writes it (kv_b_proj split into attn_k_b / attn_v_b), and
+    LLM_ARCH_DEEPSEEK32 (src/models/deepseek32.cpp): the same blocks with the DSA lightning indexer (indexer.k_norm
+    weight and bias, proj, attn_k, attn_q_b), then the NextN/MTP block the converter appends (a full MoE block with
+    its indexer, plus nextn.eh_proj / embed_tokens / enorm / hnorm / shared_head_head / shared_head_norm)."""
     n_embd, n_head = arch.hidden_size, arch.n_heads[0]
     rope, nope, v_head = arch.qk_rope_head_dim, arch.qk_nope_head_dim, arch.v_head_dim
     kv_lora, q_lora = arch.kv_lora_rank, arch.q_lora_rank
-    # DeepSeek-V3 / Kimi-K2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not. The config
-    # field (topk_method noaux_tc) is not in Architecture, so this keys on V3's expert count (approximate).
-    probs_bias = arch.n_experts >= 256
-    for il in range(arch.n_layers):
+    # DeepSeek-V3 / Kimi-K2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not. deepseek2 keys
+    # this on V3's expert count (approximate); deepseek32 reads the config's topk_method (routing_bias).
+    probs_bias = arch.routing_bias if arch.arch == "deepseek32" else arch.n_experts >= 256
+    index_heads, index_dim = arch.indexer_heads, arch.indexer_head_dim
+
+    def block(il: int, moe: bool) -> None:
         b.blk(il, "attn_norm.weight", n_embd)
         if q_lora:
             b.blk(il, "attn_q_a.weight", n_embd, q_lora)
@@ -251,12 +256,29 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "attn_v_b.weight", kv_lora, v_head, n_head)
         b.blk(il, "attn_output.weight", n_head * v_head, n_embd)
         b.blk(il, "ffn_norm.weight", n_embd)
-        if _layer_is_moe(arch, il):
+        if index_dim:
+            b.blk(il, "indexer.k_norm.weight", index_dim)
+            b.blk(il, "indexer.k_norm.bias", index_dim)
+            b.blk(il, "indexer.proj.weight", n_embd, index_heads)
+            b.blk(il, "indexer.attn_k.weight", n_embd, index_dim)
+            b.blk(il, "indexer.attn_q_b.weight", q_lora, index_heads * index_dim)
+        if moe:
             _moe_ffn(b, arch, il)
             if probs_bias:
                 b.blk(il, "exp_probs_b.bias", arch.n_experts)
         else:  # the first_k_dense_replace leading layers
             _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+    for il in range(arch.n_layers):
+        block(il, _layer_is_moe(arch, il))
+    for il in range(arch.n_layers, arch.n_layers + arch.nextn_layers):
+        block(il, True)
+        b.blk(il, "nextn.eh_proj.weight", 2 * n_embd, n_embd)
+        b.blk(il, "nextn.embed_tokens.weight", n_embd, arch.vocab_size)
+        b.blk(il, "nextn.enorm.weight", n_embd)
+        b.blk(il, "nextn.hnorm.weight", n_embd)
+        b.blk(il, "nextn.shared_head_head.weight", n_embd, arch.vocab_size)
+        b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
 def _layers_gpt_oss(b: _Builder, arch: Architecture) -> None:
@@ -510,7 +532,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_gemma(b, arch)
     elif name in ("phi3",):
         _layers_phi3(b, arch)
-    elif name == "deepseek2":
+    elif name in ("deepseek2", "deepseek32"):
         _layers_deepseek2(b, arch)
     elif name == "gpt-oss":
         _layers_gpt_oss(b, arch)
@@ -532,7 +554,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_gemma4(b, arch)
     elif name == "lfm2":
         _layers_lfm2(b, arch)
-    elif name in ("llama", "granite", "exaone"):  # the same tensor set
+    elif name in ("llama", "granite", "exaone", "llama4"):  # the same tensor set (llama4: with a shared expert)
         _layers_llama(b, arch)
     else:  # from_hf_config refuses these first; an Architecture built by hand must not be sized as another layout
         raise UnsupportedArchitectureError(f"no tensor layout for {name!r}", subject=name, field="arch")
@@ -554,6 +576,12 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         b.add("rope_factors_long.weight", rope_len)
         b.add("rope_factors_short.weight", rope_len)
     return tuple(b.specs)
+
+
+def loaded_past_layers(arch: Architecture) -> tuple[str, ...]:
+    """Tensors of the MTP blocks that llama.cpp loads in an ordinary context: DeepSeek V3.2's routing bias, which
+    src/models/deepseek32.cpp (0c1e57098) creates with TENSOR_NOT_REQUIRED instead of the block's skip flags."""
+    return (".exp_probs_b.bias",) if arch.arch == "deepseek32" else ()
 
 
 def count_params(arch: Architecture) -> int:

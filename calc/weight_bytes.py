@@ -92,8 +92,11 @@ def layer_of(name: str) -> int | None:
     return int(found[1]) if found else None
 
 
-def sum_by_role(tensors: Iterable[tuple[str, int | None, bool, int, str]], n_layers: int) -> RoleSums:
-    """Add up ``(name, layer, is_expert, bytes, type)`` rows: per layer below ``n_layers``, token_embd, output."""
+def sum_by_role(
+    tensors: Iterable[tuple[str, int | None, bool, int, str]], n_layers: int, loaded_past_layers: tuple[str, ...] = ()
+) -> RoleSums:
+    """Add up ``(name, layer, is_expert, bytes, type)`` rows: per layer below ``n_layers``, token_embd, output. A block
+    past ``n_layers`` is not loaded, except its tensors whose names end with one of ``loaded_past_layers``."""
     layers = [0] * n_layers
     experts = [0] * n_layers
     embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert = 0, "", 0, "", 0, 0
@@ -104,7 +107,7 @@ def sum_by_role(tensors: Iterable[tuple[str, int | None, bool, int, str]], n_lay
                 if is_expert:
                     experts[layer] += n_bytes
                     largest_expert = max(largest_expert, n_bytes)
-            else:
+            elif not name.endswith(loaded_past_layers) or not loaded_past_layers:
                 unloaded += n_bytes
         elif name == "token_embd.weight":
             embd_bytes, embd_type = n_bytes, type_name

@@ -11,15 +11,9 @@ from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import answer as ask
 from tests.groundtruth import GIB
 from vramfit.bot.cli import run
-
-
-def _answer(question: str, lang: str = "en") -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", "--lang", lang, question], out) == 0, out.getvalue()
-    answer: dict[str, Any] = json.loads(out.getvalue())
-    return answer
 
 
 def _error(question: str) -> dict[str, Any]:
@@ -54,20 +48,20 @@ def _error(question: str) -> dict[str, Any]:
     ],
 )
 def test_a_mac_named_by_product_and_memory_is_the_chip_it_came_with(question: str, lang: str, gpu_id: str) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["fits"][0]["gpu"] == gpu_id
     assert "gpu_chip" in answer["request"]["assumed"]
     assert "gpu_generic" not in answer["request"]["assumed"]
 
 
 def test_a_chip_named_is_read_as_named_and_not_assumed() -> None:
-    answer = _answer("mac studio m3 ultra 512gb deepseek r1")
+    answer = ask("mac studio m3 ultra 512gb deepseek r1")
     assert answer["fits"][0]["gpu"] == "apple-m3-ultra-512gb"
     assert "gpu_chip" not in answer["request"]["assumed"]
 
 
 def test_mac_studio_m3_ultra_512gb_runs_deepseek_r1_with_metal_s_share() -> None:
-    answer = _answer("mac studio m3 ultra 512gb deepseek r1")
+    answer = ask("mac studio m3 ultra 512gb deepseek r1")
     fit = answer["fits"][0]
     # macOS wires three quarters of a Mac above 36 GB for Metal: 384 GiB of 512.
     assert fit["usable_bytes"] == 512 * GIB * 3 // 4 == 384 * GIB
@@ -84,7 +78,7 @@ def test_a_size_the_mac_never_came_with_is_an_error_with_the_sizes_it_did() -> N
 
 
 def test_ryzen_ai_max_395_128gb_gives_llama_33_70b_its_96_gb_share() -> None:
-    answer = _answer("Ryzen AI Max+ 395 128gb llama 3.3 70b")
+    answer = ask("Ryzen AI Max+ 395 128gb llama 3.3 70b")
     fit = answer["fits"][0]
     assert (fit["gpu"], fit["usable_bytes"]) == ("ryzen-ai-max-395-128gb", 96 * GIB)
     # Llama 3.3 70B (config.json: 80 layers, 8 KV heads of 128): K and V in f16 at 8,192 tokens = 2.5 GiB.
@@ -101,7 +95,7 @@ def test_ryzen_ai_max_395_128gb_gives_llama_33_70b_its_96_gb_share() -> None:
     ],
 )
 def test_unified_memory_boxes(question: str, gpu_id: str, usable: int) -> None:
-    fit = _answer(question, "ko" if "스파크" in question else "en")["fits"][0]
+    fit = ask(question, "ko" if "스파크" in question else "en")["fits"][0]
     assert (fit["gpu"], fit["usable_bytes"]) == (gpu_id, usable)
 
 

@@ -38,6 +38,11 @@ PRESET_CONFIGS = {
     "exaone-4.0-32b": "EXAONE-4.0-32B.json",
     "glm-4.5-air": "GLM-4.5-Air.json",
     "glm-4.5": "GLM-4.5.json",
+    "llama-4-scout": "Llama-4-Scout-17B-16E-Instruct.trimmed.json",
+    "llama-4-maverick": "Llama-4-Maverick-17B-128E-Instruct.trimmed.json",
+    "deepseek-v3.2": "DeepSeek-V3.2.json",
+    "devstral-small-2-24b": "Devstral-Small-2-24B-Instruct-2512.json",
+    "glm-4.7": "GLM-4.7.json",
 }
 
 
@@ -337,3 +342,35 @@ def test_glm_45_without_experts_is_an_error_not_a_guess(tmp_path: Path) -> None:
     out = io.StringIO()
     assert run(["--json", "--config", str(path)], out) != 0
     assert json.loads(out.getvalue())["error"]["code"] == "bad_config"
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "preset_id", "file", "context"),
+    [
+        (
+            "devstral small 2 64k on a 4090",
+            "en",
+            "devstral-small-2-24b",
+            "Devstral-Small-2-24B-Instruct-2512.json",
+            65536,
+        ),
+        (
+            "데브스트랄 스몰 2 64k 4090에서 돌아가?",
+            "ko",
+            "devstral-small-2-24b",
+            "Devstral-Small-2-24B-Instruct-2512.json",
+            65536,
+        ),
+        ("glm 4.7 32k on 8x h100", "en", "glm-4.7", "GLM-4.7.json", 32768),
+        ("지엘엠 4.7 32k h100 8장에서 돌아가?", "ko", "glm-4.7", "GLM-4.7.json", 32768),
+    ],
+)
+def test_plain_gqa_presets_cache_every_layer(question: str, lang: str, preset_id: str, file: str, context: int) -> None:
+    """Devstral Small 2 (Ministral 3 text model, llama's layout) and GLM-4.7 (GLM-4.5's, MTP block uncached): K and V
+    of num_key_value_heads × head_dim in every trunk layer, f16."""
+    c = text_model_config(_config(file))
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == preset_id
+    kv = c["num_hidden_layers"] * context * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
+    assert answer["estimate"]["kv_cache_bytes"] == kv
+    assert answer["request"]["model"]["context_length"] == c["max_position_embeddings"]

@@ -123,8 +123,10 @@ def test_kv_equals_llamacpp_buffer(row: dict[str, object]) -> None:
         unified=bool(row["kv_unified"]),
         swa_full=bool(row["swa_full"]),
     )
-    # llama.cpp logs each cache (full-attention, then sliding-window) in MiB with two decimals.
-    buffers = [cache.total_bytes - cache.swa_bytes] + ([cache.swa_bytes] if cache.swa_bytes else [])
+    # llama.cpp logs each cache (full-attention, then sliding-window; DeepSeek V3.2: the latent, then the indexer's
+    # keys) in MiB with two decimals.
+    main = cache.total_bytes - cache.swa_bytes - cache.indexer_bytes
+    buffers = [main] + [b for b in (cache.swa_bytes, cache.indexer_bytes) if b]
     assert [round(b / MIB, 2) for b in buffers] == row["kv_buffers_mib"]
 
 
