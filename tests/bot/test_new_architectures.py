@@ -38,6 +38,7 @@ PRESET_CONFIGS = {
     "exaone-4.0-32b": "EXAONE-4.0-32B.json",
     "glm-4.5-air": "GLM-4.5-Air.json",
     "glm-4.5": "GLM-4.5.json",
+    "minimax-m2.7": "MiniMax-M2.7.json",
 }
 
 
