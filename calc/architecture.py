@@ -57,6 +57,7 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "exaone4": "exaone4",
     "glm4": "glm4",
     "glm4_moe": "glm4moe",  # GLM-4.5 / GLM-4.5-Air (conversion/glm.py Glm4MoeModel)
+    "minimax_m2": "minimax-m2",  # MiniMax M2 / M2.1 / M2.5 / M2.7 (conversion/minimax.py MiniMaxM2Model)
     "mistral3": "llama",
     # Ministral 3 / Devstral Small 2 text models: LLM_ARCH_MISTRAL3 (conversion/mistral3.py Ministral3Model) with
     # llama's tensors, YaRN and an attention temperature, none of which changes memory.
@@ -405,6 +406,22 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
     return {}
 
 
+def _require_experts(fields: _ConfigFields, model_type: str, keys: Sequence[tuple[tuple[str, ...], int]]) -> None:
+    """A BadConfigError naming the first of ``keys`` (spellings, upper bound) that is missing or 0, and one when more
+    experts are used per token than there are (llama-model.cpp:1362 asserts ``n_expert_used_max <= n_expert``)."""
+    numbers = []
+    for names, high in keys:
+        number = fields.number(*names, default=0, high=high)
+        if not number:
+            raise BadConfigError(f"config.json: a {model_type} model needs {names[0]} above 0", field=names[0])
+        numbers.append(number)
+    if numbers[1] > numbers[0]:
+        raise BadConfigError(
+            f"config.json: {keys[1][0][0]} ({numbers[1]}) is more than {keys[0][0][0]} ({numbers[0]})",
+            field=keys[1][0][0],
+        )
+
+
 def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     """GLM-4.5's multi-token-prediction blocks and the MoE numbers its loader cannot do without.
 
@@ -414,13 +431,15 @@ def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     an ordinary context filters them out (llama-model.cpp: ``il < n_layer()``). The loader asserts n_expert > 0
     and n_expert_used > 0 (glm4-moe.cpp:42-43): a config without them is not a GLM-4.5 llama.cpp can load.
     """
-    for keys, high in (
-        (("n_routed_experts", "num_experts"), MAX_EXPERTS),
-        (("num_experts_per_tok",), MAX_EXPERTS),
-        (("moe_intermediate_size",), MAX_FFN),
-    ):
-        if not fields.number(*keys, default=0, high=high):
-            raise BadConfigError(f"config.json: a glm4_moe model needs {keys[0]} above 0", field=keys[0])
+    _require_experts(
+        fields,
+        "glm4_moe",
+        (
+            (("n_routed_experts", "num_experts"), MAX_EXPERTS),
+            (("num_experts_per_tok",), MAX_EXPERTS),
+            (("moe_intermediate_size",), MAX_FFN),
+        ),
+    )
     return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
 
@@ -465,6 +484,28 @@ def _deepseek32(fields: _ConfigFields, kv_lora_rank: int) -> dict[str, Any]:
         "routing_bias": fields.config.get("topk_method") == "noaux_tc",
         "nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS),
     }
+
+
+def _minimax_m2(fields: _ConfigFields) -> dict[str, Any]:
+    """MiniMax M2's experts, which every block of it is made of (llama.cpp 0c1e57098).
+
+    src/models/minimax-m2.cpp creates ffn_gate_inp {n_embd, n_expert} and the merged experts {n_embd, n_ff,
+    n_expert} in every layer with no dense alternative, so a config without experts (num_local_experts or
+    num_experts_per_tok 0) or without their width (intermediate_size, which MiniMaxM2Model writes as both
+    feed_forward_length and expert_feed_forward_length) is not a model llama.cpp can load. The MTP modules a
+    config announces (use_mtp, num_mtp_modules) are not exported: MiniMaxM2Model has no MTP export and
+    MODEL_TENSORS[MINIMAXM2] no NextN tensors, so block_count stays num_hidden_layers and nothing MTP is in the file.
+    """
+    _require_experts(
+        fields,
+        "minimax_m2",
+        (
+            (("num_local_experts", "num_experts"), MAX_EXPERTS),
+            (("num_experts_per_tok",), MAX_EXPERTS),
+            (("intermediate_size",), MAX_FFN),
+        ),
+    )
+    return {}
 
 
 def _gemma4_attention(fields: _ConfigFields, n_layers: int, n_kv_heads: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
@@ -546,7 +587,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     if arch == "gemma4":
         n_kv_heads, swa_head_dim = _gemma4_attention(f, n_layers, n_kv_heads)
     recurrent = _recurrent(f, arch, n_layers)
-    mtp = _glm4moe(f) if arch == "glm4moe" else {}
+    mtp = _glm4moe(f) if arch == "glm4moe" else _minimax_m2(f) if arch == "minimax-m2" else {}
     if recurrent:
         kinds = recurrent["recurrent_layers"]
         if all(kinds) or not any(kinds):
@@ -583,8 +624,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     if n_experts and arch in ("granitehybrid", "lfm2", "qwen35"):
         # Granite 4.0 H Tiny/Small and LFM2-MoE lay their experts out differently; not modelled yet.
         raise unsupported(f"{model_type} with experts", field="model_type")
-    if n_experts and (model_type in ("mixtral", "gpt_oss", "phimoe") or arch in ("gpt-oss", "phimoe")):
-        # These configs give the per-expert width as intermediate_size and have no dense layers.
+    if n_experts and (model_type in ("mixtral", "gpt_oss", "phimoe") or arch in ("gpt-oss", "phimoe", "minimax-m2")):
+        # These configs give the per-expert width as intermediate_size and have no dense layers (MiniMax M2: the
+        # loader shapes its experts with n_ff, feed_forward_length, which MiniMaxM2Model sets to intermediate_size).
         expert_ffn = f.number(*ffn_keys, default=4 * hidden, high=MAX_FFN)
         dense_ffn = (0,) * n_layers
     else:
@@ -664,7 +706,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             attention_bias=bool(config.get("attention_bias") or arch in ("qwen2", "qwen2moe")),
             qk_norm=arch
             in ("qwen3", "qwen3moe", "gemma3", "gemma4", "olmo2", "qwen35", "qwen35moe", "qwen3next", "lfm2")
-            or (arch == "glm4moe" and bool(config.get("use_qk_norm"))),
+            or (arch == "glm4moe" and bool(config.get("use_qk_norm")))
+            or arch == "minimax-m2",  # required: q_norm of n_head × head_dim and k_norm of n_kv × head_dim
             rope_factor_tensors=rope_factor_tensors,
             **recurrent,
             **mtp,

@@ -15,8 +15,8 @@ How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llam
 weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
-glm4, glm4moe (GLM-4.5 and -Air, on copies with fewer layers and experts), command-r and deepseek2 (the V2
-files predate the kv_b split; with that one tensor swapped they match).
+glm4, glm4moe (GLM-4.5 and -Air) and minimax-m2 (MiniMax M2.7; both on copies with fewer layers and experts),
+command-r and deepseek2 (the V2 files predate the kv_b split; with that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
 padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
 olmo2, starcoder2, phimoe and unknown architectures (llama layout).
@@ -383,6 +383,22 @@ def _layers_glm4moe(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
+def _layers_minimax_m2(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_MINIMAX_M2 (MiniMax M2 to M2.7; conversion/minimax.py MiniMaxM2Model, src/models/minimax-m2.cpp):
+    unbiased q/k/v/output, q/k RMS norms over the whole projection rather than per head (attn_q_norm of n_head ×
+    head_dim, attn_k_norm of n_embd_k_gqa), ffn_norm, then sigmoid-routed experts with the exp_probs_b routing
+    bias in every block and no shared expert. Partial rotary (rotary_dim) changes no shape; no MTP tensors."""
+    n_embd = arch.hidden_size
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        _attention(b, arch, il)
+        b.blk(il, "attn_q_norm.weight", arch.n_heads[il] * arch.head_dim_k)
+        b.blk(il, "attn_k_norm.weight", arch.n_kv_heads[il] * arch.head_dim_k)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        _moe_ffn(b, arch, il)
+        b.blk(il, "exp_probs_b.bias", arch.n_experts)
+
+
 def _layers_biased_layernorm(b: _Builder, arch: Architecture) -> None:
     """starcoder2 and phimoe (approximate): LayerNorms with biases and fully biased attention."""
     n_embd = arch.hidden_size
@@ -544,6 +560,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_glm4(b, arch)
     elif name == "glm4moe":
         _layers_glm4moe(b, arch)
+    elif name == "minimax-m2":
+        _layers_minimax_m2(b, arch)
     elif name in ("starcoder2", "phimoe"):
         _layers_biased_layernorm(b, arch)
     elif name in ("qwen35", "qwen35moe", "qwen3next"):

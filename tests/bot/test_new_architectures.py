@@ -43,6 +43,7 @@ PRESET_CONFIGS = {
     "deepseek-v3.2": "DeepSeek-V3.2.json",
     "devstral-small-2-24b": "Devstral-Small-2-24B-Instruct-2512.json",
     "glm-4.7": "GLM-4.7.json",
+    "minimax-m2.7": "MiniMax-M2.7.json",
 }
 
 

@@ -102,13 +102,15 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
     },
     "lfm2": {"layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3},
 }
-# Gemma 4 needs its layer kinds as well (sliding layers have their own head size); GLM-4.5 its experts (llama.cpp's
-# glm4moe loader asserts n_expert > 0), Llama 4 too ("cannot have zero experts"); DeepSeek V3.2 its MLA and indexer.
+# Gemma 4 needs its layer kinds as well (sliding layers have their own head size); GLM-4.5 and MiniMax M2 their
+# experts (llama.cpp's glm4moe loader asserts n_expert > 0; every minimax-m2 block is a MoE block), Llama 4 too
+# ("cannot have zero experts"); DeepSeek V3.2 its MLA and indexer.
 LAYER_KEYS: dict[str, dict[str, Any]] = {
     **HYBRID_KEYS,
     "llama4": {"num_local_experts": 4, "num_experts_per_tok": 1, "intermediate_size_mlp": 256},
     "deepseek32": {"kv_lora_rank": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32},
     "glm4moe": {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64, "n_shared_experts": 1},
+    "minimax-m2": {"num_local_experts": 8, "num_experts_per_tok": 2},
     "gemma4": {
         "layer_types": ["sliding_attention", "full_attention"] * 2,
         "sliding_window": 512,
