@@ -38,6 +38,7 @@ PRESET_CONFIGS = {
     "exaone-4.0-32b": "EXAONE-4.0-32B.json",
     "glm-4.5-air": "GLM-4.5-Air.json",
     "glm-4.5": "GLM-4.5.json",
+    "nemotron-3-nano-30b-a3b": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json",
 }
 
 

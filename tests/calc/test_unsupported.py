@@ -27,7 +27,7 @@ LLAMA4_SCOUT = {
 }  # fmt: skip
 
 UNSUPPORTED = [
-    ("nemotron_h", {**LLAMA, "model_type": "nemotron_h"}),
+    ("falcon_h1", {**LLAMA, "model_type": "falcon_h1"}),  # Mamba2 + attention in parallel, not modelled
     ("mamba2", {**LLAMA, "model_type": "mamba2"}),
     ("llama4_text", LLAMA4_SCOUT),
     ("whatever", {**LLAMA, "model_type": "whatever"}),
@@ -96,11 +96,24 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
     },
     "lfm2": {"layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3},
 }
+# Nemotron-H its pattern of Mamba2 ('M'), attention ('*') and FFN ('-', or 'E' for experts) blocks, and the Mamba2
+# sizes as NemotronHModel reads them.
+NEMOTRON_H_MAMBA = {"mamba_num_heads": 8, "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 2, "conv_kernel": 4}
 # Gemma 4 needs its layer kinds as well (sliding layers have their own head size); GLM-4.5 its experts (llama.cpp's
 # glm4moe loader asserts n_expert > 0).
 LAYER_KEYS: dict[str, dict[str, Any]] = {
     **HYBRID_KEYS,
     "glm4moe": {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64, "n_shared_experts": 1},
+    "nemotron_h": NEMOTRON_H_MAMBA | {"hybrid_override_pattern": "M*-M"},
+    "nemotron_h_moe": NEMOTRON_H_MAMBA
+    | {
+        "hybrid_override_pattern": "M*EM",
+        "n_routed_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 64,
+        "moe_shared_expert_intermediate_size": 128,
+        "n_shared_experts": 1,
+    },
     "gemma4": {
         "layer_types": ["sliding_attention", "full_attention"] * 2,
         "sliding_window": 512,
@@ -143,8 +156,8 @@ def test_the_cli_answers_a_llama4_config_with_an_error_and_presets(tmp_path: Pat
 
 def test_a_gguf_of_an_unknown_architecture_is_refused(tmp_path: Path) -> None:
     u32 = 4
-    kvs = [_kv("general.architecture", 8, _s("nemotron_h"))] + [
-        _kv(f"nemotron_h.{key}", u32, struct.pack("<I", value))
+    kvs = [_kv("general.architecture", 8, _s("falcon-h1"))] + [
+        _kv(f"falcon-h1.{key}", u32, struct.pack("<I", value))
         for key, value in (("block_count", 2), ("embedding_length", 512), ("attention.head_count", 8),
                            ("vocab_size", 2048))
     ]  # fmt: skip
