@@ -75,10 +75,12 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "deepseek_v32": "deepseek32",  # DeepSeek V3.2 (conversion/deepseek.py DeepseekV32Model): MLA + DSA indexer
     "llama4": "llama4",  # Llama 4 Scout / Maverick (conversion/llama.py Llama4Model)
     "llama4_text": "llama4",
+    # Nemotron-H; nemotron_h_moe when the config has num_experts_per_tok (conversion/nemotron.py NemotronHModel).
+    "nemotron_h": "nemotron_h",
 }
 
 # The llama.cpp architectures whose tensors, caches and buffers the calculator models (calc/tensors.py builds each).
-SUPPORTED_ARCHS: frozenset[str] = frozenset(HF_TO_LLAMA_ARCH.values())
+SUPPORTED_ARCHS: frozenset[str] = frozenset(HF_TO_LLAMA_ARCH.values()) | {"nemotron_h_moe"}
 
 
 def unsupported(name: str, *, field: str) -> UnsupportedArchitectureError:
@@ -339,6 +341,8 @@ def _layer_kinds(config: Mapping[str, Any], n_layers: int, recurrent_names: tupl
     return None
 
 
+_NEMOTRON_H = ("nemotron_h", "nemotron_h_moe")
+
 # The config.json keys the converters turn into ssm_d_conv, ssm_d_state, ssm_n_group, ssm_dt_rank and the head size
 # whose product with ssm_dt_rank is ssm_d_inner (Qwen3NextModel / GraniteHybridModel.set_gguf_parameters).
 _GATED_DELTANET_KEYS = (
@@ -353,11 +357,13 @@ _STATE_KEYS: dict[str, tuple[str, str, str, str, str]] = {
     "qwen35moe": _GATED_DELTANET_KEYS,
     "qwen3next": _GATED_DELTANET_KEYS,
     "granitehybrid": ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads", "mamba_d_head"),
+    # NemotronHModel (a GraniteHybridModel): d_model = mamba_head_dim, d_inner = mamba_num_heads × d_model.
+    "nemotron_h": ("conv_kernel", "ssm_state_size", "n_groups", "mamba_num_heads", "mamba_head_dim"),
 }
 
 
 def _ssm_state(fields: _ConfigFields, arch: str) -> dict[str, int]:
-    conv_key, state_key, groups_key, heads_key, head_key = _STATE_KEYS[arch]
+    conv_key, state_key, groups_key, heads_key, head_key = _STATE_KEYS["nemotron_h" if arch in _NEMOTRON_H else arch]
     groups = fields.number(groups_key, default=1 if arch == "granitehybrid" else _REQUIRED, low=1, high=MAX_HEADS)
     heads = fields.number(heads_key, low=1, high=MAX_HEADS)
     if heads % groups:
@@ -395,6 +401,9 @@ def _recurrent(fields: _ConfigFields, arch: str, n_layers: int) -> dict[str, Any
         if kinds is None:
             raise BadConfigError("config.json lacks layer_types", field="layer_types")
         return {"recurrent_layers": kinds, **_ssm_state(fields, arch)}
+    if arch in _NEMOTRON_H:
+        kinds = tuple(kind == "M" for kind in _nemotron_h_pattern(fields, arch, n_layers))
+        return {"recurrent_layers": kinds, **_ssm_state(fields, arch)}
     if arch == "lfm2":
         kinds = _layer_kinds(config, n_layers, ("conv",))
         if kinds is None:
@@ -420,6 +429,50 @@ def _require_experts(fields: _ConfigFields, model_type: str, keys: Sequence[tupl
             f"config.json: {keys[1][0][0]} ({numbers[1]}) is more than {keys[0][0][0]} ({numbers[0]})",
             field=keys[1][0][0],
         )
+
+
+# layers_block_type (the list form of the pattern) as NemotronHModel reads it: _SSM/_ATTN/_MLP_LAYER_TYPES.
+_NEMOTRON_H_KINDS = {"mamba": "M", "linear_attention": "M", "attention": "*", "full_attention": "*", "moe": "E"}
+
+
+def _nemotron_h_pattern(fields: _ConfigFields, arch: str, n_layers: int) -> str:
+    """Nemotron-H's one kind of block per layer: ``hybrid_override_pattern`` ('M' Mamba2, '*' attention, '-' a dense
+    MLP; 'E' routed experts in nemotron_h_moe), or ``layers_block_type`` as a list.
+
+    conversion/nemotron.py NemotronHModel asserts the pattern has block_count entries and writes head_count_kv only
+    on '*' layers and feed_forward_length only on the FFN layers ('E' in the MoE model, '-' otherwise);
+    src/models/nemotron-h.cpp makes a layer recurrent when it has neither, so any other letter would be loaded as
+    a Mamba2 layer without its tensors. Such a pattern is refused, as is one of the wrong length.
+    """
+    key, value = fields.first("hybrid_override_pattern", "layers_block_type")
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        value = "".join(_NEMOTRON_H_KINDS.get(str(kind), "?") for kind in value)
+    if not isinstance(value, str):
+        raise BadConfigError(f"config.json lacks {key}", field=key)
+    if len(value) != n_layers:
+        raise BadConfigError(f"config.json: {key} has {len(value)} entries for {n_layers} layers", field=key)
+    allowed = "M*E" if arch == "nemotron_h_moe" else "M*-"
+    if any(kind not in allowed for kind in value):
+        raise BadConfigError(f"config.json: {key} may hold only {', '.join(allowed)} for {arch}", field=key)
+    return value
+
+
+def _nemotron_h_moe(fields: _ConfigFields) -> None:
+    """The expert numbers NemotronHModel.set_gguf_parameters reads as required (hparams[...]) and the MoE loader of
+    src/models/nemotron-h.cpp creates tensors from (routed experts, top-k, expert width, the shared expert's
+    width). The latent MoE (moe_latent_size: ffn_latent_down/up, Nemotron 3 Super) and the MTP head
+    (num_nextn_predict_layers) are not modelled: they are refused rather than sized as something else."""
+    for keys, high in (
+        (("n_routed_experts",), MAX_EXPERTS),
+        (("num_experts_per_tok",), MAX_EXPERTS),
+        (("moe_intermediate_size",), MAX_FFN),
+        (("moe_shared_expert_intermediate_size",), MAX_FFN),
+    ):
+        if not fields.number(*keys, default=0, high=high):
+            raise BadConfigError(f"config.json: a nemotron_h MoE model needs {keys[0]} above 0", field=keys[0])
+    for key in ("moe_latent_size", "num_nextn_predict_layers"):
+        if fields.number(key, default=0, high=MAX_HIDDEN):
+            raise unsupported(f"nemotron_h with {key}", field="model_type")
 
 
 def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
@@ -563,6 +616,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         raise BadConfigError("config.json lacks model_type", field="model_type")
     elif model_type in HF_TO_LLAMA_ARCH:
         arch = HF_TO_LLAMA_ARCH[model_type]
+        if arch == "nemotron_h" and "num_experts_per_tok" in config:
+            arch = "nemotron_h_moe"  # NemotronHModel.__init__: has_moe_params = "num_experts_per_tok" in llm_config
     else:
         raise unsupported(model_type, field="model_type")
     f = _ConfigFields(config)
@@ -586,8 +641,16 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     swa_head_dim = 0
     if arch == "gemma4":
         n_kv_heads, swa_head_dim = _gemma4_attention(f, n_layers, n_kv_heads)
+    if arch == "nemotron_h_moe":
+        _nemotron_h_moe(f)
     recurrent = _recurrent(f, arch, n_layers)
     mtp = _glm4moe(f) if arch == "glm4moe" else _minimax_m2(f) if arch == "minimax-m2" else {}
+    if arch in _NEMOTRON_H:
+        # Only the '*' layers have attention (NemotronHModel writes head_count_kv 0 elsewhere); FFN layers hold no
+        # cache (llama_model::create_memory's filter_attn: not recurrent and n_ff(il) == 0).
+        pattern = _nemotron_h_pattern(f, arch, n_layers)
+        n_heads = tuple(h if kind == "*" else 0 for kind, h in zip(pattern, n_heads, strict=True))
+        n_kv_heads = tuple(h if kind == "*" else 0 for kind, h in zip(pattern, n_kv_heads, strict=True))
     if recurrent:
         kinds = recurrent["recurrent_layers"]
         if all(kinds) or not any(kinds):
@@ -617,6 +680,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     n_experts = f.number("num_local_experts", "num_experts", "n_routed_experts", default=0, high=MAX_EXPERTS)
     n_used = f.number("num_experts_per_tok", "num_experts_per_token", "moe_topk", default=0, high=MAX_EXPERTS)
     ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
+    if arch == "nemotron_h":
+        n_experts = n_used = 0  # the dense converter writes no expert keys, whatever else the config holds
     moe_layers = _moe_layers(f, n_layers, n_experts)
     if arch == "gemma4" and (config.get("enable_moe_block") or n_experts or f.config.get("num_kv_shared_layers")):
         # Gemma 4 26B-A4B's expert block and E2B/E4B's shared KV layers are not modelled yet.
@@ -639,8 +704,15 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         dense_ffn = (f.number("shared_intermediate_size", *ffn_keys, high=MAX_FFN),) * n_layers
     elif arch == "lfm2":
         dense_ffn = (_lfm2_ffn(f),) * n_layers
+    elif arch in _NEMOTRON_H:
+        # feed_forward_length per layer: intermediate_size on the '-' layers; the 'E' layers are the MoE ones.
+        pattern = _nemotron_h_pattern(f, arch, n_layers)
+        moe_layers = tuple(kind == "E" for kind in pattern) if arch == "nemotron_h_moe" else ()
+        width = 0 if arch == "nemotron_h_moe" else f.number(*ffn_keys, low=1, high=MAX_FFN)
+        dense_ffn = tuple(width if kind == "-" else 0 for kind in pattern)
     n_shared = f.number("n_shared_experts", default=0, high=MAX_EXPERTS)
-    shared_ffn = f.number("shared_expert_intermediate_size", default=0, high=MAX_FFN)
+    shared_keys = ("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size")  # the latter: Nemotron-H
+    shared_ffn = f.number(*shared_keys, default=0, high=MAX_FFN)
     if n_shared and not shared_ffn:
         shared_ffn = n_shared * expert_ffn  # DeepSeek: the shared experts form one FFN of n_shared × expert width
     if shared_ffn and not n_shared:
@@ -656,8 +728,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     tied = config.get("tie_word_embeddings")
     if tied is None:
         tied = arch in ("gemma", "gemma2", "gemma3", "gemma4", "lfm2")  # transformers' default for these configs
-    if arch == "granitehybrid":
-        vocab = -(-vocab // 8) * 8  # Mamba2Model.set_vocab pads a hybrid model's vocabulary to a multiple of 8
+    if arch in ("granitehybrid", *_NEMOTRON_H):
+        # Mamba2Model.set_vocab (and NemotronHModel.set_vocab) pad a hybrid model's vocabulary to a multiple of 8
+        vocab = -(-vocab // 8) * 8
     context = f.number(
         "max_position_embeddings", "n_positions", "seq_length", default=4096, low=1, high=MAX_CONTEXT_LENGTH
     )

@@ -366,7 +366,8 @@ def _recurrent_and_gemma4_keys(
     md: Mapping[str, Any], arch: str, config: Mapping[str, Any], names: set[str]
 ) -> dict[str, Any]:
     """The config.json keys of the 2026 architectures, back from the GGUF keys their converters write
-    (convert_hf_to_gguf.py Qwen3NextModel / GraniteHybridModel / LFM2Model / Gemma4Model at llama.cpp 0c1e57098):
+    (convert_hf_to_gguf.py Qwen3NextModel / GraniteHybridModel / NemotronHModel / LFM2Model / Gemma4Model at
+    llama.cpp 0c1e57098):
     ``ssm.*`` sizes, which layers are recurrent (``attention.recurrent_layers``, or no KV heads in the per-layer
     ``head_count_kv``), MTP blocks counted in ``block_count`` (Qwen3.5, GLM-4.5), Gemma 4's two head sizes."""
     out: dict[str, Any] = {}
@@ -407,18 +408,13 @@ def _recurrent_and_gemma4_keys(
         out["use_qk_norm"] = "blk.0.attn_q_norm.weight" in names
         out["attention_bias"] = "blk.0.attn_q.bias" in names
     elif arch == "granitehybrid":
-        heads = _meta(md, arch, "ssm.time_step_rank")
-        inner = _meta(md, arch, "ssm.inner_size")
-        out.update(
-            mamba_d_conv=_meta(md, arch, "ssm.conv_kernel"),
-            mamba_d_state=_meta(md, arch, "ssm.state_size"),
-            mamba_n_groups=_meta(md, arch, "ssm.group_count"),
-            mamba_n_heads=heads,
-            mamba_d_head=inner // heads if isinstance(inner, int) and isinstance(heads, int) and heads else None,
-            shared_intermediate_size=config.get("intermediate_size"),
-        )
+        out.update(_mamba2_keys(md, arch, ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads")))
+        out["mamba_d_head"] = out.pop("head_dim")
+        out["shared_intermediate_size"] = config.get("intermediate_size")
         if kv_list is not None:
             out["layer_types"] = ["attention" if h else "mamba" for h in kv_list]
+    elif arch in ("nemotron_h", "nemotron_h_moe"):
+        out.update(_nemotron_h_keys(md, arch, config, names))
     elif arch == "lfm2":
         out["conv_L_cache"] = _meta(md, arch, "shortconv.l_cache")
         if kv_list is not None:
@@ -430,6 +426,45 @@ def _recurrent_and_gemma4_keys(
         if _meta(md, arch, "expert_count", 0):
             out["enable_moe_block"] = True
     return {k: v for k, v in out.items() if v is not None}
+
+
+_SSM_NAMES = ("conv_kernel", "state_size", "group_count", "time_step_rank")
+
+
+def _mamba2_keys(md: Mapping[str, Any], arch: str, keys: tuple[str, str, str, str]) -> dict[str, Any]:
+    """A Mamba2 mixer's sizes under the config.json ``keys`` for ssm.conv_kernel, ssm.state_size, ssm.group_count
+    and ssm.time_step_rank (the heads), plus ``head_dim``: ssm.inner_size / heads (GraniteHybridModel)."""
+    heads = _meta(md, arch, "ssm.time_step_rank")
+    inner = _meta(md, arch, "ssm.inner_size")
+    out = {key: _meta(md, arch, f"ssm.{name}") for key, name in zip(keys, _SSM_NAMES, strict=True)}
+    out["head_dim"] = inner // heads if isinstance(inner, int) and isinstance(heads, int) and heads else None
+    return out
+
+
+def _nemotron_h_keys(md: Mapping[str, Any], arch: str, config: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """Nemotron-H's config.json keys back from what NemotronHModel writes: the layer kinds from the per-layer
+    head_count_kv (KV heads only on '*' layers) and feed_forward_length (only on the FFN layers: 'E' in
+    nemotron_h_moe, '-' in nemotron_h; neither is 'M', as src/models/nemotron-h.cpp decides), the Mamba2 sizes
+    from ssm.* (ssm.inner_size = mamba_num_heads × mamba_head_dim), the shared expert's width."""
+    out: dict[str, Any] = {}
+    kv, ff = config.get("num_key_value_heads"), config.get("intermediate_size")
+    if isinstance(kv, list) and isinstance(ff, list) and len(kv) == len(ff):
+        ffn_kind = "E" if arch == "nemotron_h_moe" else "-"
+        kinds = ("*" if heads else ffn_kind if width else "M" for heads, width in zip(kv, ff, strict=True))
+        out["hybrid_override_pattern"] = "".join(kinds)
+        widths = [w for w in ff if isinstance(w, int)]
+        out["intermediate_size"] = max(widths, default=0)
+    out.update(_mamba2_keys(md, arch, ("conv_kernel", "ssm_state_size", "n_groups", "mamba_num_heads")))
+    out["mamba_head_dim"] = out.pop("head_dim")
+    out["attention_bias"] = any(name.endswith(".attn_q.bias") for name in names)
+    if arch == "nemotron_h_moe":
+        out.update(
+            n_routed_experts=config.get("num_experts"),
+            moe_shared_expert_intermediate_size=_meta(md, arch, "expert_shared_feed_forward_length", 0),
+            moe_latent_size=_meta(md, arch, "moe_latent_size"),
+            num_nextn_predict_layers=_meta(md, arch, "nextn_predict_layers"),
+        )
+    return out
 
 
 def architecture_from_gguf(header: GgufHeader) -> Architecture:

@@ -15,8 +15,9 @@ How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llam
 weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
-glm4, glm4moe (GLM-4.5 and -Air) and minimax-m2 (MiniMax M2.7; both on copies with fewer layers and experts),
-command-r and deepseek2 (the V2 files predate the kv_b split; with that one tensor swapped they match).
+glm4, glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4
+Scout, Maverick) and deepseek32 (DeepSeek V3.2), all on copies with fewer layers and experts, command-r and deepseek2
+(the V2 files predate the kv_b split; with that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
 padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
 olmo2, starcoder2, phimoe and unknown architectures (llama layout).
@@ -500,23 +501,57 @@ def _layers_granitehybrid(b: _Builder, arch: Architecture) -> None:
     (ssm_in, conv1d with bias, dt bias, A, D, grouped norm, ssm_out) and NoPE attention layers, each with the shared
     MLP written as ffn_gate/up/down."""
     n_embd = arch.hidden_size
-    inner, groups, state, heads = arch.ssm_inner_size, arch.ssm_groups, arch.ssm_state_size, arch.ssm_heads
-    conv_channels = inner + 2 * groups * state
     for il in range(arch.n_layers):
         b.blk(il, "attn_norm.weight", n_embd)
         if arch.layer_is_recurrent(il):
-            b.blk(il, "ssm_in.weight", n_embd, 2 * inner + 2 * groups * state + heads)
-            b.blk(il, "ssm_conv1d.weight", arch.ssm_conv_kernel, conv_channels, source=GgmlType.F32)
-            b.blk(il, "ssm_conv1d.bias", conv_channels)
-            b.blk(il, "ssm_dt.bias", heads)
-            b.blk(il, "ssm_a", 1, heads)
-            b.blk(il, "ssm_d", 1, heads)
-            b.blk(il, "ssm_norm.weight", inner // groups, groups)
-            b.blk(il, "ssm_out.weight", inner, n_embd)
+            _mamba2(b, arch, il)
         else:
             _attention(b, arch, il)
         b.blk(il, "ffn_norm.weight", n_embd)
         _dense_ffn(b, arch, il, arch.ffn_size[il])
+
+
+def _mamba2(b: _Builder, arch: Architecture, il: int) -> None:
+    """A Mamba2 mixer as GraniteHybridModel / NemotronHModel write it (ssm_in, conv1d with bias, dt bias, A, D,
+    grouped norm, ssm_out), shaped as src/models/granite-hybrid.cpp and nemotron-h.cpp create it."""
+    n_embd = arch.hidden_size
+    inner, groups, state, heads = arch.ssm_inner_size, arch.ssm_groups, arch.ssm_state_size, arch.ssm_heads
+    conv_channels = inner + 2 * groups * state
+    b.blk(il, "ssm_in.weight", n_embd, 2 * inner + 2 * groups * state + heads)
+    b.blk(il, "ssm_conv1d.weight", arch.ssm_conv_kernel, conv_channels, source=GgmlType.F32)
+    b.blk(il, "ssm_conv1d.bias", conv_channels)
+    b.blk(il, "ssm_dt.bias", heads)
+    b.blk(il, "ssm_a", 1, heads)
+    b.blk(il, "ssm_d", 1, heads)
+    b.blk(il, "ssm_norm.weight", inner // groups, groups)
+    b.blk(il, "ssm_out.weight", inner, n_embd)
+
+
+def _layers_nemotron_h(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_NEMOTRON_H / NEMOTRON_H_MOE (Nemotron Nano 9B v2, Nemotron 3 Nano 30B-A3B; conversion/nemotron.py
+    NemotronHModel, src/models/nemotron-h.cpp load_arch_tensors): one mixer per block after its attn_norm, as the
+    layer's kind says. Recurrent: Mamba2. With KV heads: NoPE attention (biases with attention_bias). Otherwise a
+    relu² MLP without gate: ffn_up/ffn_down (nemotron_h), or the routed experts ffn_up_exps/ffn_down_exps with the
+    sigmoid router, its exp_probs_b bias and the ungated shared expert ffn_up_shexp/ffn_down_shexp
+    (nemotron_h_moe)."""
+    n_embd, bias = arch.hidden_size, arch.attention_bias
+    for il in range(arch.n_layers):
+        b.blk(il, "attn_norm.weight", n_embd)
+        if arch.layer_is_recurrent(il):
+            _mamba2(b, arch, il)
+        elif arch.n_kv_heads[il]:
+            _attention(b, arch, il, q_bias=bias, kv_bias=bias, o_bias=bias)
+        elif _layer_is_moe(arch, il):
+            n_exp, n_ff, n_sh = arch.n_experts, arch.expert_ffn_size, arch.shared_expert_ffn_size
+            b.blk(il, "ffn_gate_inp.weight", n_embd, n_exp)
+            b.blk(il, "exp_probs_b.bias", n_exp)
+            b.blk(il, "ffn_up_exps.weight", n_embd, n_ff, n_exp)
+            b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp)
+            b.blk(il, "ffn_up_shexp.weight", n_embd, n_sh)
+            b.blk(il, "ffn_down_shexp.weight", n_sh, n_embd)
+        else:
+            b.blk(il, "ffn_up.weight", n_embd, arch.ffn_size[il])
+            b.blk(il, "ffn_down.weight", arch.ffn_size[il], n_embd)
 
 
 def _layers_lfm2(b: _Builder, arch: Architecture) -> None:
@@ -568,6 +603,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_qwen35(b, arch)
     elif name == "granitehybrid":
         _layers_granitehybrid(b, arch)
+    elif name in ("nemotron_h", "nemotron_h_moe"):
+        _layers_nemotron_h(b, arch)
     elif name == "gemma4":
         _layers_gemma4(b, arch)
     elif name == "lfm2":

@@ -194,6 +194,7 @@ MODEL_SKIP: frozenset[str] = frozenset(
         "microsoft",
         "google",
         "mistralai",
+        "nvidia",  # also a GPU brand: "nvidia h100" names a card, not NVIDIA-Nemotron-3-Nano (its hf_repo)
         "upstage",
         "c4ai",
         "lgai",

@@ -44,6 +44,7 @@ PRESET_CONFIGS = {
     "devstral-small-2-24b": "Devstral-Small-2-24B-Instruct-2512.json",
     "glm-4.7": "GLM-4.7.json",
     "minimax-m2.7": "MiniMax-M2.7.json",
+    "nemotron-3-nano-30b-a3b": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json",
 }
 
 

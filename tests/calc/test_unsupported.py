@@ -33,7 +33,7 @@ NEXT_LLAMA = {
 }
 
 UNSUPPORTED = [
-    ("nemotron_h", {**LLAMA, "model_type": "nemotron_h"}),
+    ("falcon_h1", {**LLAMA, "model_type": "falcon_h1"}),  # Mamba2 + attention in parallel, not modelled
     ("mamba2", {**LLAMA, "model_type": "mamba2"}),
     ("llama5_text", NEXT_LLAMA),
     ("whatever", {**LLAMA, "model_type": "whatever"}),
@@ -102,6 +102,9 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
     },
     "lfm2": {"layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3},
 }
+# Nemotron-H its pattern of Mamba2 ('M'), attention ('*') and FFN ('-', or 'E' for experts) blocks, and the Mamba2
+# sizes as NemotronHModel reads them.
+NEMOTRON_H_MAMBA = {"mamba_num_heads": 8, "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 2, "conv_kernel": 4}
 # Gemma 4 needs its layer kinds as well (sliding layers have their own head size); GLM-4.5 and MiniMax M2 their
 # experts (llama.cpp's glm4moe loader asserts n_expert > 0; every minimax-m2 block is a MoE block), Llama 4 too
 # ("cannot have zero experts"); DeepSeek V3.2 its MLA and indexer.
@@ -111,6 +114,16 @@ LAYER_KEYS: dict[str, dict[str, Any]] = {
     "deepseek32": {"kv_lora_rank": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32},
     "glm4moe": {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64, "n_shared_experts": 1},
     "minimax-m2": {"num_local_experts": 8, "num_experts_per_tok": 2},
+    "nemotron_h": NEMOTRON_H_MAMBA | {"hybrid_override_pattern": "M*-M"},
+    "nemotron_h_moe": NEMOTRON_H_MAMBA
+    | {
+        "hybrid_override_pattern": "M*EM",
+        "n_routed_experts": 8,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 64,
+        "moe_shared_expert_intermediate_size": 128,
+        "n_shared_experts": 1,
+    },
     "gemma4": {
         "layer_types": ["sliding_attention", "full_attention"] * 2,
         "sliding_window": 512,
@@ -153,8 +166,8 @@ def test_the_cli_answers_an_unknown_llama_config_with_an_error_and_presets(tmp_p
 
 def test_a_gguf_of_an_unknown_architecture_is_refused(tmp_path: Path) -> None:
     u32 = 4
-    kvs = [_kv("general.architecture", 8, _s("nemotron_h"))] + [
-        _kv(f"nemotron_h.{key}", u32, struct.pack("<I", value))
+    kvs = [_kv("general.architecture", 8, _s("falcon-h1"))] + [
+        _kv(f"falcon-h1.{key}", u32, struct.pack("<I", value))
         for key, value in (("block_count", 2), ("embedding_length", 512), ("attention.head_count", 8),
                            ("vocab_size", 2048))
     ]  # fmt: skip
