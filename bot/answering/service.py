@@ -196,10 +196,17 @@ class CalcBackend:
             model, file_quant = gguf_model(reference, quant)
             fields["model"] = model
             fields["quant"] = file_quant or quant or "Q4_K_M"
-        tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None) if text else None
+        tag = None
+        if found is None and text and "model" not in overrides:
+            tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None)
         if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
-            raise AnswerError("remote_not_in_bot", f"{tag[0].name}: answered by the vram command for now",
-                              subject=tag[0].name, reason="ollama")  # fmt: skip
+            from vramfit.bot.sources.ollama import ollama_model
+
+            reference_tag, text = tag
+            model, file_quant = ollama_model(reference_tag)  # the registry's manifest, then the blob's header
+            fields["model"] = model
+            if file_quant or "quant" not in fields:  # the tag is one file: its own quant, whatever the words say
+                fields["quant"] = file_quant or str(fields.get("quant") or "Q4_K_M")
         parsed = parse(text, self.catalog) if text else ParsedQuery()
         lang: Lang = "ko" if parsed.lang == "ko" else "en"
         update: dict[str, Any] = {}
@@ -492,9 +499,18 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
 _HUB_FILE = re.compile(r"^https://huggingface\.co/[\w.-]+/[\w.-]+/blob/(?P<revision>[\w.-]+)/(?P<file>.+)$")
 
 
+_OLLAMA_SOURCE = re.compile(r"^ollama://[^/]+/(?P<namespace>[\w.-]+)/(?P<model>[\w.-]+):(?P<tag>[\w.-]+)@(?P<digest>\w+)$")
+
+
 def _hub_source(source: str) -> dict[str, str]:
-    """The card's source line for a model read from a Hub file's header (bot.sources.huggingface writes its source
-    as https://huggingface.co/{repo}/blob/{revision}/{file})."""
+    """The card's source line for a model read from a file's header: a Hub file (bot.sources.huggingface writes its
+    source as https://huggingface.co/{repo}/blob/{revision}/{file}) or an Ollama tag (bot.sources.ollama:
+    ollama://{registry}/{namespace}/{model}:{tag}@{manifest digest}, linked to the tag's page on ollama.com)."""
+    if found := _OLLAMA_SOURCE.match(source):
+        namespace, name = found["namespace"], f"{found['model']}:{found['tag']}"
+        shown = name if namespace == "library" else f"{namespace}/{name}"
+        url = f"https://ollama.com/{namespace}/{name}"
+        return {"source_url": url, "source_file": shown, "source_revision": found["digest"]}
     found = _HUB_FILE.match(source)
     if found is None:
         return {}

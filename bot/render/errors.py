@@ -30,10 +30,6 @@ SUBJECT_MESSAGES: dict[str, str] = {
     "remote_host_refused": _("vramfit reads models from Hugging Face only, not from **{subject}**."),
     "remote_offline": _("**{subject}** has not been read before, and VRAMFIT_OFFLINE is set: no network."),
     "remote_no_gguf": _("**{subject}**: no GGUF file of that quant there."),
-    "remote_not_in_bot": _(
-        "Models from Hugging Face are answered by the `vram` command for now: `vram --hf {subject}`. The bot will "
-        "follow."
-    ),
     "ollama_not_found": _("I couldn't find **{subject}** in the Ollama registry."),
     "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in **{subject}** seconds."),
     "ollama_no_model": _("**{subject}**: the Ollama registry lists no GGUF model file for it."),
@@ -43,12 +39,6 @@ SUBJECT_MESSAGES: dict[str, str] = {
     ),
     "ollama_offline": _(
         "**{subject}** has not been read from the Ollama registry before, and VRAMFIT_OFFLINE is set: no network."
-    ),
-}
-# A code whose sentence depends on the source the reason names (an Ollama tag rather than a Hub repo).
-SOURCE_MESSAGES: dict[tuple[str, str], str] = {
-    ("remote_not_in_bot", "ollama"): _(
-        "Ollama models are answered by the `vram` command for now: `vram --ollama {subject}`. The bot will follow."
     ),
 }
 REASON_MESSAGES: dict[str, str] = {
@@ -127,8 +117,6 @@ def describe_error(
         )
     elif reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
         text = tr(_("**{subject}** could mean several; which one?"), subject=subject)
-    elif (code, reason) in SOURCE_MESSAGES:
-        text = tr(SOURCE_MESSAGES[(code, reason)], subject=subject or "?")
     elif code in PLAIN_MESSAGES and (not subject or code not in SUBJECT_MESSAGES):
         text = tr(PLAIN_MESSAGES[code])
     elif code in SUBJECT_MESSAGES:

@@ -27,7 +27,7 @@ from tests.bot.test_intents import (
 )
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
-from tests.fake_discord.harness import GUILD_ID, World, run
+from tests.fake_discord.harness import GUILD_ID, World, make_settings, run
 from tests.fake_discord.sent import JSON, NO_PINGS, button, card_sum, custom_ids, embed_of, fields
 from vramfit.bot.bot import GLOBAL
 
@@ -41,6 +41,9 @@ def backend() -> Any:
 
 @asynccontextmanager
 async def real_world(**options: Any) -> AsyncIterator[World]:
+    """The fake Discord with the real backend; the bot waits as long as Discord's window allows before it defers (a
+    "what fits" over the whole catalog can take more than the default 1.5 s on a busy machine)."""
+    options.setdefault("settings", make_settings(defer_after_seconds=2.9))
     async with World.start(backend=backend().backend(), **options) as world:
         yield world
 
@@ -50,17 +53,30 @@ def gib(num_bytes: int, lang: str = "en") -> str:
     return f"{text}GiB" if lang == "ko" else f"{text} GiB"
 
 
-async def ask(world: World, query: str, locale: str = "en-US") -> JSON:
-    interaction = await world.slash(query, locale=locale)
+async def card_body(world: World, interaction: JSON) -> JSON:
+    """The card the bot sent for ``interaction``: its reply, or, when the answer took longer than the bot waits
+    before deferring (a busy machine; Discord's 3-second window), the edit of the deferred reply. Deferring itself is
+    tested in test_bot_hostile.py; here only the card matters."""
     sent = await world.callback(interaction)
-    assert sent.json["type"] == 4
-    body: JSON = sent.json["data"]
+    if sent.json["type"] == 5:
+        edit = await world.fake.wait_request(
+            "PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original", timeout=60
+        )
+        body: JSON = edit.json
+    else:
+        assert sent.json["type"] == 4
+        body = sent.json["data"]
+    return body
+
+
+async def ask(world: World, query: str, locale: str = "en-US") -> JSON:
+    body = await card_body(world, await world.slash(query, locale=locale))
     assert body["allowed_mentions"] == NO_PINGS and not (body.get("flags") or 0) & EPHEMERAL
     return body
 
 
 async def command(world: World, name: str, options: dict[str, Any], locale: str = "en-US") -> tuple[JSON, JSON]:
-    """Dispatch ``/<name>`` with ``options``; the interaction payload and the bot's callback body."""
+    """Dispatch ``/<name>`` with ``options``; the interaction payload and the bot's card body."""
     payload = p.slash_command(
         app_id=world.fake.app_id,
         command_id=world.command_id,
@@ -72,9 +88,7 @@ async def command(world: World, name: str, options: dict[str, Any], locale: str 
         channel=world.channel,
     )
     await world.fake.interaction(payload)
-    sent = await world.callback(payload)
-    body: JSON = sent.json["data"]
-    return payload, body
+    return payload, await card_body(world, payload)
 
 
 # -- one question of each intent --------------------------------------------------------------------------------------

@@ -308,18 +308,85 @@ def test_tag_finding_passes_over_what_is_answered_otherwise() -> None:
     assert parse_ollama_name("not a tag!") is None
 
 
-@pytest.mark.parametrize(("lang", "words"), [("en", "answered by the `vram` command"), ("ko", "명령어로 답해요")])
-def test_the_bot_names_the_command_and_fetches_nothing(registry: FakeRegistry, lang: str, words: str) -> None:
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_the_bot_answers_a_tag_from_its_header_and_then_from_the_cache(registry: FakeRegistry, lang: str) -> None:
+    """The card's numbers are the tag's own file (the same as --ollama in the terminal), it says where they came from
+    (the tag's page, the manifest's digest), and a second question about the tag makes no request to the registry."""
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import render_card
+
+    question = "tiny-llama:3b-instruct-q8_0 32k 3060" + ("에서 돌아가?" if lang == "ko" else "")
+    card = CalcBackend().answer(question, None, {})
+    expected = _json("--ollama", "tiny-llama:3b-instruct-q8_0", "--context", "32768", "--gpu", "3060")
+    assert card.estimate.weights_bytes == expected["estimate"]["weights_bytes"]  # type: ignore[union-attr]
+    assert card.estimate.kv_cache_bytes == expected["estimate"]["kv_cache_bytes"]  # type: ignore[union-attr]
+    requests = len(registry.log)
+    assert requests > 0
+    description = render_card(card, lang).description or ""  # type: ignore[arg-type]
+    link = "[tiny-llama:3b-instruct-q8\\_0](https://ollama.com/library/tiny-llama:3b-instruct-q8_0)"
+    assert link in description
+    assert ("Read from the header of " if lang == "en" else "파일의 헤더에서 읽었어요") in description
+    again = CalcBackend().answer("tiny-llama:3b-instruct-q8_0 8k 4090", None, {})  # only the file cache is shared
+    assert again.estimate.weights_bytes == card.estimate.weights_bytes  # type: ignore[union-attr]
+    assert len(registry.log) == requests
+
+
+def test_the_bot_answers_a_presets_alias_as_the_preset_and_asks_nothing(registry: FakeRegistry) -> None:
+    from vramfit.bot.answering.service import CalcBackend
+
+    card = CalcBackend().answer("qwen3.5:9b 32k 3060", None, {})
+    assert card.model.id == "qwen3.5-9b"  # type: ignore[union-attr]
+    assert registry.log == []
+
+
+@pytest.mark.parametrize(
+    ("question", "code"),
+    [("nothing-here:7b 3060", "ollama_not_found"), ("someone/absent:1b 3060", "ollama_not_found")],
+)
+def test_the_bot_says_what_the_registry_answered(registry: FakeRegistry, question: str, code: str) -> None:
     from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.answering.service import CalcBackend
-    from vramfit.bot.render.errors import describe_error
+    from vramfit.calc.errors import VramfitError
 
-    backend = CalcBackend()
-    with pytest.raises(AnswerError) as refused:
-        backend.answer("deepseek-r1:14b 32k 3060", None, {})
-    error = refused.value
-    assert (error.code, error.subject, error.reason) == ("remote_not_in_bot", "deepseek-r1:14b", "ollama")
-    sentence = describe_error(error.code, error.subject, [], "", lang, reason=error.reason)
-    assert "`vram --ollama deepseek-r1:14b`" in sentence and words in sentence
-    assert backend.answer("qwen3.5:9b 32k 3060", None, {}) is not None  # a preset's alias: the preset's card
-    assert registry.log == []  # no request from the bot
+    with pytest.raises((AnswerError, VramfitError)) as refused:
+        CalcBackend().answer(question, None, {})
+    assert refused.value.code == code
+
+
+def test_a_tag_in_slash_vram_is_deferred_answered_and_cached(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Through the fake Discord: a registry that takes a while makes the bot defer (Discord's 3-second window), the
+    card comes as the deferred reply, and the same question again is answered without a request to the registry."""
+    import asyncio
+
+    from tests.fake_discord.harness import World, make_settings, run
+    from tests.fake_discord.sent import embed_of
+    from vramfit.bot.answering.service import CalcBackend
+
+    with FakeRegistry({"library/tiny-slow:3b": Tag(gguf=files["Q8_0"].read_bytes(), delay_seconds=0.4)}) as server:
+        monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", server.url)
+        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+
+        async def scenario() -> None:
+            settings = make_settings(defer_after_seconds=0.2)
+            async with World.start(settings=settings, backend=CalcBackend().backend()) as world:
+                interaction = await world.slash("tiny-slow:3b 32k 3060")
+                sent = await world.callback(interaction, timeout=10)
+                assert sent.json["type"] == 5  # deferred: the registry is slower than the bot waits before replying
+                edit = await world.fake.wait_request(
+                    "PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original", timeout=10
+                )
+                embed = edit.json["embeds"][0]
+                assert "Read from the header of [tiny-slow:3b](https://ollama.com/library/tiny-slow:3b)" in (
+                    embed["description"]
+                )
+                requests = len(server.log)
+                again = await world.slash("tiny-slow:3b 32k 3060")
+                body = (await world.callback(again, timeout=10)).json["data"]
+                assert embed_of(body)["description"] == embed["description"]
+                assert len(server.log) == requests  # the second ask: no request to the registry
+                await asyncio.sleep(0)
+
+        run(scenario())
