@@ -167,6 +167,12 @@ class Architecture(BaseModel):
     qk_norm: bool = False
     # 1-D RoPE factor tensors convert_hf_to_gguf.py writes: rope_freqs (llama3 scaling) or long+short (longrope).
     rope_factor_tensors: int = Field(default=0, ge=0, le=2)
+    # RoPE scaling the config declares (calc.model_limits): its kind as config.json names it, and its factor.
+    rope_scaling_type: str = Field(default="", max_length=40)
+    rope_scaling_factor: float = Field(default=0.0, ge=0.0, le=1024.0)
+    rope_scaled_context: int = Field(
+        default=0, ge=0, description="the context that scaling reaches by vLLM's rule (0: no scaling that extends)"
+    )
 
     @model_validator(mode="after")
     def _per_layer_lengths(self) -> Architecture:
@@ -178,6 +184,11 @@ class Architecture(BaseModel):
             if value and len(value) != self.n_layers:
                 raise ValueError(f"{name} must be empty or have one value per layer ({self.n_layers})")
         return self
+
+    @property
+    def context_limit(self) -> int:
+        """The longest context the model is declared for: its training context, or what its RoPE scaling reaches."""
+        return max(self.context_length, self.rope_scaled_context)
 
     @property
     def is_mla(self) -> bool:
@@ -496,6 +507,27 @@ def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
 
+def _rope_scaling(scaling: Any, rope_type: str, context: int) -> dict[str, Any]:
+    """The RoPE scaling a config declares, and for YaRN the context it reaches: original_max_position_embeddings
+    times the factor, as vLLM derives its max_model_len (vllm/config.py ``_get_and_verify_max_len``). Qwen's "add YaRN
+    ×4 for 128K" config reaches 131,072 from 32,768; DeepSeek V3's 40 × 4,096 is its own 163,840. The other kinds
+    extend nothing here: llama3/longrope configs give the scaled length as max_position_embeddings already, and
+    Gemma 3's linear ×8 is inside its 131,072. Malformed numbers declare nothing (no longer context is guessed)."""
+    if not isinstance(scaling, Mapping) or not rope_type or rope_type == "default":
+        return {}
+    factor = scaling.get("factor")
+    factor = float(factor) if isinstance(factor, int | float) and not isinstance(factor, bool) else 0.0
+    if not 0.0 < factor <= 1024.0:
+        return {}
+    declared: dict[str, Any] = {"rope_scaling_type": rope_type[:40], "rope_scaling_factor": factor}
+    original = scaling.get("original_max_position_embeddings")
+    if rope_type == "yarn" and isinstance(original, int) and not isinstance(original, bool) and original > 0:
+        reached = int(original * factor)
+        if reached > context:
+            declared["rope_scaled_context"] = min(reached, MAX_CONTEXT_LENGTH)
+    return declared
+
+
 def _llama4(fields: _ConfigFields, n_layers: int, n_experts: int) -> dict[str, Any]:
     """Llama 4's layout as llama.cpp loads it (src/models/llama4.cpp, conversion/llama.py Llama4Model, 0c1e57098).
 
@@ -736,6 +768,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     )
     scaling = config.get("rope_scaling")
     rope_type = str(scaling.get("rope_type") or scaling.get("type") or "") if isinstance(scaling, Mapping) else ""
+    rope_scaling = _rope_scaling(scaling, rope_type, context)
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
     q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
@@ -782,6 +815,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             or (arch == "glm4moe" and bool(config.get("use_qk_norm")))
             or arch == "minimax-m2",  # required: q_norm of n_head × head_dim and k_norm of n_kv × head_dim
             rope_factor_tensors=rope_factor_tensors,
+            **rope_scaling,
             **recurrent,
             **mtp,
         )

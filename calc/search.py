@@ -32,7 +32,7 @@ def largest_context(
 ) -> int | None:
     """Largest context per user (a multiple of 256) for which ``runs`` holds on ``choice``, up to the model's
     training context (with no cap when the question already asks for more)."""
-    trained = request.model.architecture.context_length
+    trained = request.model.architecture.context_limit
     # Within the training context the model's own limit caps the answer; a question already past it (RoPE scaling)
     # gets the memory limit alone.
     ceiling = min(limit or (trained if request.context <= trained else MAX_CONTEXT), MAX_CONTEXT)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal, TypedDict, cast
 
 from vramfit.bot.i18n import Lang
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import VramfitError
 
 Verdict = Literal["fits", "tight", "partial", "no"]
@@ -55,9 +56,18 @@ class ModelInfo:
     head_dim: int = 0
     sliding_window: int = 0
     trained_context: int = 0  # what the model was trained for (0: unknown)
+    scaled_context: int = 0  # what the RoPE scaling its config declares reaches (0: none)
+    rope_scaling: str = ""  # that scaling, as "yarn ×4"
     source_url: str = ""  # a model read from a Hub file's header: that file's URL
     source_file: str = ""
     source_revision: str = ""
+
+
+def rope_scaling_label(arch: Architecture) -> str:
+    """ "yarn ×4" for a RoPE scaling that extends the model's context (calc.model_limits), "" otherwise."""
+    if not arch.rope_scaled_context:
+        return ""
+    return f"{arch.rope_scaling_type} ×{arch.rope_scaling_factor:g}"
 
 
 # The settings every answer depends on, in one place: a card's footer echoes them, its buttons carry them, and

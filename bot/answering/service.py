@@ -40,6 +40,7 @@ from vramfit.bot.answering.cards import (
     Tip,
     Verdict,
     WhatFitsCard,
+    rope_scaling_label,
 )
 from vramfit.bot.i18n import Lang
 from vramfit.calc.errors import VramfitError
@@ -256,6 +257,8 @@ class CalcBackend:
             head_dim=dim,
             sliding_window=arch.sliding_window if swa else 0,
             trained_context=arch.context_length,
+            scaled_context=arch.rope_scaled_context,
+            rope_scaling=rope_scaling_label(arch),
             **_hub_source(request.model.source if request.model.gguf is not None else ""),
         )
         assumptions = assumptions_of(request)
@@ -499,7 +502,9 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
 _HUB_FILE = re.compile(r"^https://huggingface\.co/[\w.-]+/[\w.-]+/blob/(?P<revision>[\w.-]+)/(?P<file>.+)$")
 
 
-_OLLAMA_SOURCE = re.compile(r"^ollama://[^/]+/(?P<namespace>[\w.-]+)/(?P<model>[\w.-]+):(?P<tag>[\w.-]+)@(?P<digest>\w+)$")
+_OLLAMA_SOURCE = re.compile(
+    r"^ollama://[^/]+/(?P<namespace>[\w.-]+)/(?P<model>[\w.-]+):(?P<tag>[\w.-]+)@(?P<digest>\w+)$"
+)
 
 
 def _hub_source(source: str) -> dict[str, str]:

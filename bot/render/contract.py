@@ -29,6 +29,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
             "kv_heads": kv_heads,
             "head_dim": head_dim,
             "context_length": arch.context_length,
+            "context_limit": arch.context_limit,
             "source": request.model.source,
         },
         "quant": request.quant,

@@ -204,7 +204,7 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
     """ "Largest context 57,344 tokens · ≈ 41 tok/s (25–48)" for the first named GPU (either part may be missing)."""
     fit = card.fits[0]
     parts: list[str] = []
-    trained = card.model.trained_context
+    trained = max(card.model.trained_context, card.model.scaled_context)  # the model's limit, with its RoPE scaling
     if fit.expert_plan is None and fit.max_context:
         if trained and fit.max_context > trained:
             parts.append(
@@ -349,15 +349,14 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     if card.unparsed:
         words = ", ".join(f"`{clean(w)}`" for w in card.unparsed)
         lines.append(tr(_("⚠️ Not understood: {words}"), words=words))
-    trained = card.model.trained_context
-    if trained and card.assumptions.context > trained:
-        lines.append(
-            tr(
-                _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
-                model=clean(card.model.name),
-                trained=tr.num(trained),
-            )
-        )
+    from vramfit.bot.render.text import context_limit_line
+
+    m = card.model
+    limit_line = context_limit_line(
+        tr, clean(m.name), card.assumptions.context, m.trained_context, m.scaled_context, m.rope_scaling
+    )
+    if limit_line:
+        lines.append(limit_line)
     if card.solution is not None:
         lines.append(_solution_line(card, tr))
     lines.append(description)

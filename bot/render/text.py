@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from vramfit.bot.answering.cards import rope_scaling_label
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
@@ -11,7 +12,6 @@ from vramfit.bot.render.errors import describe_error, number_limits
 from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
-from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.presets import Catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Answer, DecodeEstimate, Fit
@@ -166,19 +166,42 @@ def offload_lines(fit: Fit, tr: Tr) -> list[str]:
     return lines
 
 
+def context_limit_line(tr: Tr, model: str, context: int, trained: int, scaled: int, scaling: str) -> str:
+    """The line that compares the asked context with the model's limits ("" within them): past its training context
+    and any RoPE scaling its config declares, a warning; past the training context on a declared YaRN scaling, a
+    note that says so (calc.model_limits)."""
+    if not trained or context <= trained:
+        return ""
+    if context > max(trained, scaled):
+        if scaled > trained:
+            return tr(
+                _("⚠️ {model} was trained for {trained} tokens and its {scaling} RoPE scaling reaches {scaled}; past "
+                  "that its answers degrade."),
+                model=model, trained=tr.num(trained), scaling=scaling, scaled=tr.num(scaled),
+            )  # fmt: skip
+        return tr(
+            _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
+            model=model,
+            trained=tr.num(trained),
+        )
+    return tr(
+        _("ℹ️ Past the {trained} tokens {model} was trained for, on the {scaling} RoPE scaling its config declares (up "
+          "to {scaled})."),
+        model=model, trained=tr.num(trained), scaling=scaling, scaled=tr.num(scaled),
+    )  # fmt: skip
+
+
 def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
     tr = Tr(lang)
     est, request = answer.estimate, answer.request
-    trained = request.model.architecture.context_length
+    arch = request.model.architecture
+    trained = arch.context_limit  # the model's own limit: its training context or what its RoPE scaling reaches
     lines = [_settings_line(request, tr), ""]
-    if beyond_trained_context(request.model.architecture, request.context):
-        lines[1:1] = [
-            tr(
-                _("⚠️ {model} was trained for {trained} tokens; past that its answers degrade."),
-                model=request.model.name,
-                trained=format_number(trained, lang),
-            ),
-        ]
+    limit_line = context_limit_line(
+        tr, request.model.name, request.context, arch.context_length, arch.rope_scaled_context, rope_scaling_label(arch)
+    )
+    if limit_line:
+        lines[1:1] = [limit_line]
     unified = bool(request.gpus) and request.gpus[0].gpu.is_unified  # one memory pool: no "system RAM" apart
     host = ""
     if est.host_bytes and not unified:

@@ -156,7 +156,7 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     reserved = _reserved_per_gpu(request, choice) * tp
     max_ctx = None
     if with_max_context:
-        max_ctx = min(pool // request.users // BLOCK_SIZE * BLOCK_SIZE, request.model.architecture.context_length)
+        max_ctx = min(pool // request.users // BLOCK_SIZE * BLOCK_SIZE, request.model.architecture.context_limit)
         max_ctx = max_ctx or None
     return Fit(
         gpu=choice.gpu.id,

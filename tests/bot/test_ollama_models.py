@@ -379,8 +379,9 @@ def test_a_tag_in_slash_vram_is_deferred_answered_and_cached(
                     "PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original", timeout=10
                 )
                 embed = edit.json["embeds"][0]
-                assert "Read from the header of [tiny-slow:3b](https://ollama.com/library/tiny-slow:3b)" in (
-                    embed["description"]
+                assert (
+                    "Read from the header of [tiny-slow:3b](https://ollama.com/library/tiny-slow:3b)"
+                    in (embed["description"])
                 )
                 requests = len(server.log)
                 again = await world.slash("tiny-slow:3b 32k 3060")
