@@ -59,6 +59,7 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "glm4_moe": "glm4moe",  # GLM-4.5 / GLM-4.5-Air (conversion/glm.py Glm4MoeModel)
     "mistral3": "llama",
     "olmo2": "olmo2",
+    "smollm3": "smollm3",  # SmolLM3: llama tensors; every 4th layer skips RoPE (no_rope_layer_interval), same memory
     "starcoder2": "starcoder2",
     # Hybrid models: attention layers with a KV cache, the rest with a fixed recurrent state (calc/recurrent.py).
     "qwen3_5": "qwen35",
@@ -555,7 +556,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
 
     tied = config.get("tie_word_embeddings")
     if tied is None:
-        tied = arch in ("gemma", "gemma2", "gemma3", "gemma4", "lfm2")  # transformers' default for these configs
+        # transformers' default for these configs (SmolLM3Config too: SmolLM3-3B's config.json does not say it)
+        tied = arch in ("gemma", "gemma2", "gemma3", "gemma4", "lfm2", "smollm3")
     if arch == "granitehybrid":
         vocab = -(-vocab // 8) * 8  # Mamba2Model.set_vocab pads a hybrid model's vocabulary to a multiple of 8
     context = f.number(

@@ -15,8 +15,8 @@ How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llam
 weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
-glm4, glm4moe (GLM-4.5 and -Air, on copies with fewer layers and experts), command-r and deepseek2 (the V2
-files predate the kv_b split; with that one tensor swapped they match).
+glm4, glm4moe (GLM-4.5 and -Air, on copies with fewer layers and experts), smollm3 (SmolLM3-3B), command-r and
+deepseek2 (the V2 files predate the kv_b split; with that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
 padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
 olmo2, starcoder2, phimoe and unknown architectures (llama layout).
@@ -179,7 +179,12 @@ def _ffn(b: _Builder, arch: Architecture, il: int, *, shared_gate: bool = False)
 
 
 def _layers_llama(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_LLAMA (Llama, Mistral, Mixtral), granite, exaone, and the fallback for unknown architectures."""
+    """LLM_ARCH_LLAMA (Llama, Mistral, Mixtral), granite, exaone and smollm3.
+
+    LLM_ARCH_SMOLLM3 (src/models/smollm3.cpp at llama.cpp 0c1e57098) creates llama's tensors with no biases and no
+    q/k norms, and token_embd doubles as the output head when output.weight is absent (SmolLM3-3B is tied). Its
+    NoPE layers (every n_no_rope_layer_step = 4th, fixed in load_arch_hparams) only skip ggml_rope_ext in the graph:
+    same tensors, same KV cache in every layer."""
     bias = arch.attention_bias  # LlamaAttention's attention_bias puts a bias on q, k, v and o
     for il in range(arch.n_layers):
         if arch.n_heads[il]:
@@ -532,7 +537,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_gemma4(b, arch)
     elif name == "lfm2":
         _layers_lfm2(b, arch)
-    elif name in ("llama", "granite", "exaone"):  # the same tensor set
+    elif name in ("llama", "granite", "exaone", "smollm3"):  # the same tensor set
         _layers_llama(b, arch)
     else:  # from_hf_config refuses these first; an Architecture built by hand must not be sized as another layout
         raise UnsupportedArchitectureError(f"no tensor layout for {name!r}", subject=name, field="arch")

@@ -38,6 +38,7 @@ PRESET_CONFIGS = {
     "exaone-4.0-32b": "EXAONE-4.0-32B.json",
     "glm-4.5-air": "GLM-4.5-Air.json",
     "glm-4.5": "GLM-4.5.json",
+    "smollm3-3b": "SmolLM3-3B.json",
 }
 
 
