@@ -1,5 +1,6 @@
 """The families measured with llama.cpp on 2026-12-01, asked through the CLI in English and Korean: the KV cache is
-worked out here from the committed config.json by llama.cpp's rules, not taken from the calculator."""
+worked out here from the committed config.json by llama.cpp's rules, not taken from the calculator, and gpt-oss is
+answered in the form it ships in (MXFP4_MOE) unless a quant is named."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ QUESTIONS: list[tuple[str, str, str, KvRule, float]] = [
     # 36 layers x 32,768 x 2 x 4 KV heads x 128 x 2 B; the NoPE layers cache like the others
     ("smollm3 32k on a 3060", "en", "smollm3-3b", _full_attention, 2.25),
     ("스몰lm3 32k 3060에서 돌아가?", "ko", "smollm3-3b", _full_attention, 2.25),
+    # 18 full layers x 32,768 + 18 sliding layers x 768 cells (128 + 512, padded), 2 x 8 x 64 x 2 B each
+    ("gpt-oss 120b 32k on an h100", "en", "gpt-oss-120b", _sliding_and_full, 1236271104 / GIB),
+    ("gpt-oss 120b 32k h100에서 돌아가?", "ko", "gpt-oss-120b", _sliding_and_full, 1236271104 / GIB),
+    ("gpt-oss 20b 32k on a 4090", "en", "gpt-oss-20b", _sliding_and_full, 824180736 / GIB),
 ]
 
 
@@ -56,3 +61,46 @@ def test_the_kv_cache_of_a_measured_family_follows_llama_cpp(
     kv = rule(_config(PRESET_CONFIGS[preset_id]), CONTEXT)
     assert answer["estimate"]["kv_cache_bytes"] == kv == round(gib * GIB)
 
+
+@pytest.mark.parametrize(
+    ("question", "lang", "quant"),
+    [
+        ("gpt-oss 120b", "en", "MXFP4_MOE"),
+        ("gpt-oss 120b 32k h100에서 돌아가?", "ko", "MXFP4_MOE"),
+        ("gpt-oss 20b on a 4090", "en", "MXFP4_MOE"),
+        ("gpt-oss 120b q4_k_m", "en", "Q4_K_M"),  # a named quant wins
+        ("gpt-oss 20b Q8_0 4090에서 돌아가?", "ko", "Q8_0"),
+        ("smollm3", "en", "Q4_K_M"),  # presets without a default_quant keep the general default
+    ],
+)
+def test_gpt_oss_is_answered_in_the_form_it_ships_in(question: str, lang: str, quant: str) -> None:
+    answer = _answer(question, lang)
+    assert answer["request"]["quant"] == quant
+
+
+def test_gpt_oss_mxfp4_keeps_the_experts_at_4_25_bits() -> None:
+    """llama-quantize's MXFP4_MOE (llama-quant.cpp at 0c1e57098): 3-D expert tensors MXFP4 (17 bytes per 32 values),
+    the other 2-D weights and token_embd/output Q8_0 (34 per 32); biases, norms, sinks and the router stay F32."""
+    c = _config("gpt-oss-120b.json")
+    layers, experts, vocab = c["num_hidden_layers"], c["num_local_experts"], c["vocab_size"]
+    embd, ffn = c["hidden_size"], c["intermediate_size"]
+    q_dim, kv_dim = c["num_attention_heads"] * c["head_dim"], c["num_key_value_heads"] * c["head_dim"]
+    mxfp4 = layers * experts * 3 * embd * ffn // 32 * 17
+    q8_0 = (2 * vocab * embd + layers * 2 * embd * (q_dim + kv_dim)) // 32 * 34
+    per_layer_f32 = experts * (2 * ffn + embd) + q_dim + 2 * kv_dim + embd + c["num_attention_heads"] + 2 * embd
+    f32 = 4 * (layers * (per_layer_f32 + embd * experts + experts) + embd)
+    tensors = mxfp4 + q8_0 + f32
+    file_bytes = _answer("gpt-oss 120b")["estimate"]["file_bytes"]
+    assert tensors <= file_bytes <= tensors + (16 << 20)  # + the header: 201,088 BPE tokens and their merges
+    assert _answer("gpt-oss 120b q4_k_m")["estimate"]["file_bytes"] != file_bytes
+
+
+def test_a_preset_default_quant_must_be_a_quant_calc_knows() -> None:
+    from pydantic import ValidationError
+
+    from vramfit.calc.presets import ModelPreset, load_catalog
+
+    row = load_catalog().models["gpt-oss-20b"].model_dump()
+    assert row["default_quant"] == "MXFP4_MOE"
+    with pytest.raises(ValidationError):
+        ModelPreset(**{**row, "default_quant": "Q9_K"})

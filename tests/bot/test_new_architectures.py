@@ -39,6 +39,8 @@ PRESET_CONFIGS = {
     "glm-4.5-air": "GLM-4.5-Air.json",
     "glm-4.5": "GLM-4.5.json",
     "smollm3-3b": "SmolLM3-3B.json",
+    "gpt-oss-20b": "gpt-oss-20b.json",
+    "gpt-oss-120b": "gpt-oss-120b.json",
 }
 
 
