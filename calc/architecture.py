@@ -127,6 +127,9 @@ class Architecture(BaseModel):
     n_shared_experts: int = Field(default=0, ge=0)
     shared_expert_ffn_size: int = Field(default=0, ge=0, description="width of the shared expert block")
     moe_layers: tuple[bool, ...] = Field(default=(), description="True where the layer's FFN is a MoE block")
+    expert_probs_bias: bool = Field(
+        default=False, description="the router's exp_probs_b bias (DeepSeek-V3, Kimi K2: topk_method noaux_tc)"
+    )
     experts_mxfp4: bool = Field(
         default=False, description="the checkpoint ships expert weights as MXFP4 (gpt-oss); GGUFs keep them so"
     )
@@ -568,6 +571,12 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
     q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
+    # DeepSeek-V3's router adds e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's
+    # default; V2's "greedy" has none). convert_hf_to_gguf.py writes it as blk.N.exp_probs_b.bias, which the deepseek2
+    # loader creates when present (llama.cpp 0c1e57098). The expert count says nothing about it: a 16-expert copy of
+    # Kimi K2 has the bias, DeepSeek-V2's 160 experts do not.
+    topk_method = config.get("topk_method") or ("noaux_tc" if model_type in ("deepseek_v3", "kimi_k2") else "")
+    expert_probs_bias = arch == "deepseek2" and bool(n_experts) and topk_method == "noaux_tc"
 
     try:
         return Architecture(
@@ -591,6 +600,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             n_shared_experts=n_shared,
             shared_expert_ffn_size=shared_ffn,
             moe_layers=moe_layers,
+            expert_probs_bias=expert_probs_bias,
             experts_mxfp4=_quant_method(config) == "mxfp4",
             kv_lora_rank=kv_lora_rank,
             q_lora_rank=q_lora_rank,

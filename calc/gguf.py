@@ -331,6 +331,8 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
                 )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
+    if arch == "deepseek2" and any(name.endswith(".exp_probs_b.bias") for name in names):
+        config["topk_method"] = "noaux_tc"  # DeepSeek-V3's routing bias: the tensor is the only trace in a GGUF
     config.update(_recurrent_and_gemma4_keys(md, arch, config, names))
     layer_pattern = _meta(md, arch, "attention.sliding_window_pattern")
     if isinstance(layer_pattern, list):

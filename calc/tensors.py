@@ -239,9 +239,8 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
     n_embd, n_head = arch.hidden_size, arch.n_heads[0]
     rope, nope, v_head = arch.qk_rope_head_dim, arch.qk_nope_head_dim, arch.v_head_dim
     kv_lora, q_lora = arch.kv_lora_rank, arch.q_lora_rank
-    # DeepSeek-V3 / Kimi-K2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not. The config
-    # field (topk_method noaux_tc) is not in Architecture, so this keys on V3's expert count (approximate).
-    probs_bias = arch.n_experts >= 256
+    # DeepSeek-V3 / Kimi-K2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not.
+    probs_bias = arch.expert_probs_bias
     for il in range(arch.n_layers):
         b.blk(il, "attn_norm.weight", n_embd)
         if q_lora:

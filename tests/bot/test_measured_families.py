@@ -44,6 +44,11 @@ QUESTIONS: list[tuple[str, str, str, KvRule, float]] = [
     # 36 layers x 32,768 x 2 x 4 KV heads x 128 x 2 B; the NoPE layers cache like the others
     ("smollm3 32k on a 3060", "en", "smollm3-3b", _full_attention, 2.25),
     ("스몰lm3 32k 3060에서 돌아가?", "ko", "smollm3-3b", _full_attention, 2.25),
+    # 61 layers x 32,768 x (512 + 64) x 2 B
+    ("kimi k2 instruct 32k on 8x h100", "en", "kimi-k2-instruct", _mla, 2.14453125),
+    ("키미 k2 instruct 32k h100 8장에서 돌아가?", "ko", "kimi-k2-instruct", _mla, 2.14453125),
+    ("deepseek v3.1 32k on 8x h200", "en", "deepseek-v3.1", _mla, 2.14453125),
+    ("딥시크 v3.1 32k h200 8장에서 돌아가?", "ko", "deepseek-v3.1", _mla, 2.14453125),
     # 18 full layers x 32,768 + 18 sliding layers x 768 cells (128 + 512, padded), 2 x 8 x 64 x 2 B each
     ("gpt-oss 120b 32k on an h100", "en", "gpt-oss-120b", _sliding_and_full, 1236271104 / GIB),
     ("gpt-oss 120b 32k h100에서 돌아가?", "ko", "gpt-oss-120b", _sliding_and_full, 1236271104 / GIB),
@@ -104,3 +109,26 @@ def test_a_preset_default_quant_must_be_a_quant_calc_knows() -> None:
     assert row["default_quant"] == "MXFP4_MOE"
     with pytest.raises(ValidationError):
         ModelPreset(**{**row, "default_quant": "Q9_K"})
+
+
+@pytest.mark.parametrize(
+    ("file", "update", "bias"),
+    [
+        ("Kimi-K2-Instruct.json", {}, True),
+        ("Kimi-K2-Instruct.json", {"n_routed_experts": 16, "num_hidden_layers": 4}, True),  # the measured copy
+        ("DeepSeek-V3.1.json", {}, True),
+        ("DeepSeek-V3.1.json", {"topk_method": "greedy", "model_type": "deepseek_v2"}, False),  # V2's router
+    ],
+)
+def test_deepseek_v3_routers_carry_exp_probs_b_whatever_the_expert_count(
+    file: str, update: dict[str, Any], bias: bool
+) -> None:
+    """convert_hf_to_gguf.py writes gate.e_score_correction_bias (topk_method noaux_tc) as blk.N.exp_probs_b.bias,
+    one F32 per expert in each MoE layer; a 16-expert copy has it as the 384-expert original does."""
+    from vramfit.calc.architecture import from_hf_config
+    from vramfit.calc.tensors import gguf_tensors
+
+    c = {**_config(file), **update}
+    biases = [t for t in gguf_tensors(from_hf_config(c)) if t.name.endswith("exp_probs_b.bias")]
+    moe_layers = c["num_hidden_layers"] - c["first_k_dense_replace"]
+    assert [t.n_elements for t in biases] == ([c["n_routed_experts"]] * moe_layers if bias else [])

@@ -41,6 +41,8 @@ PRESET_CONFIGS = {
     "smollm3-3b": "SmolLM3-3B.json",
     "gpt-oss-20b": "gpt-oss-20b.json",
     "gpt-oss-120b": "gpt-oss-120b.json",
+    "kimi-k2-instruct": "Kimi-K2-Instruct.json",
+    "deepseek-v3.1": "DeepSeek-V3.1.json",
 }
 
 
