@@ -289,7 +289,13 @@ class _ConfigFields:
 
 
 def _swa_layers(fields: _ConfigFields, arch: str, n_layers: int) -> tuple[bool, ...]:
-    if arch not in SWA_PATTERN_BY_ARCH:
+    """Which layers llama.cpp gives a sliding-window cache (empty: every layer caches the whole context).
+
+    EXAONE 4.0 slides only in its 64-layer 32B form: llama_model_exaone4::load_arch_hparams (src/models/exaone4.cpp
+    at llama.cpp 0c1e57098) sets swa_type and loads the layer pattern inside ``if (n_layer() == 64)``; any other layer
+    count keeps full-size caches in every layer whatever config.json and the GGUF say (measured on a 4-layer copy).
+    """
+    if arch not in SWA_PATTERN_BY_ARCH or (arch == "exaone4" and n_layers != 64):
         return ()  # llama.cpp keeps full-size caches for this architecture whatever config.json says
     layer_types = fields.config.get("layer_types")
     if isinstance(layer_types, Sequence) and not isinstance(layer_types, str) and len(layer_types) == n_layers:

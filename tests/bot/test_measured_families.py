@@ -1,16 +1,21 @@
-"""The families measured with llama.cpp on 2026-12-01, asked through the CLI in English and Korean: the KV cache is
-worked out here from the committed config.json by llama.cpp's rules, not taken from the calculator, and gpt-oss is
-answered in the form it ships in (MXFP4_MOE) unless a quant is named."""
+"""The families measured with llama.cpp on 2026-12-01 (SmolLM3, Kimi K2, DeepSeek V3.1, gpt-oss, EXAONE 4.0), asked
+through the CLI in English and Korean: the KV cache is worked out here from the committed config.json by llama.cpp's
+rules, not taken from the calculator, and gpt-oss is answered in the form it ships in (MXFP4_MOE) unless a quant is
+named."""
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.bot.test_new_architectures import PRESET_CONFIGS, _answer, _config
 from tests.groundtruth import GIB
+from vramfit.bot.cli import run
 
 CONTEXT = 32768
 F16 = 2  # bytes per cached value (the default KV type)
@@ -53,6 +58,9 @@ QUESTIONS: list[tuple[str, str, str, KvRule, float]] = [
     ("gpt-oss 120b 32k on an h100", "en", "gpt-oss-120b", _sliding_and_full, 1236271104 / GIB),
     ("gpt-oss 120b 32k h100에서 돌아가?", "ko", "gpt-oss-120b", _sliding_and_full, 1236271104 / GIB),
     ("gpt-oss 20b 32k on a 4090", "en", "gpt-oss-20b", _sliding_and_full, 824180736 / GIB),
+    # 16 global layers x 32,768 + 48 local layers x 4,608 cells (4,096 + 512), 2 x 8 x 128 x 2 B each
+    ("exaone 4 32b 32k on a 4090", "en", "exaone-4.0-32b", _sliding_and_full, 3053453312 / GIB),
+    ("엑사원4 32b 32k 4090에서 돌아가?", "ko", "exaone-4.0-32b", _sliding_and_full, 3053453312 / GIB),
 ]
 
 
@@ -132,3 +140,19 @@ def test_deepseek_v3_routers_carry_exp_probs_b_whatever_the_expert_count(
     biases = [t for t in gguf_tensors(from_hf_config(c)) if t.name.endswith("exp_probs_b.bias")]
     moe_layers = c["num_hidden_layers"] - c["first_k_dense_replace"]
     assert [t.n_elements for t in biases] == ([c["n_routed_experts"]] * moe_layers if bias else [])
+
+
+@pytest.mark.parametrize(("layers", "sliding"), [(64, 48), (4, 0), (30, 0)])
+def test_exaone_4_slides_only_with_its_64_layers(layers: int, sliding: int, tmp_path: Path) -> None:
+    """llama_model_exaone4::load_arch_hparams turns the 4,096-token window on inside ``if (n_layer() == 64)``: a copy
+    with 4 layers (measured) caches the whole context in every layer, LLLG pattern or not."""
+    c = _config("EXAONE-4.0-32B.json")
+    c = {**c, "num_hidden_layers": layers, "layer_types": (c["layer_types"] * 2)[:layers]}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(c), encoding="utf-8")
+    out = io.StringIO()
+    assert run(["--json", "--config", str(path), "--context", str(CONTEXT)], out) == 0
+    per_token = 2 * c["num_key_value_heads"] * c["head_dim"] * F16
+    window_cells = 4096 + UBATCH  # GGML_PAD(4,608, 256)
+    kv = (layers - sliding) * CONTEXT * per_token + sliding * window_cells * per_token
+    assert json.loads(out.getvalue())["estimate"]["kv_cache_bytes"] == kv
