@@ -43,6 +43,8 @@ PRESET_CONFIGS = {
     "gpt-oss-120b": "gpt-oss-120b.json",
     "kimi-k2-instruct": "Kimi-K2-Instruct.json",
     "deepseek-v3.1": "DeepSeek-V3.1.json",
+    "qwen3-coder-30b-a3b": "Qwen3-Coder-30B-A3B-Instruct.json",
+    "qwen3-coder-480b-a35b": "Qwen3-Coder-480B-A35B-Instruct.json",
 }
 
 
