@@ -15,11 +15,13 @@ How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llam
 weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
-glm4, glm4moe (GLM-4.5 and -Air, on copies with fewer layers and experts), smollm3 (SmolLM3-3B), command-r and
-deepseek2 (the V2 files predate the kv_b split; with that one tensor swapped they match).
+glm4, glm4moe (GLM-4.5 and -Air, on copies with fewer layers and experts), smollm3 (SmolLM3-3B), exaone4 and
+gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b, on copies with fewer layers or experts), command-r and deepseek2
+(Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16 experts; the V2 files predate the kv_b split; with that
+one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
-padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
-olmo2, starcoder2, phimoe and unknown architectures (llama layout).
+padding), qwen3, qwen2moe, cohere2, exaone, granite. Approximate: olmo2, starcoder2, phimoe and unknown
+architectures (llama layout).
 """
 
 from __future__ import annotations
