@@ -63,6 +63,7 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     # llama's tensors, YaRN and an attention temperature, none of which changes memory.
     "ministral3": "llama",
     "olmo2": "olmo2",
+    "smollm3": "smollm3",  # SmolLM3: llama tensors; every 4th layer skips RoPE (no_rope_layer_interval), same memory
     "starcoder2": "starcoder2",
     # Hybrid models: attention layers with a KV cache, the rest with a fixed recurrent state (calc/recurrent.py).
     "qwen3_5": "qwen35",
@@ -140,6 +141,9 @@ class Architecture(BaseModel):
     n_shared_experts: int = Field(default=0, ge=0)
     shared_expert_ffn_size: int = Field(default=0, ge=0, description="width of the shared expert block")
     moe_layers: tuple[bool, ...] = Field(default=(), description="True where the layer's FFN is a MoE block")
+    expert_probs_bias: bool = Field(
+        default=False, description="the router's exp_probs_b bias (DeepSeek-V3/V3.2, Kimi K2: topk_method noaux_tc)"
+    )
     experts_mxfp4: bool = Field(
         default=False, description="the checkpoint ships expert weights as MXFP4 (gpt-oss); GGUFs keep them so"
     )
@@ -161,7 +165,6 @@ class Architecture(BaseModel):
     # DeepSeek V3.2's sparse attention (DSA): a lightning indexer per layer whose keys are cached beside the latent.
     indexer_heads: int = Field(default=0, ge=0, description="indexer query heads (index_n_heads)")
     indexer_head_dim: int = Field(default=0, ge=0, description="indexer key size, one cached head (index_head_dim)")
-    routing_bias: bool = Field(default=False, description="the router's exp_probs_b (DeepSeek's noaux_tc)")
     # Small tensors that change byte counts (biases, norms).
     attention_bias: bool = False
     qk_norm: bool = False
@@ -314,7 +317,13 @@ class _ConfigFields:
 
 
 def _swa_layers(fields: _ConfigFields, arch: str, n_layers: int) -> tuple[bool, ...]:
-    if arch not in SWA_PATTERN_BY_ARCH:
+    """Which layers llama.cpp gives a sliding-window cache (empty: every layer caches the whole context).
+
+    EXAONE 4.0 slides only in its 64-layer 32B form: llama_model_exaone4::load_arch_hparams (src/models/exaone4.cpp
+    at llama.cpp 0c1e57098) sets swa_type and loads the layer pattern inside ``if (n_layer() == 64)``; any other layer
+    count keeps full-size caches in every layer whatever config.json and the GGUF say (measured on a 4-layer copy).
+    """
+    if arch not in SWA_PATTERN_BY_ARCH or (arch == "exaone4" and n_layers != 64):
         return ()  # llama.cpp keeps full-size caches for this architecture whatever config.json says
     layer_types = fields.config.get("layer_types")
     if isinstance(layer_types, Sequence) and not isinstance(layer_types, str) and len(layer_types) == n_layers:
@@ -558,15 +567,14 @@ def _llama4(fields: _ConfigFields, n_layers: int, n_experts: int) -> dict[str, A
 def _deepseek32(fields: _ConfigFields, kv_lora_rank: int) -> dict[str, Any]:
     """DeepSeek V3.2 as llama.cpp loads it (src/models/deepseek32.cpp, conversion/deepseek.py DeepseekV32Model at
     0c1e57098): MLA only ("DEEPSEEK32 architecture requires MLA"), a lightning indexer in every block whose one key
-    head of index_head_dim is cached per token beside the latent (llama_kv_cache_dsa's second cache), the noaux_tc
-    routing bias, and the converter's NextN/MTP block appended past num_hidden_layers (skip_mtp False), in the file
-    but not loaded by an ordinary context."""
+    head of index_head_dim is cached per token beside the latent (llama_kv_cache_dsa's second cache), and the
+    converter's NextN/MTP block appended past num_hidden_layers (skip_mtp False), in the file but not loaded by an
+    ordinary context; the noaux_tc routing bias is expert_probs_bias, as for DeepSeek V3."""
     if not kv_lora_rank:
         raise BadConfigError("config.json: a deepseek_v32 model needs kv_lora_rank (MLA)", field="kv_lora_rank")
     return {
         "indexer_heads": fields.number("index_n_heads", low=1, high=MAX_HEADS),
         "indexer_head_dim": fields.number("index_head_dim", low=1, high=MAX_HEAD_DIM),
-        "routing_bias": fields.config.get("topk_method") == "noaux_tc",
         "nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS),
     }
 
@@ -759,7 +767,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
 
     tied = config.get("tie_word_embeddings")
     if tied is None:
-        tied = arch in ("gemma", "gemma2", "gemma3", "gemma4", "lfm2")  # transformers' default for these configs
+        # transformers' default for these configs (SmolLM3Config too: SmolLM3-3B's config.json does not say it)
+        tied = arch in ("gemma", "gemma2", "gemma3", "gemma4", "lfm2", "smollm3")
     if arch in ("granitehybrid", *_NEMOTRON_H):
         # Mamba2Model.set_vocab (and NemotronHModel.set_vocab) pad a hybrid model's vocabulary to a multiple of 8
         vocab = -(-vocab // 8) * 8
@@ -772,6 +781,14 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
     q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
+    # DeepSeek-V3's router adds e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's
+    # default; V2's "greedy" has none). convert_hf_to_gguf.py writes it as blk.N.exp_probs_b.bias, which the deepseek2
+    # loader creates when present (llama.cpp 0c1e57098). The expert count says nothing about it: a 16-expert copy of
+    # Kimi K2 has the bias, DeepSeek-V2's 160 experts do not.
+    topk_method = config.get("topk_method") or (
+        "noaux_tc" if model_type in ("deepseek_v3", "kimi_k2", "deepseek_v32") else ""
+    )
+    expert_probs_bias = arch in ("deepseek2", "deepseek32") and bool(n_experts) and topk_method == "noaux_tc"
     if arch == "deepseek32":
         mtp = _deepseek32(f, kv_lora_rank)
     if arch == "llama4":
@@ -802,6 +819,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             n_shared_experts=n_shared,
             shared_expert_ffn_size=shared_ffn,
             moe_layers=moe_layers,
+            expert_probs_bias=expert_probs_bias,
             experts_mxfp4=_quant_method(config) == "mxfp4",
             kv_lora_rank=kv_lora_rank,
             q_lora_rank=q_lora_rank,

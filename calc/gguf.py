@@ -332,10 +332,12 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
                 )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
+    if arch in ("deepseek2", "deepseek32") and any(name.endswith(".exp_probs_b.bias") for name in names):
+        config["topk_method"] = "noaux_tc"  # DeepSeek-V3's routing bias: the tensor is the only trace in a GGUF
     config.update(_recurrent_and_gemma4_keys(md, arch, config, names))
     if arch == "deepseek32":
         # DeepseekV32Model counts its NextN/MTP block in block_count (nextn_predict_layers says how many) and writes
-        # the indexer's sizes; the noaux_tc routing bias is known from its tensor.
+        # the indexer's sizes.
         nextn = _meta(md, arch, "nextn_predict_layers", 0)
         blocks = config["num_hidden_layers"]
         if isinstance(blocks, int) and isinstance(nextn, int):
@@ -343,7 +345,6 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
             config["num_nextn_predict_layers"] = nextn
         config["index_n_heads"] = _meta(md, arch, "attention.indexer.head_count")
         config["index_head_dim"] = _meta(md, arch, "attention.indexer.key_length")
-        config["topk_method"] = "noaux_tc" if any(n.endswith(".exp_probs_b.bias") for n in names) else ""
     if arch == "llama4":
         # Llama4Model writes the dense width as feed_forward_length and the experts' as expert_feed_forward_length,
         # the reverse of config.json's naming; sliding_window 0 marks an all-full-attention model.

@@ -17,10 +17,11 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from vramfit.calc.architecture import Architecture, from_hf_config
 from vramfit.calc.errors import UnknownGpuError, UnknownModelError
+from vramfit.calc.file_types import FileType
 from vramfit.calc.gpu import GIB, Gpu, Machine
 from vramfit.calc.request import ModelRef
 
@@ -41,7 +42,17 @@ class ModelPreset(BaseModel):
     source: str
     source_note: str = ""
     aliases: tuple[str, ...] = ()
+    # The quant a question that names none gets, where the model ships in one form (gpt-oss: MXFP4_MOE, the experts
+    # as OpenAI released them); empty: the general default.
+    default_quant: str = ""
     config: dict[str, Any]
+
+    @field_validator("default_quant")
+    @classmethod
+    def _known_quant(cls, value: str) -> str:
+        if value:
+            FileType(value)  # a ValueError (a ValidationError for the row) on a name calc does not know
+        return value
 
     @cached_property
     def architecture(self) -> Architecture:

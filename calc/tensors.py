@@ -16,11 +16,12 @@ weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
 glm4, glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4
-Scout, Maverick) and deepseek32 (DeepSeek V3.2), all on copies with fewer layers and experts, command-r and deepseek2
-(the V2 files predate the kv_b split; with that one tensor swapped they match).
+Scout, Maverick), deepseek32 (DeepSeek V3.2), smollm3 (SmolLM3-3B), exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b
+and -120b), all on copies with fewer layers or experts, command-r and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies
+with 4 layers and 16 experts; the V2 files predate the kv_b split; with that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
-padding), qwen3, qwen2moe, cohere2, exaone, exaone4, granite, gpt-oss (parameter count checked). Approximate:
-olmo2, starcoder2, phimoe and unknown architectures (llama layout).
+padding), qwen3, qwen2moe, cohere2, exaone, granite. Approximate: olmo2, starcoder2, phimoe and unknown
+architectures (llama layout).
 """
 
 from __future__ import annotations
@@ -180,7 +181,12 @@ def _ffn(b: _Builder, arch: Architecture, il: int, *, shared_gate: bool = False)
 
 
 def _layers_llama(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_LLAMA (Llama, Mistral, Mixtral), granite, exaone, and the fallback for unknown architectures."""
+    """LLM_ARCH_LLAMA (Llama, Mistral, Mixtral), granite, exaone and smollm3.
+
+    LLM_ARCH_SMOLLM3 (src/models/smollm3.cpp at llama.cpp 0c1e57098) creates llama's tensors with no biases and no
+    q/k norms, and token_embd doubles as the output head when output.weight is absent (SmolLM3-3B is tied). Its
+    NoPE layers (every n_no_rope_layer_step = 4th, fixed in load_arch_hparams) only skip ggml_rope_ext in the graph:
+    same tensors, same KV cache in every layer."""
     bias = arch.attention_bias  # LlamaAttention's attention_bias puts a bias on q, k, v and o
     for il in range(arch.n_layers):
         if arch.n_heads[il]:
@@ -238,9 +244,8 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
     n_embd, n_head = arch.hidden_size, arch.n_heads[0]
     rope, nope, v_head = arch.qk_rope_head_dim, arch.qk_nope_head_dim, arch.v_head_dim
     kv_lora, q_lora = arch.kv_lora_rank, arch.q_lora_rank
-    # DeepSeek-V3 / Kimi-K2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not. deepseek2 keys
-    # this on V3's expert count (approximate); deepseek32 reads the config's topk_method (routing_bias).
-    probs_bias = arch.routing_bias if arch.arch == "deepseek32" else arch.n_experts >= 256
+    # DeepSeek-V3 / Kimi-K2 / V3.2 carry the routing bias e_score_correction_bias (exp_probs_b); V2 does not.
+    probs_bias = arch.expert_probs_bias
     index_heads, index_dim = arch.indexer_heads, arch.indexer_head_dim
 
     def block(il: int, moe: bool) -> None:
@@ -609,7 +614,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_gemma4(b, arch)
     elif name == "lfm2":
         _layers_lfm2(b, arch)
-    elif name in ("llama", "granite", "exaone", "llama4"):  # the same tensor set (llama4: with a shared expert)
+    elif name in ("llama", "granite", "exaone", "smollm3", "llama4"):  # the same tensor set (llama4: a shared expert)
         _layers_llama(b, arch)
     else:  # from_hf_config refuses these first; an Architecture built by hand must not be sized as another layout
         raise UnsupportedArchitectureError(f"no tensor layout for {name!r}", subject=name, field="arch")

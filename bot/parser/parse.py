@@ -103,17 +103,23 @@ class ParsedQuery(BaseModel):
         if unknown:
             raise TypeError(f"not Request fields: {sorted(unknown)}")
         model = given.pop("model", None)
+        preset = None
         if isinstance(model, str):
-            model = catalog.model(model).ref()
+            preset = catalog.model(model)
+            model = preset.ref()
         if model is None:
             if model_id is None:
                 raise no_model_error(self.lang, catalog)
-            model = catalog.model(model_id).ref()
+            preset = catalog.model(model_id)
+            model = preset.ref()
         if not isinstance(model, ModelRef):
             raise TypeError("model must be a preset id or a ModelRef")
         engine = Engine(given.pop("engine", None) or self.engine or DEFAULT_ENGINE)
+        default_quant = DEFAULT_QUANT
+        if preset is not None and preset.default_quant and engine == Engine.LLAMA_CPP:
+            default_quant = preset.default_quant  # the form the model ships in (gpt-oss: MXFP4_MOE)
         quant = given.pop("quant", None)
-        quant = slots.canonical_quant(str(quant), engine) if quant is not None else self.quant or DEFAULT_QUANT
+        quant = slots.canonical_quant(str(quant), engine) if quant is not None else self.quant or default_quant
         fields: dict[str, Any] = {
             "model": model,
             "quant": quant,

@@ -45,6 +45,13 @@ PRESET_CONFIGS = {
     "glm-4.7": "GLM-4.7.json",
     "minimax-m2.7": "MiniMax-M2.7.json",
     "nemotron-3-nano-30b-a3b": "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json",
+    "smollm3-3b": "SmolLM3-3B.json",
+    "gpt-oss-20b": "gpt-oss-20b.json",
+    "gpt-oss-120b": "gpt-oss-120b.json",
+    "kimi-k2-instruct": "Kimi-K2-Instruct.json",
+    "deepseek-v3.1": "DeepSeek-V3.1.json",
+    "qwen3-coder-30b-a3b": "Qwen3-Coder-30B-A3B-Instruct.json",
+    "qwen3-coder-480b-a35b": "Qwen3-Coder-480B-A35B-Instruct.json",
 }
 
 

@@ -115,7 +115,7 @@ def test_the_terminal_shows_the_expert_plan_and_the_command(question: str, plan_
     lines = [line.strip() for line in text.splitlines()]
     assert plan_line.format(n=n) in lines
     assert any(line.endswith(ram_line) for line in lines)
-    assert f"llama-server -m gpt-oss-120b-Q4_K_M.gguf -c 8192 -ngl 99 --n-cpu-moe {n} -fa on" in lines
+    assert f"llama-server -m gpt-oss-120b-MXFP4_MOE.gguf -c 8192 -ngl 99 --n-cpu-moe {n} -fa on" in lines
 
 
 @pytest.mark.parametrize(

@@ -167,6 +167,12 @@ TINY_2026: dict[str, dict[str, object]] = {
                 "moe_intermediate_size": 256, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1,
                 "first_k_dense_replace": 1, "num_nextn_predict_layers": 1, "attention_bias": True,
                 "use_qk_norm": True, "tie_word_embeddings": False},
+    "deepseek2": {"model_type": "kimi_k2", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4,
+                  "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1024, "kv_lora_rank": 64,
+                  "q_lora_rank": 96, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 64,
+                  "moe_intermediate_size": 128, "n_routed_experts": 8, "num_experts_per_tok": 2,
+                  "n_shared_experts": 1, "first_k_dense_replace": 1, "topk_method": "noaux_tc",
+                  "tie_word_embeddings": False},
     "lfm2": {"model_type": "lfm2", "hidden_size": 256, "block_ff_dim": 512, "num_hidden_layers": 4,
              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024, "conv_L_cache": 3,
              "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
@@ -182,6 +188,15 @@ def _write_ssm(writer: GGUFWriter, prefix: str, sizes: list[int], *, inner: int)
     for key, value in zip(("conv_kernel", "state_size", "group_count", "time_step_rank"), sizes, strict=True):
         writer.add_uint32(f"{prefix}ssm.{key}", value)
     writer.add_uint32(f"{prefix}ssm.inner_size", inner)
+
+
+def _write_experts(writer: GGUFWriter, prefix: str, c: dict[str, object]) -> None:
+    """The expert keys DeepSeek-style converters write (routed, used, width, shared, leading dense blocks)."""
+    for key, field in (("expert_count", "n_routed_experts"), ("expert_used_count", "num_experts_per_tok"),
+                       ("expert_feed_forward_length", "moe_intermediate_size"),
+                       ("expert_shared_count", "n_shared_experts"),
+                       ("leading_dense_block_count", "first_k_dense_replace")):  # fmt: skip
+        writer.add_uint32(prefix + key, c[field])  # type: ignore[arg-type]
 
 
 def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
@@ -212,11 +227,20 @@ def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
         writer.add_uint32(a + "attention.head_count_kv", kv)
         writer.add_uint32(a + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
         writer.add_uint32(a + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "expert_count", c["n_routed_experts"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "expert_used_count", c["num_experts_per_tok"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "expert_feed_forward_length", c["moe_intermediate_size"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "expert_shared_count", c["n_shared_experts"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "leading_dense_block_count", c["first_k_dense_replace"])  # type: ignore[arg-type]
+        _write_experts(writer, a, c)
+    elif name == "deepseek2":  # DeepseekV2Model: MLA as one latent KV head, routing bias only as exp_probs_b tensors
+        writer.add_uint32(a + "block_count", layers)
+        writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "attention.head_count_kv", 1)
+        rope, lora = int(c["qk_rope_head_dim"]), int(c["kv_lora_rank"])  # type: ignore[call-overload]
+        writer.add_uint32(a + "attention.key_length", lora + rope)
+        writer.add_uint32(a + "attention.value_length", lora)
+        writer.add_uint32(a + "attention.kv_lora_rank", lora)
+        writer.add_uint32(a + "attention.q_lora_rank", c["q_lora_rank"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "attention.key_length_mla", rope + c["qk_nope_head_dim"])  # type: ignore[operator]
+        writer.add_uint32(a + "attention.value_length_mla", c["v_head_dim"])  # type: ignore[arg-type]
+        writer.add_uint32(a + "rope.dimension_count", rope)
+        _write_experts(writer, a, c)
     elif name == "granitehybrid":  # GraniteHybridModel: head_count_kv 0 in the Mamba layers
         writer.add_uint32(a + "block_count", layers)
         writer.add_uint32(a + "feed_forward_length", c["shared_intermediate_size"])  # type: ignore[arg-type]
@@ -254,7 +278,7 @@ def test_a_2026_gguf_header_gives_the_architecture_its_config_gives(tmp_path: Pa
                      "recurrent_layers", "ssm_conv_kernel", "ssm_inner_size", "ssm_state_size", "ssm_groups",
                      "ssm_heads", "nextn_layers", "swa_layers", "sliding_window", "tied_embeddings", "n_experts",
                      "n_experts_used", "expert_ffn_size", "shared_expert_ffn_size", "moe_layers", "qk_norm",
-                     "attention_bias")  # fmt: skip
+                     "attention_bias", "kv_lora_rank", "expert_probs_bias")  # fmt: skip
     assert {f: getattr(from_file, f) for f in memory_fields} == {f: getattr(from_config, f) for f in memory_fields}
     weights = weights_from_gguf(from_file, header)
     assert weights.tensor_bytes == weight_bytes(from_config, FileType.Q8_0).tensor_bytes
