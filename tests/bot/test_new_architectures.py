@@ -383,3 +383,17 @@ def test_plain_gqa_presets_cache_every_layer(question: str, lang: str, preset_id
     kv = c["num_hidden_layers"] * context * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
     assert answer["estimate"]["kv_cache_bytes"] == kv
     assert answer["request"]["model"]["context_length"] == c["max_position_embeddings"]
+
+
+@pytest.mark.parametrize("preset_id", sorted(PRESET_CONFIGS))
+def test_a_question_naming_each_new_preset_is_answered_in_both_languages(preset_id: str) -> None:
+    """Every preset with a committed config.json, asked by its name and by each alias people type, in English and in
+    Korean, is answered for that preset (the Korean question gets a Korean card)."""
+    preset = load_catalog().models[preset_id]
+    for name in (preset.name, *preset.aliases):
+        for question, lang in ((f"{name} 32k on a 4090", "en"), (f"{name} 32k 4090에서 돌아가?", "ko")):
+            out = io.StringIO()
+            assert run(["--json", question], out) == 0, question  # no --lang: the question's own language
+            answer = json.loads(out.getvalue())
+            hangul = any("\uac00" <= ch <= "\ud7a3" for ch in name)  # a Korean alias makes any question Korean
+            assert (answer["request"]["model"]["id"], answer["lang"]) == (preset_id, "ko" if hangul else lang), question
