@@ -613,6 +613,47 @@ def _gemma4_attention(fields: _ConfigFields, n_layers: int, n_kv_heads: tuple[in
     return heads, fields.number("head_dim", low=1, high=MAX_HEAD_DIM)
 
 
+# The spellings Gemma4Model's find_hparam accepts, Gemma 4's own first (a GGUF header reads back as the generic ones).
+_GEMMA4_EXPERTS = ("num_experts", "num_local_experts")
+_GEMMA4_EXPERTS_USED = ("top_k_experts", "num_experts_per_tok")
+_GEMMA4_EXPERT_FFN = ("expert_intermediate_size", "moe_intermediate_size")
+
+
+def _gemma4_experts(fields: _ConfigFields, n_layers: int) -> dict[str, Any]:
+    """Gemma 4's expert block (Gemma 4 26B-A4B) as llama.cpp 0c1e57098 loads it.
+
+    HF's ``enable_moe_block`` gives every decoder layer a router and ``num_experts`` experts beside its dense MLP.
+    conversion/gemma.py Gemma4Model writes TextModel's expert_count / expert_used_count (num_experts, top_k_experts)
+    and expert_feed_forward_length (moe_intermediate_size); the checkpoint's fused experts.gate_up_proj stays one
+    ffn_gate_up_exps. src/models/gemma4.cpp load_arch_tensors keeps the dense ffn_gate/up/down of intermediate_size
+    in every layer ("for expert layers, we use normal FFN as shared expert"), so it is modelled as one shared expert
+    of that width. Without the block the layers are dense whatever num_experts says (no ffn_gate_inp is written).
+    E2B/E4B's shared KV layers (num_kv_shared_layers) are refused: not modelled."""
+    model_type = str(fields.config.get("model_type") or "gemma4")
+    if fields.number("num_kv_shared_layers", default=0, high=MAX_LAYERS):
+        raise unsupported(f"{model_type} with shared KV layers", field="num_kv_shared_layers")
+    if not fields.config.get("enable_moe_block"):
+        return {}
+    _require_experts(
+        fields,
+        model_type,
+        (
+            (_GEMMA4_EXPERTS, MAX_EXPERTS),
+            (_GEMMA4_EXPERTS_USED, MAX_EXPERTS),
+            (_GEMMA4_EXPERT_FFN, MAX_FFN),
+        ),
+    )
+    return {
+        "n_experts": fields.number(*_GEMMA4_EXPERTS, high=MAX_EXPERTS),
+        "n_experts_used": fields.number(*_GEMMA4_EXPERTS_USED, high=MAX_EXPERTS),
+        "expert_ffn_size": fields.number(*_GEMMA4_EXPERT_FFN, high=MAX_FFN),
+        "moe_layers": (True,) * n_layers,
+        "ffn_size": (0,) * n_layers,
+        "n_shared_experts": 1,
+        "shared_expert_ffn_size": fields.number("intermediate_size", low=1, high=MAX_FFN),
+    }
+
+
 def _lfm2_ffn(fields: _ConfigFields) -> int:
     """LFM2's feed-forward width as LFM2Model writes it: block_ff_dim, shrunk to 2/3 (times the multiplier) and
     rounded up to block_multiple_of when block_auto_adjust_ff_dim is set."""
@@ -671,6 +712,9 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     n_kv_heads = f.per_layer("num_key_value_heads", "n_head_kv", n_layers=n_layers, default=heads_raw, high=MAX_HEADS)
     if not any(n_heads):
         raise BadConfigError(f"config.json: {heads_key} is 0 in every layer", field=heads_key)
+    swa_head_dim = 0
+    if arch == "gemma4":  # its global layers' KV heads are checked too
+        n_kv_heads, swa_head_dim = _gemma4_attention(f, n_layers, n_kv_heads)
     for heads, kv_heads in zip(n_heads, n_kv_heads, strict=True):
         if kv_heads > heads or (kv_heads and heads % kv_heads):
             # llama.cpp shares each KV head among n_head / n_head_kv query heads (llama_hparams::n_gqa).
@@ -678,9 +722,6 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
                 f"config.json: {heads} attention heads cannot share {kv_heads} KV heads evenly",
                 field="num_key_value_heads",
             )
-    swa_head_dim = 0
-    if arch == "gemma4":
-        n_kv_heads, swa_head_dim = _gemma4_attention(f, n_layers, n_kv_heads)
     if arch == "nemotron_h_moe":
         _nemotron_h_moe(f)
     recurrent = _recurrent(f, arch, n_layers)
@@ -723,9 +764,6 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     if arch == "nemotron_h":
         n_experts = n_used = 0  # the dense converter writes no expert keys, whatever else the config holds
     moe_layers = _moe_layers(f, n_layers, n_experts)
-    if arch == "gemma4" and (config.get("enable_moe_block") or n_experts or f.config.get("num_kv_shared_layers")):
-        # Gemma 4 26B-A4B's expert block and E2B/E4B's shared KV layers are not modelled yet.
-        raise unsupported(f"{model_type} with experts or shared KV layers", field="model_type")
     if n_experts and arch in ("granitehybrid", "lfm2", "qwen35"):
         # Granite 4.0 H Tiny/Small and LFM2-MoE lay their experts out differently; not modelled yet.
         raise unsupported(f"{model_type} with experts", field="model_type")
@@ -796,6 +834,15 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         moe_layers, dense_ffn, expert_ffn = llama4["moe_layers"], llama4["ffn_size"], llama4["expert_ffn_size"]
         n_shared, shared_ffn = llama4["n_shared_experts"], llama4["shared_expert_ffn_size"]
         window, swa = llama4["sliding_window"], llama4["swa_layers"]
+    if arch == "gemma4":
+        gemma4 = _gemma4_experts(f, n_layers)
+        n_experts, n_used = gemma4.get("n_experts", 0), gemma4.get("n_experts_used", 0)
+        expert_ffn, moe_layers = gemma4.get("expert_ffn_size", 0), gemma4.get("moe_layers", ())
+        if gemma4:
+            dense_ffn = gemma4["ffn_size"]
+        else:  # dense whatever num_experts says
+            dense_ffn = f.per_layer(*ffn_keys, n_layers=n_layers, default=4 * hidden, high=MAX_FFN)
+        n_shared, shared_ffn = gemma4.get("n_shared_experts", 0), gemma4.get("shared_expert_ffn_size", 0)
 
     try:
         return Architecture(

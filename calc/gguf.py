@@ -424,8 +424,8 @@ def _recurrent_and_gemma4_keys(
         out["global_head_dim"] = config.get("head_dim")
         out["head_dim"] = _meta(md, arch, "attention.key_length_swa")
         out["num_kv_shared_layers"] = _meta(md, arch, "attention.shared_kv_layers", 0)
-        if _meta(md, arch, "expert_count", 0):
-            out["enable_moe_block"] = True
+        # src/models/gemma4.cpp: a layer has the expert block when its router (ffn_gate_inp) is in the file.
+        out["enable_moe_block"] = "blk.0.ffn_gate_inp.weight" in names
     return {k: v for k, v in out.items() if v is not None}
 
 

@@ -16,9 +16,10 @@ weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_
 into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
 glm4, glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4
-Scout, Maverick), deepseek32 (DeepSeek V3.2), smollm3 (SmolLM3-3B), exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b
-and -120b), all on copies with fewer layers or experts, command-r and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies
-with 4 layers and 16 experts; the V2 files predate the kv_b split; with that one tensor swapped they match).
+Scout, Maverick), deepseek32 (DeepSeek V3.2), gemma4 (Gemma 4 31B and 26B-A4B's expert block), smollm3 (SmolLM3-3B),
+exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), all on copies with fewer layers or experts, command-r and
+deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16 experts; the V2 files predate the kv_b split; with
+that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
 padding), qwen3, qwen2moe, cohere2, exaone, granite. Approximate: olmo2, starcoder2, phimoe and unknown
 architectures (llama layout).
@@ -478,10 +479,16 @@ def _layers_qwen35(b: _Builder, arch: Architecture) -> None:
 
 
 def _layers_gemma4(b: _Builder, arch: Architecture) -> None:
-    """LLM_ARCH_GEMMA4 dense (Gemma 4 31B; convert_hf_to_gguf.py Gemma4Model, src/models/gemma4.cpp): sliding layers
-    of head size 256 with their own V, global layers of head size 512 whose V is the K projection (no attn_v),
-    q/k norms, sandwich norms, a one-value layer_output_scale; one rope_freqs for the global layers' proportional
-    RoPE is added after the blocks."""
+    """LLM_ARCH_GEMMA4 (Gemma 4 31B and 26B-A4B; conversion/gemma.py Gemma4Model, src/models/gemma4.cpp at
+    0c1e57098): sliding layers of head size 256 with their own V, global layers of head size 512 whose V is the K
+    projection (no attn_v), q/k norms, sandwich norms, a one-value layer_output_scale; one rope_freqs for the global
+    layers' proportional RoPE is added after the blocks.
+
+    In an expert block the dense ffn_gate/up/down stay (the loader's "normal FFN as shared expert", here the shared
+    expert's width) and the loader adds the router ffn_gate_inp {n_embd, n_expert} with its ffn_gate_inp.scale
+    {n_embd} (router.scale), pre_ffw_norm_2, post_ffw_norm_1/2, the checkpoint's fused ffn_gate_up_exps {n_embd,
+    2 × n_ff_exp, n_expert}, ffn_down_exps and the per-expert ffn_down_exps.scale {n_expert} (router.per_expert_scale,
+    loaded by llama-model.cpp's generic pass of optional scales)."""
     n_embd = arch.hidden_size
     for il in range(arch.n_layers):
         head, _ = arch.layer_head_dims(il)
@@ -497,8 +504,19 @@ def _layers_gemma4(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "post_attention_norm.weight", n_embd)
         b.blk(il, "layer_output_scale.weight", 1)
         b.blk(il, "ffn_norm.weight", n_embd)
-        _dense_ffn(b, arch, il, arch.ffn_size[il])
+        moe = _layer_is_moe(arch, il)
+        _dense_ffn(b, arch, il, arch.shared_expert_ffn_size if moe else arch.ffn_size[il])
         b.blk(il, "post_ffw_norm.weight", n_embd)
+        if moe:
+            n_exp, n_ff = arch.n_experts, arch.expert_ffn_size
+            b.blk(il, "ffn_gate_inp.weight", n_embd, n_exp)
+            b.blk(il, "ffn_gate_inp.scale", n_embd)
+            b.blk(il, "pre_ffw_norm_2.weight", n_embd)
+            b.blk(il, "post_ffw_norm_1.weight", n_embd)
+            b.blk(il, "post_ffw_norm_2.weight", n_embd)
+            b.blk(il, "ffn_gate_up_exps.weight", n_embd, 2 * n_ff, n_exp)
+            b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp)
+            b.blk(il, "ffn_down_exps.scale", n_exp)
 
 
 def _layers_granitehybrid(b: _Builder, arch: Architecture) -> None:

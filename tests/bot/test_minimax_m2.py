@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter, LlamaFileType
 
+from tests.gguf_by_hand import assert_read_as_predicted, write_text_model_keys, write_zero_tensors
 from tests.groundtruth import DATA, GIB, llamacpp_rows
 from vramfit.bot.cli import run
 from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.file_types import FileType
-from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
 from vramfit.calc.tensors import count_params, gguf_tensors
 from vramfit.calc.weights import weight_bytes
 
@@ -160,12 +160,7 @@ def test_a_gguf_header_written_as_the_converter_does_gives_the_config_architectu
     path = tmp_path / "minimax-m2.gguf"
     writer = GGUFWriter(str(path), arch="minimax-m2")
     # TextModel.set_gguf_parameters plus MiniMaxM2Model's two keys (conversion/minimax.py).
-    writer.add_block_count(TINY["num_hidden_layers"])
-    writer.add_context_length(TINY["max_position_embeddings"])
-    writer.add_embedding_length(TINY["hidden_size"])
-    writer.add_feed_forward_length(TINY["intermediate_size"])
-    writer.add_head_count(TINY["num_attention_heads"])
-    writer.add_head_count_kv(TINY["num_key_value_heads"])
+    write_text_model_keys(writer, TINY, head_count_kv=TINY["num_key_value_heads"])
     writer.add_expert_count(TINY["num_local_experts"])
     writer.add_expert_used_count(TINY["num_experts_per_tok"])
     writer.add_key_length(TINY["head_dim"])
@@ -174,20 +169,7 @@ def test_a_gguf_header_written_as_the_converter_does_gives_the_config_architectu
     writer.add_expert_feed_forward_length(TINY["intermediate_size"])
     writer.add_rope_dimension_count(TINY["rotary_dim"])
     writer.add_token_list([f"t{i}" for i in range(1024)])
-    for name, shape in _tensors_by_hand(TINY).items():  # F32 where the converter forces it, F16 elsewhere
-        f32 = len(shape) == 1 or ".ffn_gate_inp." in name
-        writer.add_tensor(name, np.zeros(tuple(reversed(shape)), dtype=np.float32 if f32 else np.float16))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-
-    header = read_gguf(path)
-    from_file, from_config = architecture_from_gguf(header), from_hf_config(TINY)
+    header = write_zero_tensors(writer, path, _tensors_by_hand(TINY))
+    from_file, from_config = assert_read_as_predicted(header, TINY)
     assert from_file.model_copy(update={"context_length": 0}) == from_config.model_copy(update={"context_length": 0})
     assert from_file.arch == "minimax-m2" and from_file.n_experts == 8 and from_file.expert_ffn_size == 128
-    weights = weights_from_gguf(from_file, header)
-    predicted = weight_bytes(from_config, FileType.F16)
-    assert weights.tensor_bytes == predicted.tensor_bytes
-    assert (weights.gpu_bytes, weights.host_bytes) == (predicted.gpu_bytes, predicted.host_bytes)
-    assert weights.params == count_params(from_config)

@@ -52,6 +52,7 @@ PRESET_CONFIGS = {
     "deepseek-v3.1": "DeepSeek-V3.1.json",
     "qwen3-coder-30b-a3b": "Qwen3-Coder-30B-A3B-Instruct.json",
     "qwen3-coder-480b-a35b": "Qwen3-Coder-480B-A35B-Instruct.json",
+    "gemma-4-26b-a4b": "gemma-4-26B-A4B.json",
 }
 
 
@@ -264,9 +265,9 @@ def test_gemma_4_caches_a_window_on_sliding_layers_and_wide_heads_on_global_ones
     assert answer["estimate"]["kv_cache_naive_bytes"] == c["num_hidden_layers"] * 32768 * per_cell_sliding
 
 
-def test_gemma_4_with_an_expert_block_is_refused_until_it_is_modelled(tmp_path: Path) -> None:
+def test_gemma_4_with_shared_kv_layers_is_refused_until_it_is_modelled(tmp_path: Path) -> None:
     text = _config("Gemma-4-31B-it-NVFP4.json")["text_config"]
-    config = {**text, "enable_moe_block": True, "num_experts": 128, "top_k_experts": 8, "moe_intermediate_size": 704}
+    config = {**text, "num_kv_shared_layers": 20}  # E2B/E4B: the last layers read an earlier layer's cache
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     out = io.StringIO()
