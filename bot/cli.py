@@ -220,7 +220,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     model = _model_from_file(args)
     if model is None and args.model:
-        model = load_catalog().model(args.model).ref()
+        # The preset's id: the parser's request builder applies the preset's own default quant (gpt-oss: MXFP4_MOE).
+        overrides["model"] = load_catalog().model(args.model).id
     if model is not None:
         overrides["model"] = model
     if args.quant:
@@ -327,6 +328,15 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
     assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)
+    if isinstance(overrides["model"], str):  # a preset named by --model: its ref, and the quant it ships in
+        preset = load_catalog().model(overrides["model"])
+        overrides["model"] = preset.ref()
+        if (
+            "quant" not in overrides
+            and preset.default_quant
+            and overrides.get("engine", Engine.LLAMA_CPP) == Engine.LLAMA_CPP
+        ):
+            overrides["quant"] = preset.default_quant
     fit = answer(Request(**overrides), tuple(load_catalog().gpus.values()))
     return FitResult(answer=fit), args.lang or "en", assumed, ()
 

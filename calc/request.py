@@ -87,6 +87,12 @@ class Request(BaseModel):
     def flash_attn_effective(self) -> bool:
         if self.flash_attn is not None:
             return self.flash_attn
+        if self.runner == "ollama" and self.engine == Engine.LLAMA_CPP:
+            # Ollama's own default per model family; a quantized cache needs OLLAMA_FLASH_ATTENTION=1 (calc.ollama).
+            from vramfit.calc.ollama import flash_attention_by_default
+
+            quantized = self.kv_cache not in (KvType.F16, KvType.BF16, KvType.F32)
+            return quantized or flash_attention_by_default(self.model.architecture.arch)
         # llama.cpp's -fa auto turns flash attention on when the GPU backend supports it (all CUDA/Metal/ROCm
         # builds since 2025); vLLM always uses its flash/paged attention kernels.
         return True

@@ -277,3 +277,37 @@ def test_the_card_says_when_the_first_token_comes_for_the_asked_prompt() -> None
     assert f"first token after ≈ {seconds:.1f} s for a 32K prompt ({fast:.1f}–{slow:.1f} s)" in description
     no_figure = default_backend().answer("llama 3.1 8b 32k on a 3060", None, {})  # no sourced FP16 figure
     assert "first token" not in (render_card(no_figure, no_figure.lang).description or "")
+
+
+@pytest.mark.parametrize(
+    ("question", "flash", "same_as"),
+    [
+        # Llama: Ollama runs it without flash attention unless OLLAMA_FLASH_ATTENTION=1.
+        (
+            "llama 3.1 8b on ollama 4090",
+            False,
+            ["--model", "llama-3.1-8b", "--context", "32768", "--flash-attn", "off"],
+        ),
+        # gpt-oss, Qwen3 and Gemma 3 have it on by default (ollama/ollama #11996, #12482, #12639).
+        ("gpt-oss 20b on ollama 4090", True, ["--model", "gpt-oss-20b", "--context", "32768", "--flash-attn", "on"]),
+        ("qwen3 8b on ollama 4090", True, ["--model", "qwen3-8b", "--context", "32768", "--flash-attn", "on"]),
+        ("gemma 3 12b on ollama 4090", True, ["--model", "gemma-3-12b", "--context", "32768", "--flash-attn", "on"]),
+        # A quantized cache works on Ollama only with flash attention, so asking for one turns it on.
+        (
+            "llama 3.1 8b on ollama with q8_0 cache 4090",
+            True,
+            ["--model", "llama-3.1-8b", "--context", "32768", "--flash-attn", "on", "--kv-cache", "q8_0"],
+        ),
+        # Said outright, the question's own setting wins.
+        ("llama 3.1 8b on ollama with flash attention 4090", True, ["--model", "llama-3.1-8b", "--context", "32768"]),
+    ],
+)
+def test_ollama_runs_flash_attention_as_ollama_does(question: str, flash: bool, same_as: list[str]) -> None:
+    _, out = vram("--json", question)
+    answer = json.loads(out)
+    assert answer["request"]["flash_attn"] is flash
+    _, plain = vram("--json", *same_as, "--gpu", "4090")
+    for key in ("kv_cache_bytes", "compute_bytes", "total_bytes"):
+        assert answer["estimate"][key] == json.loads(plain)["estimate"][key], key
+    _, text = vram(question)
+    assert ("OLLAMA_FLASH_ATTENTION=1" in text) is flash
