@@ -293,7 +293,8 @@ def active_params(parts: _Parts) -> int:
 
 
 def _decode(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> DecodeSpeed | None:
-    return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0)
+    return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0,
+                        layers=parts.arch.n_layers)  # fmt: skip
 
 
 def _ceiling(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> float | None:
