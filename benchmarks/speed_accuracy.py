@@ -166,7 +166,8 @@ def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False
     gpu = load_catalog().gpus[row.gpu]
     request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
     speed = prefill_speed(llama_cpp.active_params(llama_cpp._parts(request)), fp16_tflops=gpu.fp16_tflops * row.count,
-                          backend=row.backend, calibration=calibration, bound=bound)  # fmt: skip
+                          backend=row.backend, calibration=calibration, bound=bound,
+                          geforce=llama_cpp.is_geforce(gpu))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -209,6 +210,10 @@ def prefill_table(rows: list[SpeedRow]) -> None:
         _summary(backend, shipped_ratios[backend], check_ratios[backend])
     if check_ratios:
         _summary("all", [r for v in shipped_ratios.values() for r in v], [r for v in check_ratios.values() for r in v])
+    for k, fold in enumerate(folds):
+        rows_k = [r for r in usable if r.fold == k]
+        _summary(f"fold {k}", [r.measured / (_prefill(r, PREFILL_CALIBRATION) or 1.0) for r in rows_k],
+                 [r.measured / (_prefill(r, fold) or 1.0) for r in rows_k])  # fmt: skip
     if "--fit" in sys.argv:
         print(f"\nprefill fitted on every row: {fit_prefill(usable)}")
 

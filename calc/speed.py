@@ -126,13 +126,13 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 18 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.85, 44 % within ±30 %):
-# rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), up to
-# twice the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
+# Fitted on the 18 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.89, 61 % within ±30 %):
+# rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), faster than
+# the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.392, "metal": 0.673, "vulkan": 0.933, "rocm": 0.352},
-    band=(0.68, 2.03),
-    default_efficiency=0.67,
+    efficiency={"cuda": 0.355, "metal": 0.673, "vulkan": 0.466, "rocm": 0.352},
+    band=(0.75, 1.43),
+    default_efficiency=0.465,
 )
 
 
@@ -143,11 +143,17 @@ def prefill_speed(
     backend: str,
     calibration: PrefillCalibration = PREFILL_CALIBRATION,
     bound: bool = False,
+    geforce: bool = False,
 ) -> DecodeSpeed | None:
-    """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak)."""
+    """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak).
+
+    ``geforce``: the card is an NVIDIA GeForce, whose sourced FP16 figure (NVIDIA's "FP16 Tensor with FP32
+    Accumulate") is half its FP16-accumulate rate; llama.cpp's matrix products accumulate in FP16 (cuBLAS) or in
+    INT32 on the INT8 path (MMQ), which GeForce runs at full rate, so its peak here is twice the figure. Workstation
+    and datacenter cards run both at one rate."""
     if fp16_tflops <= 0 or active_params <= 0:
         return None
     e = 1.0 if bound else calibration.efficiency.get(backend, calibration.default_efficiency)
-    speed = e * fp16_tflops * 1e12 / (2 * active_params)
+    speed = e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params)
     low, high = (1.0, 1.0) if bound else calibration.band
     return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))

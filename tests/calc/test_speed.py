@@ -118,16 +118,23 @@ def test_a_partial_offload_reads_its_cpu_layers_from_ram(
 
 def test_prefill_is_bound_by_the_tensor_throughput() -> None:
     """Two FLOPs per parameter per prompt token: Llama 3.1 8B (8,030,261,248 parameters) on an RTX 4090, whose dense
-    FP16 tensor peak is 165.2 TFLOPS (NVIDIA's Ada whitepaper, in presets/gpus.toml)."""
+    FP16 tensor peak is 165.2 TFLOPS with FP32 accumulate (NVIDIA's Ada whitepaper, in presets/gpus.toml) and twice
+    that, 330.4, with the FP16 accumulate llama.cpp's matrix products use (GeForce halves only the former). An RTX
+    A6000 (workstation) runs both at its 154.8."""
     catalog = load_catalog()
     request = Request(model=catalog.models["llama-3.1-8b"].ref(), context=4096,
                       gpus=(GpuChoice(gpu=catalog.gpus["rtx-4090"]),))  # fmt: skip
     fit = fit_gpu(request, request.gpus[0], with_max_context=False)
     assert fit.prefill is not None
     params = 8_030_261_248
-    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 165.2e12 / (2 * params)
+    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 330.4e12 / (2 * params)
     assert fit.prefill.tokens_per_second == round(expected, 1)
     low, high = PREFILL_CALIBRATION.band
     assert (fit.prefill.low, fit.prefill.high) == (round(expected * low, 1), round(expected * high, 1))
+    pro = Request(model=request.model, context=4096, gpus=(GpuChoice(gpu=catalog.gpus["rtx-a6000"]),))
+    pro_fit = fit_gpu(pro, pro.gpus[0], with_max_context=False)
+    assert pro_fit.prefill is not None
+    pro_expected = PREFILL_CALIBRATION.efficiency["cuda"] * 154.8e12 / (2 * params)
+    assert pro_fit.prefill.tokens_per_second == round(pro_expected, 1)
     unknown = Request(model=request.model, gpus=(GpuChoice(gpu=catalog.gpus["rtx-3060-12gb"]),))
     assert fit_gpu(unknown, unknown.gpus[0], with_max_context=False).prefill is None  # no sourced FP16 figure
