@@ -4,15 +4,20 @@
     python benchmarks/speed_accuracy.py --fit    # also the constants calc/speed.py would get from the fit half
 
 Each row is run through the calculator at its own setting (device, model, quant, offload); the table prints the
-measured tokens/s, the bandwidth bound, vramfit's estimate and measured ÷ estimate side by side. The calibration of
-calc/speed.py was fitted on the rows whose id is even (as a hex number) and is checked here on the odd ones.
-Prefill (pp) rows are counted but not estimated yet. Asserts nothing.
+measured tokens/s, the bandwidth bound, vramfit's estimate and measured ÷ estimate side by side. The shipped calibration
+of calc/speed.py is fitted on every row; the check column estimates each row with the constants fitted on the other
+half only (rows split by their id as a hex number, even or odd), so it is out of sample.
+Prefill (pp) rows are estimated where the presets carry the GPU's FP16 throughput. Both tables end with the summary
+per backend and per fold (fold k: its rows checked with the constants fitted on the other fold). Asserts nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +41,8 @@ from vramfit.calc.speed import (  # noqa: E402
 )
 
 
-def read_of(row: SpeedRow) -> tuple[BytesPerToken, bool]:
+def read_of(row: SpeedRow) -> tuple[BytesPerToken, bool, int]:
+    """What a token of ``row`` reads, whether the model is a mixture of experts, and its layers."""
     gpu = load_catalog().gpus[row.gpu]
     request = Request(
         model=row.model,
@@ -56,11 +62,11 @@ def read_of(row: SpeedRow) -> tuple[BytesPerToken, bool]:
         read = llama_cpp.bytes_per_token(parts, 1, cpu_expert_blocks=int(value))
     else:
         read = llama_cpp.bytes_per_token(parts, 1)
-    return read, parts.arch.n_experts > 0
+    return read, parts.arch.n_experts > 0, n_layers
 
 
 def _speed(row: SpeedRow, calibration: DecodeCalibration, bound: bool = False) -> float:
-    read, moe = read_of(row)
+    read, moe, layers = read_of(row)
     speed = decode_speed(
         read,
         gpu_bandwidth_gbs=load_catalog().gpus[row.gpu].bandwidth_gbs,
@@ -69,6 +75,7 @@ def _speed(row: SpeedRow, calibration: DecodeCalibration, bound: bool = False) -
         ram_bandwidth_gbs=row.host_bandwidth_gbs or ASSUMED_RAM_BANDWIDTH_GBS,
         calibration=calibration,
         bound=bound,
+        layers=layers,
     )
     assert speed is not None
     return speed.tokens_per_second
@@ -79,47 +86,88 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(share * (len(ordered) - 1))))]
 
 
+def minimize(f: Callable[[list[float]], float], x0: list[float], rounds: int = 6) -> list[float]:
+    """Nelder-Mead from ``x0``, restarted ``rounds`` times from its last best point (deterministic)."""
+    best = list(x0)
+    for _ in range(rounds):
+        n = len(best)
+        points = [best] + [[v + (0.5 if i == j else 0.0) for j, v in enumerate(best)] for i in range(n)]
+        values = [f(p) for p in points]
+        for _ in range(400 * n):
+            order = sorted(range(n + 1), key=values.__getitem__)
+            points, values = [points[i] for i in order], [values[i] for i in order]
+            if values[-1] - values[0] < 1e-12:
+                break
+            centre = [sum(p[j] for p in points[:-1]) / n for j in range(n)]
+            worst = points[-1]
+            reflected = [c + (c - w) for c, w in zip(centre, worst, strict=True)]
+            fr = f(reflected)
+            if fr < values[0]:
+                expanded = [c + 2 * (c - w) for c, w in zip(centre, worst, strict=True)]
+                fe = f(expanded)
+                points[-1], values[-1] = (expanded, fe) if fe < fr else (reflected, fr)
+            elif fr < values[-2]:
+                points[-1], values[-1] = reflected, fr
+            else:
+                contracted = [c + 0.5 * (w - c) for c, w in zip(centre, worst, strict=True)]
+                fc = f(contracted)
+                if fc < values[-1]:
+                    points[-1], values[-1] = contracted, fc
+                else:
+                    points = [points[0]] + [[a + 0.5 * (b - a) for a, b in zip(points[0], p, strict=True)]
+                                            for p in points[1:]]  # fmt: skip
+                    values = [values[0]] + [f(p) for p in points[1:]]
+        best = points[min(range(n + 1), key=values.__getitem__)]
+    return best
+
+
+def _share(x: float) -> float:
+    """A share in (0, 1) from any real number (the logistic function): no engine exceeds the bandwidth."""
+    return 1 / (1 + math.exp(-x))
+
+
 def fit(rows: list[SpeedRow]) -> DecodeCalibration:
-    """The constants from ``rows``: per backend, the median of measured ÷ bound over dense rows with every layer on
-    the GPU; the MoE factor, the median over MoE rows on the GPU of what is left; the host efficiency, the median
-    over offloaded rows of what explains their time once the GPU part is taken out; the band, the 10th and 90th
-    percentile of measured ÷ estimate."""
-    bound = DecodeCalibration(efficiency={}, moe_factor=1.0, host_efficiency=1.0, band=(1.0, 1.0))
-    dense: dict[str, list[float]] = {}
-    for row in rows:
-        if row.offload == "all" and not read_of(row)[1]:
-            dense.setdefault(row.backend, []).append(row.measured / _speed(row, bound, bound=True))
-    efficiency = {backend: round(statistics.median(ratios), 3) for backend, ratios in dense.items()}
-    default = round(statistics.median([r for ratios in dense.values() for r in ratios]), 3)
-    base = DecodeCalibration(efficiency=efficiency, moe_factor=1.0, host_efficiency=1.0, band=(1, 1),
-                             default_efficiency=default)  # fmt: skip
-    moe = [row.measured / _speed(row, base) for row in rows if row.offload == "all" and read_of(row)[1]]
-    moe_factor = round(statistics.median(moe), 3) if moe else 1.0
-    host: list[float] = []
-    for row in rows:
-        read, is_moe = read_of(row)
-        if row.offload == "all" or not read.host:
-            continue
-        e_gpu = efficiency.get(row.backend, default) * (moe_factor if is_moe else 1.0)
-        gpu_seconds = read.gpu / (load_catalog().gpus[row.gpu].bandwidth_gbs * 1e9 * e_gpu)
-        left = 1 / row.measured - gpu_seconds
-        if left > 0:
-            ram = (row.host_bandwidth_gbs or ASSUMED_RAM_BANDWIDTH_GBS) * 1e9
-            host.append(read.host / (ram * left) / (moe_factor if is_moe else 1.0))
-    host_efficiency = round(statistics.median(host), 3) if host else 0.3
-    fitted = DecodeCalibration(efficiency=efficiency, moe_factor=moe_factor, host_efficiency=host_efficiency,
-                               band=(1, 1), default_efficiency=default)  # fmt: skip
+    """The constants from ``rows``, fitted together: the least squares of log(measured ÷ estimate) over every row,
+    with one GPU efficiency per backend that has rows, the MoE factor, the host efficiency and the fixed cost per
+    layer (efficiencies at most 1, the cost at least 0); a backend without rows gets the median of the backends'
+    efficiencies; the band is the 10th and 90th percentile of measured ÷ estimate."""
+    features = [(row, *read_of(row), load_catalog().gpus[row.gpu].bandwidth_gbs * 1e9,
+                 (row.host_bandwidth_gbs or ASSUMED_RAM_BANDWIDTH_GBS) * 1e9) for row in rows]  # fmt: skip
+    backends = sorted({row.backend for row in rows})
+
+    def unpack(x: list[float]) -> tuple[dict[str, float], float, float, float]:
+        efficiency = {b: _share(v) for b, v in zip(backends, x, strict=False)}
+        return efficiency, math.exp(x[-3]), _share(x[-2]), abs(x[-1]) * 100e-6
+
+    def loss(x: list[float]) -> float:
+        efficiency, moe_factor, host, overhead = unpack(x)
+        total = 0.0
+        for row, read, moe, layers, bandwidth, ram in features:
+            m = moe_factor if moe else 1.0
+            seconds = read.gpu / (bandwidth * efficiency[row.backend] * m) + layers * overhead
+            if read.host:
+                seconds += read.host / (ram * host * m)
+            total += math.log(row.measured * seconds) ** 2
+        return total
+
+    x = minimize(loss, [0.5] * len(backends) + [0.0, 1.0, 1.0])
+    efficiency, moe_factor, host_efficiency, overhead = unpack(x)
+    efficiency = {b: round(e, 3) for b, e in efficiency.items()}
+    default = round(statistics.median(efficiency.values()), 3)
+    fitted = DecodeCalibration(efficiency=efficiency, moe_factor=round(moe_factor, 3),
+                               host_efficiency=round(host_efficiency, 3), band=(1, 1), default_efficiency=default,
+                               layer_overhead_us=round(overhead * 1e6, 1))  # fmt: skip
     ratios = [row.measured / _speed(row, fitted) for row in rows]
     band = (round(percentile(ratios, 0.1), 2), round(percentile(ratios, 0.9), 2))
-    return DecodeCalibration(efficiency=efficiency, moe_factor=moe_factor, host_efficiency=host_efficiency,
-                             band=band, default_efficiency=default)  # fmt: skip
+    return dataclasses.replace(fitted, band=band)
 
 
 def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False) -> float | None:
     gpu = load_catalog().gpus[row.gpu]
     request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
     speed = prefill_speed(llama_cpp.active_params(llama_cpp._parts(request)), fp16_tflops=gpu.fp16_tflops * row.count,
-                          backend=row.backend, calibration=calibration, bound=bound)  # fmt: skip
+                          backend=row.backend, calibration=calibration, bound=bound,
+                          geforce=llama_cpp.is_geforce(gpu))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -162,6 +210,10 @@ def prefill_table(rows: list[SpeedRow]) -> None:
         _summary(backend, shipped_ratios[backend], check_ratios[backend])
     if check_ratios:
         _summary("all", [r for v in shipped_ratios.values() for r in v], [r for v in check_ratios.values() for r in v])
+    for k, fold in enumerate(folds):
+        rows_k = [r for r in usable if r.fold == k]
+        _summary(f"fold {k}", [r.measured / (_prefill(r, PREFILL_CALIBRATION) or 1.0) for r in rows_k],
+                 [r.measured / (_prefill(r, fold) or 1.0) for r in rows_k])  # fmt: skip
     if "--fit" in sys.argv:
         print(f"\nprefill fitted on every row: {fit_prefill(usable)}")
 
@@ -170,7 +222,8 @@ def main() -> None:
     rows, left = speed_rows()
     decode = [r for r in rows if r.kind == "tg"]
     prefill = [r for r in rows if r.kind == "pp"]
-    print(f"{len(decode)} decode rows estimated; {len(prefill)} prefill rows not estimated yet; {len(left)} rows "
+    print(f"{len(decode)} decode rows estimated; {len(prefill)} prefill rows (estimated below where the GPU's FP16 "
+          f"throughput is known); {len(left)} rows "
           "left out (device or model without a preset, CPU-only runs, spills past VRAM, unusual quants)\n")  # fmt: skip
     folds = [fit([r for r in decode if r.fold != k]) for k in (0, 1)]  # fold k is checked with the other's fit
     print(f"{'row':<15} {'fold':<4} {'backend':<7} {'device':<24} {'model':<24} {'offload':<9} "
@@ -193,6 +246,10 @@ def main() -> None:
     for backend in sorted(check_ratios):
         _summary(backend, shipped_ratios[backend], check_ratios[backend])
     _summary("all", [r for v in shipped_ratios.values() for r in v], [r for v in check_ratios.values() for r in v])
+    for k, fold in enumerate(folds):
+        rows_k = [r for r in decode if r.fold == k]
+        _summary(f"fold {k}", [r.measured / _speed(r, CALIBRATION) for r in rows_k],
+                 [r.measured / _speed(r, fold) for r in rows_k])  # fmt: skip
     if "--fit" in sys.argv:
         print("\nfitted on every row (the constants for calc/speed.py):")
         print(f"  {fit(decode)}")

@@ -39,6 +39,7 @@ DEVICES: dict[str, tuple[str, int]] = {
     "M3 Ultra": ("apple-m3-ultra-512gb", 1),
     "NVIDIA A100 80GB PCIe": ("a100-80gb-pcie", 1),
     "NVIDIA A100-SXM4-80GB": ("a100-80gb", 1),
+    "NVIDIA GB10": ("dgx-spark", 1),
     "NVIDIA GeForce RTX 2080 (8 GB)": ("rtx-2080", 1),
     "NVIDIA GeForce RTX 3080": ("rtx-3080-10gb", 1),
     "NVIDIA GeForce RTX 3080 Ti": ("rtx-3080-ti", 1),

@@ -7,15 +7,24 @@ What sits on the GPU is read at the GPU's memory bandwidth, what stays on the ho
 experts kept there by ``--n-cpu-moe``) at the system RAM's, one after the other:
 
     seconds per token = gpu_bytes / (gpu_bandwidth × e_gpu) + host_bytes / (ram_bandwidth × e_host)
+                        + layers × layer_overhead
 
-No engine reaches the bandwidth. ``e`` is calibrated, per backend, on the published llama-bench results of
-tests/data/groundtruth/speed.jsonl: :data:`DECODE_EFFICIENCY` holds the median of measured ÷ bandwidth bound over
-the rows fitted (every other row, by id), and the band the 10th and 90th percentiles of measured ÷ estimate over
-them; ``benchmarks/speed_accuracy.py`` prints the fit and the check on the rows not fitted. Mixture-of-experts
-models reach less of the bandwidth than dense ones (smaller, scattered reads; the router), so they have their own
-factor, fitted the same way. The host side is fitted on the few offloaded rows (layers or experts in system RAM:
-five rows, so its figure is the least certain). Builds differ a lot (Metal rows of 2023 run at two thirds of 2025's
-speed on the same Mac), which is most of the band.
+No engine reaches the bandwidth: ``e`` is the share its reads reach, per backend. And a token is not one read:
+each layer is a dozen kernels or more (norms, projections, attention, the feed-forward), and each costs a fixed time
+however few bytes it reads (the launch and the host's graph work, the ramp-up and tail of a kernel too small to keep
+every memory channel busy, the sync between them). ``layer_overhead`` is that fixed cost per layer, about 100 µs:
+next to a 70B layer's milliseconds it is little, but a small model on a fast card spends most of its token on it
+(with an 8B model an A100 reaches a third of its bandwidth, an RTX 4070 Ti four fifths): small models are bound by
+latency, not bandwidth. Mixture-of-experts models reach less of the bandwidth than dense ones (smaller, scattered
+reads; the router), so they have their own factor.
+
+The constants (:data:`CALIBRATION`) are fitted together on the published llama-bench results of
+tests/data/groundtruth/speed.jsonl by ``benchmarks/speed_accuracy.py --fit``: the least squares of
+log(measured ÷ estimate), each ``e`` at most 1, the overhead at least 0; the band is the 10th and 90th percentiles of
+measured ÷ estimate. The benchmark also fits on each half of the rows and checks on the other half (out of sample).
+The host side rests on the few offloaded rows (layers or experts in system RAM: five rows, so its figure is the
+least certain). Builds differ a lot (Metal rows of 2023 run at two thirds of 2025's speed on the same Mac; the
+fixed cost of 2024's CUDA builds is larger than that of 2025's Vulkan), which is most of the band.
 """
 
 from __future__ import annotations
@@ -27,21 +36,23 @@ from dataclasses import dataclass
 class DecodeCalibration:
     """The constants of the decode model, fitted by ``benchmarks/speed_accuracy.py --fit``."""
 
-    efficiency: dict[str, float]  # backend → share of the bandwidth bound a dense model reaches on the GPU
+    efficiency: dict[str, float]  # backend → share of the GPU's bandwidth a dense model's reads reach
     moe_factor: float  # mixture-of-experts models reach this share of a dense model's efficiency
     host_efficiency: float  # share of the system RAM's bandwidth reached by what stays on the host
     band: tuple[float, float]  # measured ÷ estimate at the 10th and 90th percentile of the fitted rows
     default_efficiency: float = 0.55  # a backend without fitted rows
+    layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
 
 
-# Fitted on the 39 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
-# each half of the rows and checks on the other half (out of sample: median 0.99, 64 % of rows within ±30 %).
+# Fitted on the 46 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
+# each half of the rows and checks on the other half (out of sample: median 0.99, 85 % of rows within ±30 %).
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.647, "metal": 0.553, "vulkan": 0.65, "rocm": 0.417, "sycl": 0.292},
-    moe_factor=0.756,
-    host_efficiency=0.792,
-    band=(0.61, 1.18),
-    default_efficiency=0.641,
+    efficiency={"cuda": 0.971, "metal": 0.704, "rocm": 0.609, "sycl": 0.335, "vulkan": 0.688},
+    moe_factor=0.877,
+    host_efficiency=0.58,
+    band=(0.74, 1.23),
+    default_efficiency=0.688,
+    layer_overhead_us=95.9,
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s (a 2026 desktop).
@@ -81,9 +92,10 @@ def decode_speed(
     ram_bandwidth_gbs: float = ASSUMED_RAM_BANDWIDTH_GBS,
     calibration: DecodeCalibration = CALIBRATION,
     bound: bool = False,
+    layers: int = 0,
 ) -> DecodeSpeed | None:
-    """The decode speed for ``read``, or None when the GPU's bandwidth is unknown (``bound``: every byte at full
-    bandwidth, the ceiling no engine reaches)."""
+    """The decode speed for ``read`` by a model of ``layers`` layers, or None when the GPU's bandwidth is unknown
+    (``bound``: every byte at full bandwidth and no fixed cost, the ceiling no engine reaches)."""
     if gpu_bandwidth_gbs <= 0 or (read.host and ram_bandwidth_gbs <= 0) or read.gpu + read.host <= 0:
         return None
     e_gpu = e_host = 1.0
@@ -96,6 +108,8 @@ def decode_speed(
     seconds = read.gpu / (gpu_bandwidth_gbs * 1e9 * e_gpu)
     if read.host:
         seconds += read.host / (ram_bandwidth_gbs * 1e9 * e_host)
+    if not bound:
+        seconds += layers * calibration.layer_overhead_us * 1e-6
     speed = 1 / seconds
     low, high = (1.0, 1.0) if bound else calibration.band
     return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))
@@ -112,13 +126,13 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 18 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.85, 44 % within ±30 %):
-# rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), up to
-# twice the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
+# Fitted on the 18 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.89, 61 % within ±30 %):
+# rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), faster than
+# the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.392, "metal": 0.673, "vulkan": 0.933, "rocm": 0.352},
-    band=(0.68, 2.03),
-    default_efficiency=0.67,
+    efficiency={"cuda": 0.355, "metal": 0.673, "vulkan": 0.466, "rocm": 0.352},
+    band=(0.75, 1.43),
+    default_efficiency=0.465,
 )
 
 
@@ -129,11 +143,17 @@ def prefill_speed(
     backend: str,
     calibration: PrefillCalibration = PREFILL_CALIBRATION,
     bound: bool = False,
+    geforce: bool = False,
 ) -> DecodeSpeed | None:
-    """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak)."""
+    """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak).
+
+    ``geforce``: the card is an NVIDIA GeForce, whose sourced FP16 figure (NVIDIA's "FP16 Tensor with FP32
+    Accumulate") is half its FP16-accumulate rate; llama.cpp's matrix products accumulate in FP16 (cuBLAS) or in
+    INT32 on the INT8 path (MMQ), which GeForce runs at full rate, so its peak here is twice the figure. Workstation
+    and datacenter cards run both at one rate."""
     if fp16_tflops <= 0 or active_params <= 0:
         return None
     e = 1.0 if bound else calibration.efficiency.get(backend, calibration.default_efficiency)
-    speed = e * fp16_tflops * 1e12 / (2 * active_params)
+    speed = e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params)
     low, high = (1.0, 1.0) if bound else calibration.band
     return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))

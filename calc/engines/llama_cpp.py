@@ -17,7 +17,7 @@ from vramfit.calc.compute import ComputeBuffers, compute_buffers, offloaded_comp
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
 from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
-from vramfit.calc.gpu import Gpu
+from vramfit.calc.gpu import Gpu, Segment, Vendor
 from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, host_bytes, usable_ram
 from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
 from vramfit.calc.recurrent import recurrent_state
@@ -226,7 +226,9 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         tokens_per_second=ceiling,
         decode=decode_estimate(decode),
         prefill=decode_estimate(
-            prefill_speed(active_params(parts), fp16_tflops=gpu.fp16_tflops * count, backend=gpu.backend)
+            prefill_speed(
+                active_params(parts), fp16_tflops=gpu.fp16_tflops * count, backend=gpu.backend, geforce=is_geforce(gpu)
+            )
             if placed
             else None
         ),
@@ -292,8 +294,14 @@ def active_params(parts: _Parts) -> int:
     return round(weights.params * (1 - unused / weights.tensor_bytes))
 
 
+def is_geforce(gpu: Gpu) -> bool:
+    """An NVIDIA consumer or laptop card (GeForce): its FP32-accumulate tensor rate is half its FP16 one."""
+    return gpu.vendor == Vendor.NVIDIA and gpu.segment in (Segment.CONSUMER, Segment.LAPTOP)
+
+
 def _decode(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> DecodeSpeed | None:
-    return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0)
+    return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0,
+                        layers=parts.arch.n_layers)  # fmt: skip
 
 
 def _ceiling(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> float | None:

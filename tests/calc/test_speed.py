@@ -34,7 +34,8 @@ def _published(row_id: str) -> float:
 def test_a_dense_token_reads_every_layer_the_output_and_the_kv_cache() -> None:
     """Llama 2 7B Q4_0 on an RTX 3090, llama-bench tg128 (spd-05aaad159c: 167.3 t/s). Q4_0 stores 18 bytes per 32
     values; llama.cpp's Q4_0 mix keeps the output in Q6_K (210 bytes per 256) and the norms in f32. The KV cache of
-    256 cells (128 tokens, padded) is f16."""
+    256 cells (128 tokens, padded) is f16. The estimate reads those bytes at the CUDA share of the bandwidth and adds
+    the fixed cost of each of the 32 layers."""
     layer = (4 * 4096 * 4096 + 3 * 4096 * 11008) * 18 // 32 + 2 * 4096 * 4
     output = 32000 * 4096 * 210 // 256
     kv = 32 * 256 * 2 * 4096 * 2
@@ -45,7 +46,8 @@ def test_a_dense_token_reads_every_layer_the_output_and_the_kv_cache() -> None:
     fit = fit_gpu(request, request.gpus[0], with_max_context=False)
     assert fit.tokens_per_second == round(936e9 / read, 1)  # the bound: the 3090's 936 GB/s, every byte once
     assert fit.decode is not None
-    assert fit.decode.tokens_per_second == round(936e9 * CALIBRATION.efficiency["cuda"] / read, 1)
+    seconds = read / (936e9 * CALIBRATION.efficiency["cuda"]) + 32 * CALIBRATION.layer_overhead_us * 1e-6
+    assert fit.decode.tokens_per_second == round(1 / seconds, 1)
     assert fit.decode.low <= _published("spd-05aaad159c") <= fit.decode.high
 
 
@@ -63,6 +65,23 @@ def test_a_mixture_of_experts_reads_only_the_experts_it_uses() -> None:
     experts_read = sum(e * 4 // 32 for e in weights.expert_layer_bytes)
     expected = dense_part + experts_read + weights.output_bytes + sum(parts.kv.layer_bytes)
     assert llama_cpp.bytes_per_token(parts, 1) == BytesPerToken(gpu=expected, host=0)
+
+
+def test_each_layer_adds_a_fixed_cost_that_bounds_small_models() -> None:
+    """The fixed cost per layer is added to the bandwidth time: with 100 µs per layer, 1 GiB at 1000 GB/s (1.07 ms)
+    by 16 layers takes 2.67 ms a token; the bound ignores it; a model of no layers reads at the bandwidth only."""
+    from vramfit.calc.speed import DecodeCalibration
+
+    calibration = DecodeCalibration(efficiency={"cuda": 1.0}, moe_factor=1.0, host_efficiency=1.0, band=(1.0, 1.0),
+                                    layer_overhead_us=100.0)  # fmt: skip
+    read = BytesPerToken(gpu=GIB, host=0)
+    small = decode_speed(read, gpu_bandwidth_gbs=1000, backend="cuda", moe=False, calibration=calibration, layers=16)
+    bound = decode_speed(read, gpu_bandwidth_gbs=1000, backend="cuda", moe=False, calibration=calibration, layers=16,
+                         bound=True)  # fmt: skip
+    flat = decode_speed(read, gpu_bandwidth_gbs=1000, backend="cuda", moe=False, calibration=calibration)
+    assert small is not None and bound is not None and flat is not None
+    assert small.tokens_per_second == round(1 / (GIB / 1000e9 + 16 * 100e-6), 1) == 374.0
+    assert bound.tokens_per_second == flat.tokens_per_second == round(1000e9 / GIB, 1) == 931.3
 
 
 def test_what_stays_on_the_host_is_read_at_the_ram_speed() -> None:
@@ -91,23 +110,31 @@ def test_a_partial_offload_reads_its_cpu_layers_from_ram(
                       gpus=(GpuChoice(gpu=catalog.gpus[gpu]),))  # fmt: skip
     parts = llama_cpp._parts(request)
     read = llama_cpp.bytes_per_token(parts, 1, cpu_layers=parts.arch.n_layers - offload, output_on_cpu=True)
-    speed = decode_speed(read, gpu_bandwidth_gbs=448, backend="cuda", moe=False, ram_bandwidth_gbs=93.9)
+    speed = decode_speed(read, gpu_bandwidth_gbs=448, backend="cuda", moe=False, ram_bandwidth_gbs=93.9,
+                         layers=parts.arch.n_layers)  # fmt: skip
     assert speed is not None
     assert speed.low <= _published(row_id) <= speed.high
 
 
 def test_prefill_is_bound_by_the_tensor_throughput() -> None:
     """Two FLOPs per parameter per prompt token: Llama 3.1 8B (8,030,261,248 parameters) on an RTX 4090, whose dense
-    FP16 tensor peak is 165.2 TFLOPS (NVIDIA's Ada whitepaper, in presets/gpus.toml)."""
+    FP16 tensor peak is 165.2 TFLOPS with FP32 accumulate (NVIDIA's Ada whitepaper, in presets/gpus.toml) and twice
+    that, 330.4, with the FP16 accumulate llama.cpp's matrix products use (GeForce halves only the former). An RTX
+    A6000 (workstation) runs both at its 154.8."""
     catalog = load_catalog()
     request = Request(model=catalog.models["llama-3.1-8b"].ref(), context=4096,
                       gpus=(GpuChoice(gpu=catalog.gpus["rtx-4090"]),))  # fmt: skip
     fit = fit_gpu(request, request.gpus[0], with_max_context=False)
     assert fit.prefill is not None
     params = 8_030_261_248
-    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 165.2e12 / (2 * params)
+    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 330.4e12 / (2 * params)
     assert fit.prefill.tokens_per_second == round(expected, 1)
     low, high = PREFILL_CALIBRATION.band
     assert (fit.prefill.low, fit.prefill.high) == (round(expected * low, 1), round(expected * high, 1))
+    pro = Request(model=request.model, context=4096, gpus=(GpuChoice(gpu=catalog.gpus["rtx-a6000"]),))
+    pro_fit = fit_gpu(pro, pro.gpus[0], with_max_context=False)
+    assert pro_fit.prefill is not None
+    pro_expected = PREFILL_CALIBRATION.efficiency["cuda"] * 154.8e12 / (2 * params)
+    assert pro_fit.prefill.tokens_per_second == round(pro_expected, 1)
     unknown = Request(model=request.model, gpus=(GpuChoice(gpu=catalog.gpus["rtx-3060-12gb"]),))
     assert fit_gpu(unknown, unknown.gpus[0], with_max_context=False).prefill is None  # no sourced FP16 figure
