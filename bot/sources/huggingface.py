@@ -159,7 +159,7 @@ def _from_shared(cache: RemoteCache, reference: HubReference, *, any_age: bool) 
 
 def _to_shared(cache: RemoteCache, reference: HubReference, remote: RemoteHeader) -> None:
     summary = json.dumps({"files": list(remote.files), "header": remote.header.model_dump(mode="json")})
-    cache.put(CachedRead(hub_key(reference), "hub", remote.commit, summary))
+    cache.put(CachedRead(hub_key(reference), "hub", remote.commit or reference.revision, summary))
 
 
 def read_remote_header(reference: HubReference, cache: RemoteCache | None = None) -> RemoteHeader:
