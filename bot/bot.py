@@ -106,6 +106,8 @@ class VramBot(commands.AutoShardedBot):
                 # Answers do not need the store: run without server settings rather than not at all.
                 self.store_error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, StorageError) else str(exc)
                 log.error("Settings store unavailable, running without server settings: %s", self.store_error)
+        if self.store is not None and self.backend.use_remote_cache is not None:
+            self.backend.use_remote_cache(self.store.remote_cache())  # Hub and Ollama reads shared by every process
         await self.tree.set_translator(VramTranslator())
         for name in extensions():
             try:
@@ -121,6 +123,8 @@ class VramBot(commands.AutoShardedBot):
     async def close(self) -> None:
         await super().close()
         store, self.store = self.store, None
+        if store is not None and self.backend.use_remote_cache is not None:
+            self.backend.use_remote_cache(None)
         if store is not None:
             await store.close()
         self.answer_pool.shutdown(wait=False, cancel_futures=True)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.i18n import Lang, Tr, _
-from vramfit.calc.errors import BadNumberError, UnknownModelError, UnsupportedArchitectureError, VramfitError
+from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
 from vramfit.calc.gpu import GIB
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
@@ -132,7 +132,6 @@ def _number(text: str, what: str, low: int, high: int) -> int:
 
 
 def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
-    from vramfit.calc.architecture import from_hf_config
     from vramfit.calc.files import read_config_json
     from vramfit.calc.gguf import architecture_from_gguf, read_gguf
 
@@ -160,16 +159,11 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
             source=str(args.gguf),
         )
     if args.config:
+        from vramfit.bot.answering.configs import model_from_config
+
         path = Path(args.config)
         config = read_config_json(path)
-        name = str(config.get("_name_or_path") or path.parent.name or path.stem)[:200]
-        try:
-            architecture = from_hf_config(config)
-        except UnsupportedArchitectureError as exc:
-            exc.suggestions = _nearest_presets(name, exc)
-            raise
-        return ModelRef(id=name.split("/")[-1].lower() or "config", name=name or path.name,
-                        architecture=architecture, source=str(path))  # fmt: skip
+        return model_from_config(config, fallback_name=path.parent.name or path.stem, source=str(path))
     return None
 
 
@@ -188,15 +182,6 @@ def _ollama_flag(value: str) -> ModelRef | None:
     from vramfit.bot.sources.ollama import ollama_model
 
     return ollama_model(reference)[0]
-
-
-def _nearest_presets(name: str, error: VramfitError) -> list[str]:
-    """Presets a user could ask about instead: the closest names to the model's own, else to its architecture."""
-    from vramfit.calc.presets import load_catalog
-
-    catalog = load_catalog()
-    by_name = catalog.suggest_models(name.split("/")[-1], 3)
-    return by_name or catalog.suggest_models(str(error.details.get("subject")), 3)
 
 
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from vramfit.bot.i18n import Lang
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import VramfitError
+from vramfit.calc.request import ModelRef
+
+if TYPE_CHECKING:
+    from vramfit.bot.sources.cache import RemoteCache
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]
@@ -44,6 +48,7 @@ class Overrides(TypedDict, total=False):
     compare_model: str  # the second model of a comparison (intent "compare")
     model_prefix: str  # what fits: only preset models whose id starts with this ("qwen")
     engines: bool  # llama.cpp and vLLM side by side
+    model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +66,7 @@ class ModelInfo:
     source_url: str = ""  # a model read from a Hub file's header: that file's URL
     source_file: str = ""
     source_revision: str = ""
+    source_kind: str = ""  # "attachment": read from a config.json attached to the question (source_file names it)
 
 
 def rope_scaling_label(arch: Architecture) -> str:
@@ -349,6 +355,9 @@ class Backend:
     answer: Answerer
     suggest_models: Suggester
     suggest_gpus: Suggester
+    # Where remote reads (a Hub file's header, an Ollama tag's) are kept: the bot gives its store once it is open;
+    # None (a fake backend) ignores it.
+    use_remote_cache: Callable[[RemoteCache | None], None] | None = None
     quants: tuple[str, ...] = (
         "Q4_K_M",
         "Q5_K_M",

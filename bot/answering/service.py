@@ -42,12 +42,14 @@ from vramfit.bot.answering.cards import (
     WhatFitsCard,
     rope_scaling_label,
 )
+from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.i18n import Lang
 from vramfit.calc.errors import VramfitError
 
 if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
     from vramfit.bot.parser import ParsedQuery
+    from vramfit.bot.sources.cache import RemoteCache
     from vramfit.calc.gpu import Gpu
     from vramfit.calc.presets import Catalog
     from vramfit.calc.request import GpuChoice, Request
@@ -108,11 +110,21 @@ class CalcBackend:
             ((m.name, m.id, (m.id, m.name, *m.aliases)) for m in self.catalog.models.values()), key=lambda e: e[1]
         )
         self._gpu_entries = sorted(((g.name, g.id, (g.id, g.name, *g.aliases)) for g in self._gpus), key=lambda e: e[1])
+        self.remote_cache: RemoteCache | None = None  # None: remote reads are kept in the user's cache folder
 
     # -- the port ----------------------------------------------------------------------------------------------------
 
     def backend(self) -> Backend:
-        return Backend(answer=self.answer, suggest_models=self.suggest_models, suggest_gpus=self.suggest_gpus)
+        return Backend(
+            answer=self.answer,
+            suggest_models=self.suggest_models,
+            suggest_gpus=self.suggest_gpus,
+            use_remote_cache=self.use_remote_cache,
+        )
+
+    def use_remote_cache(self, cache: RemoteCache | None) -> None:
+        """Keep remote reads in ``cache`` (the bot's store) rather than the user's cache folder."""
+        self.remote_cache = cache
 
     def answer(self, text: str, lang: Lang | None, overrides: Overrides) -> AnyCard:
         key = (text.strip(), lang, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
@@ -183,7 +195,9 @@ class CalcBackend:
         text = text.strip()
         from vramfit.bot.sources.references import find_ollama_tag, find_reference  # refuses other hosts' URLs
 
-        found = find_reference(text) if text else None
+        if "model_ref" in overrides:  # read from a file (an attached config.json): the text only says the rest
+            fields["model"] = overrides["model_ref"]
+        found = find_reference(text) if text and "model" not in fields else None
         if found is not None:  # a Hub GGUF: its own header's numbers (read by range requests, cached for a day)
             from vramfit.bot.sources.huggingface import gguf_model
 
@@ -194,17 +208,17 @@ class CalcBackend:
                     quant = str(parse(text, self.catalog).quant or "")
                 except VramfitError:
                     quant = ""
-            model, file_quant = gguf_model(reference, quant)
+            model, file_quant = gguf_model(reference, quant, self.remote_cache)
             fields["model"] = model
             fields["quant"] = file_quant or quant or "Q4_K_M"
         tag = None
-        if found is None and text and "model" not in overrides:
+        if found is None and text and "model" not in overrides and "model" not in fields:
             tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None)
         if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
             from vramfit.bot.sources.ollama import ollama_model
 
             reference_tag, text = tag
-            model, file_quant = ollama_model(reference_tag)  # the registry's manifest, then the blob's header
+            model, file_quant = ollama_model(reference_tag, self.remote_cache)  # the manifest, then the header
             fields["model"] = model
             if file_quant or "quant" not in fields:  # the tag is one file: its own quant, whatever the words say
                 fields["quant"] = file_quant or str(fields.get("quant") or "Q4_K_M")
@@ -247,6 +261,7 @@ class CalcBackend:
         request, est = result.request, result.estimate
         arch = request.model.architecture
         heads, dim = naive_heads_and_dim(arch)
+        attached = request.model.source.startswith(ATTACHED_SOURCE)
         swa = bool(arch.sliding_window and any(arch.swa_layers))
         model = ModelInfo(
             id=request.model.id,
@@ -259,7 +274,7 @@ class CalcBackend:
             trained_context=arch.context_length,
             scaled_context=arch.rope_scaled_context,
             rope_scaling=rope_scaling_label(arch),
-            **_hub_source(request.model.source if request.model.gguf is not None else ""),
+            **_hub_source(request.model.source if request.model.gguf is not None or attached else ""),
         )
         assumptions = assumptions_of(request)
         byte_fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(Estimate) if f.name != "kv_pool_tokens"}
@@ -271,7 +286,8 @@ class CalcBackend:
             tips = tuple(self.tips(request, request.gpus[0], str(first.verdict), max_context=first.max_context))
         from vramfit.bot.answering.commands import run_command, runnable
 
-        stateful = self.catalog.find_model(request.model.id) is not None
+        # Buttons recompute a card from its preset's id: a model read from a file has none, whatever its name.
+        stateful = not attached and request.model.gguf is None and self.catalog.find_model(request.model.id) is not None
         command = ""
         split = None
         if request.gpus and result.fits and request.runner == "ollama":
@@ -510,7 +526,10 @@ _OLLAMA_SOURCE = re.compile(
 def _hub_source(source: str) -> dict[str, str]:
     """The card's source line for a model read from a file's header: a Hub file (bot.sources.huggingface writes its
     source as https://huggingface.co/{repo}/blob/{revision}/{file}) or an Ollama tag (bot.sources.ollama:
-    ollama://{registry}/{namespace}/{model}:{tag}@{manifest digest}, linked to the tag's page on ollama.com)."""
+    ollama://{registry}/{namespace}/{model}:{tag}@{manifest digest}, linked to the tag's page on ollama.com); or a
+    config.json attached to the question (attachment:{file name})."""
+    if source.startswith(ATTACHED_SOURCE):
+        return {"source_kind": "attachment", "source_file": source.removeprefix(ATTACHED_SOURCE)}
     if found := _OLLAMA_SOURCE.match(source):
         namespace, name = found["namespace"], f"{found['model']}:{found['tag']}"
         shown = name if namespace == "library" else f"{namespace}/{name}"

@@ -31,6 +31,7 @@ from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.render.embed import help_text, render_card, render_error
 from vramfit.bot.storage import Store, ThreadQuestion
 from vramfit.bot.storage.defaults import GuildDefaults, guild_defaults, reply_to_mention
+from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.replies import retry_text
@@ -101,7 +102,8 @@ class AutoAnswer(commands.Cog):
     async def _in_channel(
         self, store: Store, message: discord.Message, text: str, defaults: GuildDefaults, *, mentioned: bool
     ) -> None:
-        if not mentioned and not await self.bot.off_loop(asks_memory_question, text):
+        attached = config_attachment(message.attachments) is not None  # a config.json: a question about that model
+        if not mentioned and not attached and not await self.bot.off_loop(asks_memory_question, text):
             return
         if not await self._claim(store, message):
             return
@@ -124,9 +126,10 @@ class AutoAnswer(commands.Cog):
     ) -> None:
         previous = await store.thread_question(thread.id)
         starter = message.id == thread.id  # a forum post's first message has the thread's id
+        attached = config_attachment(message.attachments) is not None
         if previous is None:
             question = f"{thread.name}\n{text}".strip() if starter and thread.name else text
-            if not mentioned and not await self.bot.off_loop(asks_memory_question, question):
+            if not mentioned and not attached and not await self.bot.off_loop(asks_memory_question, question):
                 return
             if not await self._claim(store, message):
                 return
@@ -140,17 +143,20 @@ class AutoAnswer(commands.Cog):
             card_lang = await self._answer(
                 store, message, question, defaults, defaults.lang, overrides, mentioned=mentioned
             )
-            if card_lang is None:
-                await store.release("thread", thread.id)  # not answered: a later message may still ask
+            if card_lang is None or attached:
+                # Not answered, or answered for an attached file the thread cannot keep (a follow-up of its own
+                # words would be about another model): a later message may ask the thread's question.
+                await store.release("thread", thread.id)
                 return
             await store.set_thread_question(thread.id, thread.guild.id, ThreadQuestion(question, {}, card_lang))
             return
 
         change = followup_slots(text) if text else None
-        if change is None:
-            if mentioned and await self._claim(store, message) and await self._allowed(message, True):
+        if change is None or attached:  # a question of its own (a config.json attached is one)
+            asked = mentioned or attached
+            if asked and await self._claim(store, message) and await self._allowed(message, mentioned):
                 overrides = await self.bot.off_loop(defaults.apply, text, Overrides())
-                await self._answer(store, message, text, defaults, defaults.lang, overrides, mentioned=True)
+                await self._answer(store, message, text, defaults, defaults.lang, overrides, mentioned=mentioned)
             return
         before = from_json(previous.overrides)
         merged = merge(before, change)
@@ -185,14 +191,17 @@ class AutoAnswer(commands.Cog):
         when no card was sent. A mention follows /vram-settings mentions here too (public, or by DM)."""
         reply_lang: Lang = lang or lang_of_text(text)
         private = defaults if mentioned and defaults.private_mentions else None
-        if not text.strip() and not overrides:
+        attachment = config_attachment(message.attachments)
+        if not text.strip() and not overrides and attachment is None:
             await self._reply(store, message, private, reply_lang, content=help_text(reply_lang))
             return None
         try:
+            if attachment is not None:  # the model is the attached config.json's, whatever the words name
+                overrides = Overrides(**overrides, model_ref=await attached_model(self.bot, attachment))
             card = await self.bot.answer(text[:MAX_QUERY], lang, overrides)
         except AnswerError as error:
             log.debug("No card for message %s: %s", message.id, error.code)
-            if mentioned or error.code in ("unknown_model", "unknown_gpu"):
+            if mentioned or attachment is not None or error.code in ("unknown_model", "unknown_gpu"):
                 await self._reply(store, message, private, reply_lang, content=render_error(error, reply_lang))
             return None
         sent = await self._reply(

@@ -22,6 +22,7 @@ from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.render.embed import help_text, render_card, render_error
 from vramfit.bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
+from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.replies import retry_text
@@ -53,6 +54,7 @@ class Vram(commands.Cog):
         users=_("users"),
         gpu_count=_("gpu_count"),
         engine=_("engine"),
+        config=_("config"),
     )
     @app_commands.describe(
         query=_("Your question, e.g. “llama3 8b 32k on a 3060”"),
@@ -64,6 +66,7 @@ class Vram(commands.Cog):
         users=_("Users served at once; 1 by default"),
         gpu_count=_("How many of the GPU"),
         engine=_("Inference engine; llama.cpp by default"),
+        config=_("A model's config.json from Hugging Face, for any model (overrides the model)"),
     )
     @app_commands.choices(quant=QUANT_CHOICES, kv_cache=KV_CHOICES, engine=ENGINE_CHOICES)
     @app_commands.allowed_installs(guilds=True, users=True)
@@ -81,6 +84,7 @@ class Vram(commands.Cog):
         users: app_commands.Range[int, 1, MAX_USERS] | None = None,
         gpu_count: app_commands.Range[int, 1, MAX_GPU_COUNT] | None = None,
         engine: str | None = None,
+        config: discord.Attachment | None = None,
     ) -> None:
         overrides = Overrides()
         for key, value in (
@@ -95,7 +99,7 @@ class Vram(commands.Cog):
         ):
             if value is not None:
                 overrides[key] = value  # type: ignore[literal-required]
-        await answer_interaction(self.bot, interaction, query, overrides)
+        await answer_interaction(self.bot, interaction, query, overrides, config=config)
 
     @vram.autocomplete("model")
     async def _model_autocomplete(
@@ -129,17 +133,21 @@ class Vram(commands.Cog):
         if defaults.autoanswers(message) or not await claim_message(self.bot, message):
             return  # an auto-answer channel answers it, or it was answered already (duplicate event, other process)
         text = strip_mentions(message, self.bot.user.id)
+        attachment = config_attachment(message.attachments)  # a config.json: the model to answer for
         lang: Lang = defaults.lang or lang_of_text(text)
         retry = self.bot.mention_cooldown.hit(message.author.id)
         if retry is not None:
             if self.warned.hit(message.author.id) is None:  # say it once per window, not to every message
                 await self._reply(message, defaults, lang, content=retry_text(Tr(lang), retry))
             return
-        if not text:
+        if not text and attachment is None:
             await self._reply(message, defaults, lang, content=help_text(lang))
             return
         try:
-            card = await self.bot.answer(text[:MAX_QUERY], defaults.lang, Overrides(), defaults)
+            overrides = Overrides()
+            if attachment is not None:
+                overrides["model_ref"] = await attached_model(self.bot, attachment)
+            card = await self.bot.answer(text[:MAX_QUERY], defaults.lang, overrides, defaults)
         except AnswerError as error:
             await self._reply(message, defaults, lang, content=render_error(error, lang))
             return

@@ -369,6 +369,8 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
                 revision=clean(card.model.source_revision[:12]),
             )
         )
+    elif card.model.source_kind == "attachment":
+        lines.append(tr(_("📄 Read from the attached **{file}**"), file=clean(card.model.source_file)))
     if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
         lines.append(extra)
     if card.ollama_split is not None:

@@ -22,6 +22,9 @@ SUBJECT_MESSAGES: dict[str, str] = {
     "unsupported_architecture": _(
         "vramfit can't model the **{subject}** architecture yet, so it gives no number for it."
     ),
+    "attachment_too_large": _(
+        "The attached file is larger than **{subject}**, so I didn't read it: a config.json is a few KiB."
+    ),
     "remote_not_found": _("I couldn't find **{subject}** on Hugging Face."),
     "remote_gated": _(
         "**{subject}** needs access on Hugging Face (a gated or private repo); the owner of this server or terminal "

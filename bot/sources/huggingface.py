@@ -6,7 +6,8 @@ A question may name a repo (``unsloth/Qwen3.5-9B-GGUF``), a link to it or to one
 asked quant (every part of a split file), and reads each header with HTTP range requests: the metadata and the
 tensor table only, at most :data:`vramfit.calc.limits.MAX_GGUF_HEADER_BYTES`. What was read is cached in the user's
 cache folder (``calc.presets.cache_dir``) for a day, so a second question about the same file needs no network, and
-``VRAMFIT_OFFLINE=1`` answers from that cache only.
+``VRAMFIT_OFFLINE=1`` answers from that cache only. The bot keeps these reads in its store instead
+(:mod:`bot.sources.cache`), under the same rules.
 
 huggingface_hub does the talking (it honours ``HF_ENDPOINT`` and ``HF_TOKEN``): the file list
 (:meth:`HfApi.list_repo_tree`), the file's metadata and the storage URL the Hub redirects to
@@ -32,6 +33,7 @@ from typing import Any, BinaryIO, TypeVar, cast
 from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.cache import CachedRead, RemoteCache, hub_key
 from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
@@ -144,11 +146,28 @@ def _store(reference: HubReference, remote: RemoteHeader) -> None:
     write_cache_file(path, json.dumps(data).encode("utf-8"))
 
 
-def read_remote_header(reference: HubReference) -> RemoteHeader:
+def _from_shared(cache: RemoteCache, reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
+    read = cache.get(hub_key(reference))
+    try:
+        if read is None or (not any_age and read.age_seconds > CACHE_SECONDS):
+            return None
+        data = json.loads(read.summary)
+        return RemoteHeader(GgufHeader.model_validate(data["header"]), tuple(data["files"]), read.revision, 0)
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _to_shared(cache: RemoteCache, reference: HubReference, remote: RemoteHeader) -> None:
+    summary = json.dumps({"files": list(remote.files), "header": remote.header.model_dump(mode="json")})
+    cache.put(CachedRead(hub_key(reference), "hub", remote.commit or reference.revision, summary))
+
+
+def read_remote_header(reference: HubReference, cache: RemoteCache | None = None) -> RemoteHeader:
     """The header of the reference's file: from the cache when read in the last day (or at any age with
-    ``VRAMFIT_OFFLINE=1``), else listed and read from the Hub and cached."""
+    ``VRAMFIT_OFFLINE=1``), else listed and read from the Hub and cached. ``cache``: where to keep it instead of the
+    user's cache folder (the bot's store, see :mod:`bot.sources.cache`)."""
     offline = is_offline()
-    cached = _cached(reference, any_age=offline)
+    cached = _cached(reference, any_age=offline) if cache is None else _from_shared(cache, reference, any_age=offline)
     if cached is not None:
         return cached
     if offline:
@@ -156,7 +175,10 @@ def read_remote_header(reference: HubReference) -> RemoteHeader:
             "remote_offline", f"{reference.repo} is not in the cache and VRAMFIT_OFFLINE is set", subject=reference.repo
         )
     remote = _read_from_hub(reference)
-    _store(reference, remote)
+    if cache is None:
+        _store(reference, remote)
+    else:
+        _to_shared(cache, reference, remote)
     return remote
 
 
@@ -253,11 +275,11 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
     return RemoteHeader(merge_gguf_headers(headers), tuple(files), commit, requests)
 
 
-def gguf_model(reference: HubReference, quant: str = "") -> tuple[ModelRef, str]:
+def gguf_model(reference: HubReference, quant: str = "", cache: RemoteCache | None = None) -> tuple[ModelRef, str]:
     """The model of ``reference`` (``quant`` when the reference names none) and the quant of the file read."""
     if quant and not reference.quant and not reference.file:
         reference = replace(reference, quant=quant.upper())
-    remote = read_remote_header(reference)
+    remote = read_remote_header(reference, cache)
     first = remote.files[0].rsplit("/", 1)[-1]
     name = str(remote.header.metadata.get("general.name") or first.removesuffix(".gguf"))[:200]
     revision = remote.commit[:12] or reference.revision

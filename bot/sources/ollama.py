@@ -17,7 +17,8 @@ HTTP client is huggingface_hub's session, with redirects checked here and a time
 What was read is cached for a day in the user's cache folder (``calc.presets.cache_dir``), one entry per registry,
 name and tag holding the manifest digest it was read at: within the day a question is answered with no request;
 after it the manifest is asked again (one small request) and the header kept when the digest is the same.
-``VRAMFIT_OFFLINE=1`` answers from the cache only, at any age.
+``VRAMFIT_OFFLINE=1`` answers from the cache only, at any age. The bot keeps these reads in its store instead
+(:mod:`bot.sources.cache`), under the same rules.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from urllib.parse import urljoin, urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.cache import CachedRead, RemoteCache, ollama_key
 from vramfit.bot.sources.ranged import MAX_REDIRECTS, REDIRECTS, RangedFile, StatusError
 from vramfit.bot.sources.references import OllamaReference, allowed_ollama_host, is_offline, registry
 from vramfit.calc.file_types import file_type_in_header
@@ -220,18 +222,39 @@ def _store(reference: OllamaReference, remote: OllamaHeader) -> None:
     write_cache_file(path, json.dumps(data).encode("utf-8"))
 
 
-def read_ollama_header(reference: OllamaReference) -> OllamaHeader:
+def _from_shared(cache: RemoteCache, reference: OllamaReference) -> tuple[OllamaHeader, float] | None:
+    read = cache.get(ollama_key(reference))
+    try:
+        if read is None:
+            return None
+        data = json.loads(read.summary)
+        header = GgufHeader.model_validate(data["header"])
+        return OllamaHeader(header, read.revision, str(data["blob_digest"]), 0), read.age_seconds
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _to_shared(cache: RemoteCache, reference: OllamaReference, remote: OllamaHeader) -> None:
+    summary = json.dumps({"blob_digest": remote.blob_digest, "header": remote.header.model_dump(mode="json")})
+    cache.put(CachedRead(ollama_key(reference), "ollama", remote.manifest_digest, summary, etag=remote.manifest_digest))
+
+
+def read_ollama_header(reference: OllamaReference, cache: RemoteCache | None = None) -> OllamaHeader:
     """The header of the tag's model blob: from the cache when read in the last day (or at any age with
-    ``VRAMFIT_OFFLINE=1``), else from the registry (see the module docstring) and cached."""
+    ``VRAMFIT_OFFLINE=1``), else from the registry (see the module docstring) and cached. ``cache``: where to keep
+    it instead of the user's cache folder (the bot's store, see :mod:`bot.sources.cache`)."""
     offline = is_offline()
-    cached = _cached(reference)
+    cached = _cached(reference) if cache is None else _from_shared(cache, reference)
     if cached is not None and (offline or cached[1] <= CACHE_SECONDS):
         return cached[0]
     if offline:
         name = reference.name
         raise AnswerError("ollama_offline", f"{name} is not in the cache and VRAMFIT_OFFLINE is set", subject=name)
     remote = _read_from_registry(reference, cached[0] if cached else None)
-    _store(reference, remote)
+    if cache is None:
+        _store(reference, remote)
+    else:
+        _to_shared(cache, reference, remote)  # a digest seen before: kept again, as read now
     return remote
 
 
@@ -258,9 +281,9 @@ def _read_from_registry(reference: OllamaReference, known: OllamaHeader | None) 
     return OllamaHeader(header, digest, blob, client.requests)
 
 
-def ollama_model(reference: OllamaReference) -> tuple[ModelRef, str]:
+def ollama_model(reference: OllamaReference, cache: RemoteCache | None = None) -> tuple[ModelRef, str]:
     """The model of ``reference`` and the quant its header declares ("" when it declares none)."""
-    remote = read_ollama_header(reference)
+    remote = read_ollama_header(reference, cache)
     host = urlparse(registry()).netloc or registry()
     short = remote.manifest_digest.removeprefix("sha256:")[:12]
     source = f"ollama://{host}/{reference.namespace}/{reference.model}:{reference.tag}@{short}"

@@ -80,6 +80,21 @@ MIGRATIONS: tuple[Migration, ...] = (
         "index to prune threads that went quiet",
         ("CREATE INDEX thread_questions_by_time ON thread_questions (updated_at)",),
     ),
+    Migration(
+        4,
+        "remote reads (Hub and Ollama header summaries) shared by the bot's processes",
+        (
+            """CREATE TABLE remote_reads (
+                source_key TEXT PRIMARY KEY,
+                source TEXT NOT NULL,
+                revision TEXT NOT NULL DEFAULT '',
+                etag TEXT NOT NULL DEFAULT '',
+                fetched_at BIGINT NOT NULL,
+                summary TEXT NOT NULL
+            )""",
+            "CREATE INDEX remote_reads_by_time ON remote_reads (fetched_at)",
+        ),
+    ),
 )
 
 

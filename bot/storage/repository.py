@@ -8,6 +8,9 @@
   decides who answers a message or a thread: exactly one caller gets ``True``, across restarts and processes.
 * The last question asked in a thread (text, the structured overrides of follow-ups, language), so follow-ups
   ("what about 32k?") are answered against it.
+* What was read from the Hub or an Ollama registry (:class:`bot.sources.cache.CachedRead`: a header summary under
+  its source's key, with the revision and ETag it was read at and when), so every process answers a second question
+  about the same file without a request.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from vramfit.bot.sources.cache import CachedRead
 from vramfit.bot.storage.db import Database, Tx
 
 LanguageSetting = Literal["user", "ko", "en"]
@@ -190,6 +194,34 @@ class Repository:
                     now_ms(),
                 ),
             )
+
+    # -- remote reads ----------------------------------------------------------------------------------------------
+
+    def remote_read(self, key: str) -> CachedRead | None:
+        with self.db.transaction(write=False) as tx:
+            row = tx.fetchone(
+                "SELECT source, revision, etag, fetched_at, summary FROM remote_reads WHERE source_key = ?", (key,)
+            )
+        if row is None:
+            return None
+        source, revision, etag, fetched_at, summary = row
+        return CachedRead(key, str(source), str(revision), str(summary), str(etag), int(fetched_at) / 1000)
+
+    def put_remote_read(self, read: CachedRead) -> None:
+        """Keep ``read`` under its key (the later of two processes reading the same file at once wins)."""
+        with self.db.transaction(write=True) as tx:
+            tx.execute(
+                "INSERT INTO remote_reads (source_key, source, revision, etag, fetched_at, summary) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (source_key) DO UPDATE SET source = excluded.source, "
+                "revision = excluded.revision, etag = excluded.etag, fetched_at = excluded.fetched_at, "
+                "summary = excluded.summary",
+                (read.key, read.source, read.revision, read.etag, int(read.fetched_at * 1000), read.summary),
+            )
+
+    def prune_remote_reads(self, older_than_ms: int) -> int:
+        """Forget remote reads made before ``older_than_ms`` (epoch ms)."""
+        with self.db.transaction(write=True) as tx:
+            return tx.execute("DELETE FROM remote_reads WHERE fetched_at < ?", (older_than_ms,))
 
     # -- internals -----------------------------------------------------------------------------------------------
 

@@ -11,11 +11,16 @@ question) gets ``answer_timeout`` seconds (about 1 s) and then answers from the 
 raises :class:`StorageTimeout` for the caller's fallback; a write gets ``write_timeout`` seconds. After a timeout the
 store is treated as unavailable for ``DEGRADED_SECONDS``: calls fail fast instead of queueing behind a locked or
 dead database.
+
+:meth:`Store.remote_cache` is the store as the answering code's cache of Hub and Ollama reads
+(:class:`bot.sources.cache.RemoteCache`): synchronous, for the answering threads, under the same timeouts; a
+database that does not answer is a cache miss, and the source is read instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import logging
 import time
@@ -23,6 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from vramfit.bot.sources.cache import CachedRead
 from vramfit.bot.storage.db import Database, StorageError
 from vramfit.bot.storage.migrations import migrate
 from vramfit.bot.storage.repository import (
@@ -43,6 +49,8 @@ T = TypeVar("T")
 ANSWERED_RETENTION_MS = 14 * 24 * 3600 * 1000  # Discord replays at most a few minutes of events; keep two weeks
 # A thread quiet for three months is answered afresh: its next question no longer follows up the old one.
 THREAD_RETENTION_MS = 90 * 24 * 3600 * 1000
+# A remote read answers for a day (bot.sources); older ones serve only VRAMFIT_OFFLINE=1, for a month.
+REMOTE_READ_RETENTION_MS = 30 * 24 * 3600 * 1000
 DEGRADED_SECONDS = 10.0
 
 
@@ -76,7 +84,8 @@ class Store:
     async def open(
         cls, db_factory: Callable[[], Database], *, cache_seconds: float = 30.0, owner: str = "", **timeouts: float
     ) -> Store:
-        """Connect (in a thread), migrate, prune old answered records and quiet threads, and return the store."""
+        """Connect (in a thread), migrate, prune old answered records, quiet threads and month-old remote reads, and
+        return the store."""
         loop = asyncio.get_running_loop()
         db = await loop.run_in_executor(None, db_factory)
         store = cls(db, cache_seconds=cache_seconds, owner=owner, **timeouts)
@@ -88,6 +97,9 @@ class Store:
             quiet = await store._run(store.repo.prune_thread_questions, now_ms() - THREAD_RETENTION_MS)
             if quiet:
                 log.info("Forgot the questions of %d quiet threads", quiet)
+            old = await store._run(store.repo.prune_remote_reads, now_ms() - REMOTE_READ_RETENTION_MS)
+            if old:
+                log.info("Forgot %d remote reads older than a month", old)
         except BaseException:
             await store.close()
             raise
@@ -207,3 +219,42 @@ class Store:
 
     async def set_thread_question(self, thread_id: int, guild_id: int | None, question: ThreadQuestion) -> None:
         await self._timed(self.repo.set_thread_question, thread_id, guild_id, question, timeout=self.write_timeout)
+
+    # -- remote reads, for the answering threads ----------------------------------------------------------------------
+
+    def remote_cache(self) -> StoreRemoteCache:
+        """The store as the :class:`bot.sources.cache.RemoteCache` the answering code reads Hub and Ollama headers
+        through (called from the answering threads, never from the event loop)."""
+        return StoreRemoteCache(self)
+
+    def _blocking(self, fn: Callable[..., T], *args: object, timeout: float) -> T:
+        """``fn`` on the store's threads, waited for here (a worker thread) within ``timeout`` seconds."""
+        if self.degraded:
+            raise StorageTimeout("the settings database did not answer a moment ago; not waiting on it again yet")
+        future = self._executor.submit(fn, *args)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            self._degraded_until = time.monotonic() + DEGRADED_SECONDS
+            log.warning("The database did not answer within %.1f s (%s)", timeout, self.db.description)
+            raise StorageTimeout(f"the database did not answer within {timeout:g} s") from None
+
+
+class StoreRemoteCache:
+    """Remote reads kept in the store: a miss when the database is slow or down, a write that fails is logged."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def get(self, key: str) -> CachedRead | None:
+        try:
+            return self.store._blocking(self.store.repo.remote_read, key, timeout=self.store.answer_timeout)
+        except Exception as exc:  # StorageTimeout, a driver's error, a closed store: read the source instead
+            log.warning("Could not read the remote-read cache (%s: %s)", type(exc).__name__, exc)
+            return None
+
+    def put(self, read: CachedRead) -> None:
+        try:
+            self.store._blocking(self.store.repo.put_remote_read, read, timeout=self.store.write_timeout)
+        except Exception as exc:
+            log.warning("Could not keep a remote read (%s: %s)", type(exc).__name__, exc)

@@ -18,6 +18,7 @@ from vramfit.bot.i18n import Lang, Tr, lang_for_locale
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.render.embed import render_card, render_error
 from vramfit.bot.storage.defaults import guild_defaults
+from vramfit.bot.ui.attachments import attached_model
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.replies import send_ephemeral, within_window
 
@@ -59,10 +60,16 @@ QUANT_CHOICES = [
 
 
 async def answer_interaction(
-    bot: VramBot, interaction: discord.Interaction[VramBot], text: str, overrides: Overrides
+    bot: VramBot,
+    interaction: discord.Interaction[VramBot],
+    text: str,
+    overrides: Overrides,
+    *,
+    config: discord.Attachment | None = None,
 ) -> None:
     """Answer a slash command with the card for ``text`` and ``overrides``, the server's /vram-settings applied
     (its language, its engine, and its GPU shortlist when the question names no GPU); errors go only to the asker.
+    ``config``: an attached config.json, the model to answer for (:mod:`bot.ui.attachments`).
 
     The settings, the parse and the calculation run off the event loop; when they are not done within
     ``defer_after_seconds`` the interaction is deferred, so the answer never misses Discord's window."""
@@ -71,7 +78,10 @@ async def answer_interaction(
         defaults = await guild_defaults(bot, interaction.guild_id)
         lang = defaults.lang or lang_for_locale(interaction.locale)
         try:
-            return lang, await bot.answer(text, lang, overrides, defaults)
+            asked = overrides
+            if config is not None:
+                asked = Overrides(**overrides, model_ref=await attached_model(bot, config))
+            return lang, await bot.answer(text, lang, asked, defaults)
         except AnswerError as error:
             return lang, error
 

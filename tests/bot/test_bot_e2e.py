@@ -57,9 +57,10 @@ def test_sync_on_request_carries_korean_localizations() -> None:
             assert sorted(command["contexts"]) == [0, 1, 2]  # guilds, bot DMs, private channels
             options = {o["name"]: o for o in command["options"]}
             assert list(options) == [
-                "query", "model", "gpu", "quant", "kv_cache", "context", "users", "gpu_count", "engine",
+                "query", "model", "gpu", "quant", "kv_cache", "context", "users", "gpu_count", "engine", "config",
             ]  # fmt: skip
             assert options["query"]["name_localizations"] == {"ko": "질문"}
+            assert options["config"]["type"] == 11 and options["config"]["name_localizations"] == {"ko": "설정파일"}
             assert options["context"]["name_localizations"] == {"ko": "컨텍스트"}
             assert options["kv_cache"]["name_localizations"] == {"ko": "kv캐시"}
             assert options["model"]["autocomplete"] is True and options["gpu"]["autocomplete"] is True

@@ -255,3 +255,99 @@ def test_a_repo_in_slash_vram_is_deferred_answered_and_cached(
                 await asyncio.sleep(0)
 
         run(scenario())
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_restarted_bot_answers_a_hub_repo_from_its_store(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: str
+) -> None:
+    """The bot keeps what it read from the Hub in its store (SQLite or PostgreSQL), not the cache folder: a second
+    bot (a fresh process state: a new backend, no card cache, the cache folder off) sharing the database answers the
+    same file with no request to the Hub; a bot with a store of its own asks the Hub again."""
+    from tests import pg
+    from tests.fake_discord.harness import World, make_settings, run
+    from tests.fake_discord.sent import embed_of
+    from vramfit.bot.answering.service import CalcBackend
+
+    repos = {REPO: Repo(files={files["Q8_0"].name: files["Q8_0"].read_bytes()})}
+    store: dict[str, Any] = (
+        {"database_path": str(tmp_path / "vramfit.db")} if kind == "sqlite" else {"database_url": pg.fresh_url()}
+    )
+    with FakeHub(repos) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", "")  # no cache folder: only the store is shared
+
+        async def ask(**settings: Any) -> dict[str, Any]:
+            async with World.start(settings=make_settings(**settings), backend=CalcBackend().backend()) as world:
+                interaction = await world.slash(f"{REPO} Q8_0 32k 3060")
+                body: dict[str, Any] = (await world.callback(interaction, timeout=15)).json["data"]
+                return embed_of(body)
+
+        async def scenario() -> None:
+            first = await ask(**store)
+            assert "Read from the header of" in first["description"]
+            requests = len(server.log)
+            assert requests > 0
+            assert await ask(**store) == first  # restarted, same database: the same card, no request
+            assert len(server.log) == requests
+            assert await ask(database_path=":memory:") == first  # a store of its own: the Hub is asked again
+            assert len(server.log) > requests
+
+        run(scenario(), timeout=60)
+
+
+def test_a_shared_cache_keeps_hub_and_ollama_reads_with_their_revision(
+    hub: FakeHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Given a cache, the sources keep their reads there under the source's key with the revision read (the Hub's
+    commit, the manifest digest), write no cache file, and answer from it; a read older than a day is read again."""
+    import dataclasses
+
+    from tests.fake_ollama import FakeRegistry, Tag
+    from vramfit.bot.answering.cards import Card
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.sources.cache import CachedRead
+
+    class Memory:
+        def __init__(self) -> None:
+            self.reads: dict[str, CachedRead] = {}
+
+        def get(self, key: str) -> CachedRead | None:
+            return self.reads.get(key)
+
+        def put(self, read: CachedRead) -> None:
+            self.reads[read.key] = read
+
+    shared = Memory()
+
+    def answer(question: str) -> Card:
+        backend = CalcBackend()  # a new process each time: no card cache in common
+        backend.use_remote_cache(shared)
+        card = backend.answer(question, None, {})
+        assert isinstance(card, Card)
+        return card
+
+    card = answer(f"{REPO} Q8_0 8k 3060")
+    ((key, read),) = shared.reads.items()
+    assert key.startswith("hub|") and REPO in key and read.source == "hub" and read.revision
+    assert not (tmp_path / "cache").exists()  # the cache folder is not written
+    requests = len(hub.log)
+    assert answer(f"{REPO} Q8_0 32k 4090").estimate.weights_bytes == card.estimate.weights_bytes
+    assert len(hub.log) == requests
+    shared.reads[key] = dataclasses.replace(read, fetched_at=read.fetched_at - 2 * 24 * 3600)  # two days old
+    answer(f"{REPO} Q8_0 8k 3060")
+    assert len(hub.log) > requests and shared.reads[key].age_seconds < 60  # read again, and kept anew
+
+    blob = tmp_path / "blob"
+    write_gguf(blob, {**TINY_LLAMA, "vocab_size": 32768}, FileType.Q8_0, declare=True)
+    with FakeRegistry({"library/tiny-llama:3b": Tag(gguf=blob.read_bytes())}) as registry:
+        monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", registry.url)
+        first = answer("tiny-llama:3b 8k 3060")
+        read = next(r for k, r in shared.reads.items() if k.startswith("ollama|"))
+        assert read.revision.startswith("sha256:") and read.etag == read.revision
+        asked = len(registry.log)
+        assert answer("tiny-llama:3b 32k 4090").estimate.weights_bytes == first.estimate.weights_bytes
+        assert len(registry.log) == asked  # another process: no request to the registry
+    assert not (tmp_path / "cache").exists()

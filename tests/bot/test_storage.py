@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests import pg
+from vramfit.bot.sources.cache import CachedRead
 from vramfit.bot.storage import Repository, Store, ThreadQuestion, connect
 from vramfit.bot.storage.db import Database, SqliteDatabase
 from vramfit.bot.storage.migrations import MIGRATIONS, Migration, migrate
@@ -53,9 +54,9 @@ def test_migrations_run_once_and_record_their_versions(target: Target) -> None:
         assert migrate(db) == [m.version for m in MIGRATIONS]
         assert migrate(db) == []  # a second start has nothing to do
         with db.transaction(write=False) as tx:
-            assert [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3]
-        extra = (*MIGRATIONS, Migration(4, "a later release", ("CREATE TABLE later (id BIGINT PRIMARY KEY)",)))
-        assert migrate(db, extra) == [4]
+            assert [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4]
+        extra = (*MIGRATIONS, Migration(5, "a later release", ("CREATE TABLE later (id BIGINT PRIMARY KEY)",)))
+        assert migrate(db, extra) == [5]
         with pytest.raises(RuntimeError, match="newer than this vramfit"):
             migrate(db)  # an older release must not run against a newer schema
     finally:
@@ -66,16 +67,33 @@ def test_a_failed_migration_changes_nothing(target: Target) -> None:
     db = open_db(target)
     try:
         migrate(db)
-        broken = (*MIGRATIONS, Migration(4, "broken", ("CREATE TABLE half (id BIGINT)", "THIS IS NOT SQL")))
+        broken = (*MIGRATIONS, Migration(5, "broken", ("CREATE TABLE half (id BIGINT)", "THIS IS NOT SQL")))
         with pytest.raises(Exception, match=r"(?i)syntax"):
             migrate(db, broken)
         with db.transaction(write=False) as tx:
-            assert tx.fetchone("SELECT MAX(version) FROM schema_version") == (3,)
+            assert tx.fetchone("SELECT MAX(version) FROM schema_version") == (4,)
             if target[0] == "sqlite":
                 tables = tx.fetchall("SELECT name FROM sqlite_master WHERE name = 'half'")
             else:
                 tables = tx.fetchall("SELECT tablename FROM pg_tables WHERE tablename = 'half'")
             assert tables == []  # the transaction rolled back the half-applied migration
+    finally:
+        db.close()
+
+
+def test_the_remote_reads_migration_applies_to_a_database_in_use(target: Target) -> None:
+    """A database at version 3 (a bot before this release) with settings in it: migration 4 adds the remote-read
+    table and keeps every row."""
+    db = open_db(target)
+    try:
+        assert migrate(db, MIGRATIONS[:3]) == [1, 2, 3]
+        repo = Repository(db)
+        repo.set_language(GUILD, "ko")
+        assert repo.claim("message", 5, guild_id=GUILD)
+        assert migrate(db) == [4]
+        assert repo.guild(GUILD).language == "ko" and repo.is_answered("message", 5)
+        repo.put_remote_read(CachedRead("hub|x", "hub", "abc", "{}"))
+        assert repo.remote_read("hub|x") is not None
     finally:
         db.close()
 
@@ -158,6 +176,34 @@ def test_thread_questions(repo: Repository) -> None:
     assert repo.thread_question(7) == changed
 
 
+def test_remote_reads_round_trip_and_are_pruned(repo: Repository) -> None:
+    assert repo.remote_read("hub|h|o/m|main||Q8_0") is None
+    first = CachedRead("hub|h|o/m|main||Q8_0", "hub", "c0ffee", "{}", etag='"e1"', fetched_at=1_700_000_000.5)
+    repo.put_remote_read(first)
+    assert repo.remote_read(first.key) == first
+    later = CachedRead(first.key, "hub", "beef", '{"files": ["a.gguf"]}', fetched_at=1_800_000_000.0)
+    repo.put_remote_read(later)  # read again: replaces the row
+    assert repo.remote_read(first.key) == later
+    repo.put_remote_read(CachedRead("ollama|r|library|qwen3|8b", "ollama", "sha256:1", "{}", fetched_at=1.0))
+    assert repo.prune_remote_reads(older_than_ms=500) == 0  # all read after that moment
+    assert repo.prune_remote_reads(older_than_ms=1_000_000_000_000) == 1  # the one read at epoch + 1 s
+    assert repo.remote_read(first.key) == later and repo.remote_read("ollama|r|library|qwen3|8b") is None
+
+
+def test_the_store_as_a_remote_cache_misses_when_the_database_is_gone(target: Target) -> None:
+    async def scenario() -> None:
+        store = await Store.open(lambda: open_db(target))
+        cache = store.remote_cache()
+        read = CachedRead("ollama|r|library|qwen3|8b", "ollama", "sha256:1", "{}", fetched_at=1_790_000_000.25)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, cache.put, read)  # from a worker thread, as the answering code calls it
+        assert await loop.run_in_executor(None, cache.get, read.key) == read
+        await store.close()
+        assert await loop.run_in_executor(None, cache.get, read.key) is None  # never raises
+
+    asyncio.run(scenario())
+
+
 # -- data safety -----------------------------------------------------------------------------------------------------
 
 OPS = 40
@@ -207,7 +253,7 @@ def test_concurrent_writers_in_two_processes_lose_nothing(target: Target) -> Non
             versions = [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")]
     finally:
         db.close()
-    assert versions == [1, 2, 3]
+    assert versions == [1, 2, 3, 4]
     assert settings.channels == frozenset({1000 + i for i in range(OPS)} | {2000 + i for i in range(OPS)})
     assert settings.language == ("ko" if (OPS - 1) % 2 else "en")  # each process's last write of its column stands
     assert settings.engine == ("vllm" if (OPS - 1) % 2 else "llama.cpp")
@@ -233,7 +279,7 @@ def test_two_processes_migrate_a_new_database_at_once(target: Target) -> None:
         proc.join(timeout=120)
         assert proc.exitcode == 0
     applied = sorted(results.get(timeout=5) for _ in procs)
-    assert applied == [[], [1, 2, 3]]  # one applied everything, the other found nothing to do
+    assert applied == [[], [1, 2, 3, 4]]  # one applied everything, the other found nothing to do
 
 
 def test_settings_and_claims_survive_a_restart(target: Target) -> None:

@@ -94,18 +94,24 @@ class World:
         options: dict[str, Any] | None = None,
         user: JSON | None = None,
         guild: bool = True,
+        attachments: dict[str, JSON] | None = None,
     ) -> JSON:
-        """Dispatch ``/vram`` and return the interaction payload."""
+        """Dispatch ``/vram`` and return the interaction payload (``attachments``: attachment options by name, each
+        an attachment payload from :meth:`FakeDiscord.attach`)."""
         opts = []
         if query is not None:
             opts.append(p.command_option("query", query))
         for name, value in (options or {}).items():
             opts.append(p.command_option(name, value, 4 if isinstance(value, int) else 3))
+        for name, attached in (attachments or {}).items():
+            opts.append(p.command_option(name, attached["id"], 11))
+        resolved = {"attachments": {a["id"]: a for a in (attachments or {}).values()}} if attachments else None
         payload = p.slash_command(
             app_id=self.fake.app_id,
             command_id=self.command_id,
             name="vram",
             options=opts,
+            resolved=resolved,
             user_data=user or self.user,
             locale=locale,
             guild_id=GUILD_ID if guild else None,
@@ -148,8 +154,10 @@ class World:
         mention_bot: bool = True,
         author: JSON | None = None,
         mention_everyone: bool = False,
+        attachments: list[JSON] | None = None,
     ) -> JSON:
-        """Post a message in a channel (MESSAGE_CREATE) and return it."""
+        """Post a message in a channel (MESSAGE_CREATE) and return it (``attachments``: from
+        :meth:`FakeDiscord.attach`)."""
         author = author or self.user
         bot_user = self.fake.bot_user
         message = p.message(
@@ -161,6 +169,7 @@ class World:
             member_data=p.member(author),
             mentions=[bot_user] if mention_bot else [],
             mention_everyone=mention_everyone,
+            attachments=attachments,
         )
         await self.fake.dispatch("MESSAGE_CREATE", message)
         return message

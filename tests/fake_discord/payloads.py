@@ -259,6 +259,7 @@ def message(
     webhook_id: int | None = None,
     application_id: int | None = None,
     mention_roles: list[int] | None = None,
+    attachments: list[JSON] | None = None,
 ) -> JSON:
     """Build a message object (MESSAGE_CREATE adds ``guild_id`` and ``member``)."""
     data: JSON = {
@@ -272,7 +273,7 @@ def message(
         "mention_everyone": mention_everyone,
         "mentions": mentions or [],
         "mention_roles": [str(r) for r in mention_roles or ()],
-        "attachments": [],
+        "attachments": attachments or [],
         "embeds": embeds or [],
         "components": components or [],
         "reactions": [],
@@ -293,8 +294,16 @@ def message(
     return data
 
 
+def attachment(attachment_id: int, filename: str, size: int, url: str, *, content_type: str | None = None) -> JSON:
+    """Build an attachment object (on a message, or in an interaction's ``resolved.attachments``)."""
+    data: JSON = {"id": str(attachment_id), "filename": filename, "size": size, "url": url, "proxy_url": url}
+    if content_type is not None:
+        data["content_type"] = content_type
+    return data
+
+
 def command_option(name: str, value: Any, option_type: int = 3, *, focused: bool = False) -> JSON:
-    """Build one option of an application command interaction (3 string, 4 integer, 7 channel)."""
+    """Build one option of an application command interaction (3 string, 4 integer, 7 channel, 11 attachment)."""
     data: JSON = {"name": name, "type": option_type, "value": value}
     if focused:
         data["focused"] = True

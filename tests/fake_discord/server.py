@@ -124,6 +124,8 @@ class FakeDiscord:
         self.on_request: Callable[[Recorded], None] | None = None  # called for every REST request (benchmarks)
         self.rate_limits: list[tuple[str, float]] = []  # (path pattern, retry_after): the next match answers 429
         self.record = True  # False: keep no history (long benchmark runs)
+        self.files: dict[str, bytes] = {}  # attachment path -> bytes, served as Discord's CDN serves them
+        self.downloads: list[str] = []  # the attachment paths the bot downloaded
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
 
@@ -132,6 +134,7 @@ class FakeDiscord:
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
+        app.router.add_get("/attachments/{tail:.*}", self._attachment)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -320,6 +323,26 @@ class FakeDiscord:
                 await ws.send_str(json.dumps(frame))
         await self.dispatch("RESUMED", {}, shard_id=session.shard[0])
         return session
+
+    # -- attachments (Discord's CDN) ---------------------------------------------------------------------------------
+
+    def attach(self, filename: str, data: bytes, *, size: int | None = None, content_type: str | None = None) -> JSON:
+        """An attachment payload whose URL serves ``data`` from here (``size``: what the payload claims, to test a
+        client that trusts it)."""
+        attachment_id = p.snowflake()
+        path = f"/attachments/{attachment_id}/{filename}"
+        self.files[path] = data
+        url = f"http://{self.host}{path}"
+        return p.attachment(attachment_id, filename, len(data) if size is None else size, url,
+                            content_type=content_type)  # fmt: skip
+
+    async def _attachment(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        self.downloads.append(path)
+        await self._notify()
+        if path not in self.files:
+            return web.Response(status=404)
+        return web.Response(body=self.files[path], headers={"Content-Type": "application/octet-stream"})
 
     # -- REST --------------------------------------------------------------------------------------------------------
 
