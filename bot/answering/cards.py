@@ -61,6 +61,7 @@ class ModelInfo:
     source_url: str = ""  # a model read from a Hub file's header: that file's URL
     source_file: str = ""
     source_revision: str = ""
+    source_kind: str = ""  # "safetensors": read from a repo's config.json and safetensors headers, not a file's header
 
 
 def rope_scaling_label(arch: Architecture) -> str:

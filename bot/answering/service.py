@@ -184,19 +184,22 @@ class CalcBackend:
         from vramfit.bot.sources.references import find_ollama_tag, find_reference  # refuses other hosts' URLs
 
         found = find_reference(text) if text else None
-        if found is not None:  # a Hub GGUF: its own header's numbers (read by range requests, cached for a day)
-            from vramfit.bot.sources.huggingface import gguf_model
+        if found is not None:  # a Hub GGUF's header, or a safetensors repo's config.json and headers (cached a day)
+            from vramfit.bot.sources.huggingface import hub_model
 
             reference, text = found
             quant = str(fields.get("quant") or "")
-            if not quant and text:
+            engine = str(fields.get("engine") or "")
+            if (not quant or not engine) and text:
                 try:
-                    quant = str(parse(text, self.catalog).quant or "")
+                    said = parse(text, self.catalog)
+                    quant, engine = quant or str(said.quant or ""), engine or str(said.engine or "")
                 except VramfitError:
-                    quant = ""
-            model, file_quant = gguf_model(reference, quant)
+                    pass
+            model, file_quant = hub_model(reference, quant, engine or "llama.cpp")
             fields["model"] = model
-            fields["quant"] = file_quant or quant or "Q4_K_M"
+            if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
+                fields["quant"] = file_quant or quant or "Q4_K_M"
         tag = None
         if found is None and text and "model" not in overrides:
             tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None)
@@ -259,7 +262,7 @@ class CalcBackend:
             trained_context=arch.context_length,
             scaled_context=arch.rope_scaled_context,
             rope_scaling=rope_scaling_label(arch),
-            **_hub_source(request.model.source if request.model.gguf is not None else ""),
+            **_hub_source(request.model.source if _read_from_a_file(request) else ""),
         )
         assumptions = assumptions_of(request)
         byte_fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(Estimate) if f.name != "kv_pool_tokens"}
@@ -500,6 +503,7 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
 
 
 _HUB_FILE = re.compile(r"^https://huggingface\.co/[\w.-]+/[\w.-]+/blob/(?P<revision>[\w.-]+)/(?P<file>.+)$")
+_HUB_TREE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/tree/(?P<revision>[\w.-]+)$")
 
 
 _OLLAMA_SOURCE = re.compile(
@@ -507,15 +511,24 @@ _OLLAMA_SOURCE = re.compile(
 )
 
 
+def _read_from_a_file(request: Request) -> bool:
+    """Whether the model's numbers are a file's own: a GGUF header, or a safetensors repo's headers."""
+    return request.model.gguf is not None or request.model.checkpoint is not None
+
+
 def _hub_source(source: str) -> dict[str, str]:
     """The card's source line for a model read from a file's header: a Hub file (bot.sources.huggingface writes its
-    source as https://huggingface.co/{repo}/blob/{revision}/{file}) or an Ollama tag (bot.sources.ollama:
+    source as https://huggingface.co/{repo}/blob/{revision}/{file}, a safetensors repo's as .../{repo}/tree/{revision})
+    or an Ollama tag (bot.sources.ollama:
     ollama://{registry}/{namespace}/{model}:{tag}@{manifest digest}, linked to the tag's page on ollama.com)."""
     if found := _OLLAMA_SOURCE.match(source):
         namespace, name = found["namespace"], f"{found['model']}:{found['tag']}"
         shown = name if namespace == "library" else f"{namespace}/{name}"
         url = f"https://ollama.com/{namespace}/{name}"
         return {"source_url": url, "source_file": shown, "source_revision": found["digest"]}
+    if found := _HUB_TREE.match(source):  # a safetensors repo: https://huggingface.co/{repo}/tree/{revision}
+        return {"source_url": source, "source_file": found["repo"], "source_revision": found["revision"],
+                "source_kind": "safetensors"}  # fmt: skip
     found = _HUB_FILE.match(source)
     if found is None:
         return {}
