@@ -117,22 +117,32 @@ class RemoteHeader:
 CACHE_SECONDS = 24 * 3600  # a header read once answers again for a day without the network
 
 
-def _cache_path(reference: HubReference) -> Path | None:
+def _cache_file(*key_parts: str) -> Path | None:
+    """The cache file of what was read at the endpoint under ``key_parts``; None when there is no cache folder."""
     from vramfit.calc.presets import cache_dir
 
     folder = cache_dir()
     if folder is None:
         return None
-    key = "|".join((endpoint(), reference.repo, reference.revision, reference.file, reference.quant))
+    key = "|".join((endpoint(), *key_parts))
     return folder / "hub" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
+def _cache_json(path: Path | None, *, any_age: bool) -> Any:
+    """The JSON in a cache file written in the last day (at any age with ``any_age``); raises OSError when there is
+    none, ValueError when it cannot be read."""
+    if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
+        raise FileNotFoundError("no fresh cache file")
+    return json.loads(path.read_bytes())
+
+
+def _cache_path(reference: HubReference) -> Path | None:
+    return _cache_file(reference.repo, reference.revision, reference.file, reference.quant)
+
+
 def _cached(reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
-    path = _cache_path(reference)
     try:
-        if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
-            return None
-        data = json.loads(path.read_bytes())
+        data = _cache_json(_cache_path(reference), any_age=any_age)
         header = GgufHeader.model_validate(data["header"])
         return RemoteHeader(header, tuple(data["files"]), str(data["commit"]), 0)
     except (OSError, ValueError, KeyError, TypeError):
@@ -328,21 +338,12 @@ class RemoteCheckpoint:
 
 
 def _checkpoint_cache_path(reference: HubReference) -> Path | None:
-    from vramfit.calc.presets import cache_dir
-
-    folder = cache_dir()
-    if folder is None:
-        return None
-    key = "|".join((endpoint(), reference.repo, reference.revision, "safetensors"))
-    return folder / "hub" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+    return _cache_file(reference.repo, reference.revision, "safetensors")
 
 
 def _cached_checkpoint(reference: HubReference, *, any_age: bool) -> RemoteCheckpoint | None:
-    path = _checkpoint_cache_path(reference)
     try:
-        if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
-            return None
-        data = json.loads(path.read_bytes())
+        data = _cache_json(_checkpoint_cache_path(reference), any_age=any_age)
         tensors = tuple(
             SafetensorsTensor(name=name, dtype=dtype, shape=tuple(shape), nbytes=nbytes)
             for name, dtype, shape, nbytes in data["tensors"]

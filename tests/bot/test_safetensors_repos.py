@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.bot.test_remote_models import _json
 from tests.calc.test_gguf import TINY_LLAMA
 from tests.fake_hub import FakeHub, Repo
 from tests.fake_hub.safetensors import Tensor, llama_tensors, nbytes, safetensors_file, shard
@@ -77,13 +78,6 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
         monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "3")
         monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))  # config.json's copy
         yield server
-
-
-def _json(*argv: str, status: int = 0) -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", *argv], out) == status, out.getvalue()
-    data: dict[str, Any] = json.loads(out.getvalue())
-    return data
 
 
 @pytest.mark.parametrize(("form", "quant"), [("bf16", "BF16"), ("fp8", "FP8"), ("awq", "INT4")])
