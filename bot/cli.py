@@ -294,7 +294,7 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     if text and "model" not in overrides:
         from vramfit.bot.sources.references import find_ollama_tag, find_reference
 
-        remote = find_reference(text)
+        remote = find_reference(text, skip=lambda written: load_catalog().find_model(written) is not None)
         if remote is None:  # a tag a preset lists as its alias ("qwen3.5:4b") is the preset's, answered offline
             tag = find_ollama_tag(text, skip=lambda written: load_catalog().find_model(written) is not None)
         text = remote[1] if remote is not None else tag[1] if tag is not None else text

@@ -183,7 +183,10 @@ class CalcBackend:
         text = text.strip()
         from vramfit.bot.sources.references import find_ollama_tag, find_reference  # refuses other hosts' URLs
 
-        found = find_reference(text) if text else None
+        def is_preset(written: str) -> bool:  # "openai/gpt-oss-20b": a preset's alias, answered offline
+            return self.catalog.find_model(written) is not None
+
+        found = find_reference(text, skip=is_preset) if text else None
         if found is not None:  # a Hub GGUF's header, or a safetensors repo's config.json and headers (cached a day)
             from vramfit.bot.sources.huggingface import hub_model
 
@@ -202,7 +205,7 @@ class CalcBackend:
                 fields["quant"] = file_quant or quant or "Q4_K_M"
         tag = None
         if found is None and text and "model" not in overrides:
-            tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None)
+            tag = find_ollama_tag(text, skip=is_preset)
         if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
             from vramfit.bot.sources.ollama import ollama_model
 

@@ -63,9 +63,10 @@ def endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
-def find_reference(text: str) -> tuple[HubReference, str] | None:
+def find_reference(text: str, skip: Callable[[str], bool] | None = None) -> tuple[HubReference, str] | None:
     """The Hub reference in ``text`` and the text without it, or None. A link to another host is refused, also beside
-    a repo written bare."""
+    a repo written bare. ``skip`` passes over a bare repo answered otherwise (a preset's own alias such as
+    ``openai/gpt-oss-20b``): links and GGUF repos are always read from the Hub."""
     match = _LINK.search(text)
     if match is None:
         for url in _ANY_URL.finditer(text):
@@ -75,7 +76,9 @@ def find_reference(text: str) -> tuple[HubReference, str] | None:
                     f"vramfit reads models from the Hugging Face Hub only, not from {url['host']}",
                     subject=url["host"][:80],
                 )
-        match = _BARE.search(text) or _REPO.search(text)
+        match = _BARE.search(text)
+        if match is None:
+            match = next((m for m in _REPO.finditer(text) if skip is None or not skip(m["repo"])), None)
     if match is None:
         return None
     groups = match.groupdict()

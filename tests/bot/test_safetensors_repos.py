@@ -232,3 +232,13 @@ def test_the_bot_answers_a_safetensors_repo_and_then_from_the_cache(hub: FakeHub
 def test_bare_repos_are_found_and_slashed_words_are_not(text: str, repo: str | None) -> None:
     found = find_reference(text)
     assert (found[0].repo if found else None) == repo
+
+
+def test_a_repo_a_preset_lists_as_its_alias_is_the_presets(hub: FakeHub) -> None:
+    """"openai/gpt-oss-20b" is an alias of the gpt-oss-20b preset: answered from the catalog, with no request."""
+    from vramfit.bot.answering.service import CalcBackend
+
+    assert _json("openai/gpt-oss-20b 32k 4090")["request"]["model"]["id"] == "gpt-oss-20b"
+    card = CalcBackend().answer("openai/gpt-oss-20b 32k 4090", None, {})
+    assert card.model.id == "gpt-oss-20b"  # type: ignore[union-attr]
+    assert hub.log == []
