@@ -140,14 +140,14 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         if model is not None:
             return model
     if args.hf or args.ollama:  # --ollama hf.co/{repo}:{quant} is Ollama's name for a Hub GGUF: read from the Hub
-        from vramfit.bot.sources.huggingface import gguf_model
+        from vramfit.bot.sources.huggingface import hub_model
         from vramfit.bot.sources.references import HubReference, find_reference
 
         found = find_reference(args.hf or args.ollama)
         reference = found[0] if found else HubReference(repo=args.hf.strip())
         if args.file:
             reference = HubReference(reference.repo, reference.revision, args.file, reference.quant)
-        return gguf_model(reference, args.quant or "")[0]
+        return hub_model(reference, args.quant or "", args.engine or "llama.cpp")[0]
     if args.gguf:
         header = read_gguf(args.gguf)
         name = str(header.metadata.get("general.name") or Path(args.gguf).stem)
@@ -280,7 +280,7 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     if text and "model" not in overrides:
         from vramfit.bot.sources.references import find_ollama_tag, find_reference
 
-        remote = find_reference(text)
+        remote = find_reference(text, skip=lambda written: load_catalog().find_model(written) is not None)
         if remote is None:  # a tag a preset lists as its alias ("qwen3.5:4b") is the preset's, answered offline
             tag = find_ollama_tag(text, skip=lambda written: load_catalog().find_model(written) is not None)
         text = remote[1] if remote is not None else tag[1] if tag is not None else text
@@ -290,11 +290,13 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
 
         parsed = parse(text)
         if remote is not None:  # "unsloth/Qwen3.5-9B-GGUF Q4_K_M 32k 3060": the file of the asked quant
-            from vramfit.bot.sources.huggingface import gguf_model
+            from vramfit.bot.sources.huggingface import hub_model
 
-            model, file_quant = gguf_model(remote[0], str(overrides.get("quant") or parsed.quant or ""))
+            engine = str(overrides.get("engine") or parsed.engine or "llama.cpp")  # vLLM reads a repo's safetensors
+            model, file_quant = hub_model(remote[0], str(overrides.get("quant") or parsed.quant or ""), engine)
             overrides["model"] = model
-            overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
+            if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
+                overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
         if tag is not None:  # "qwen3.5:9b 32k 3060": the tag is one file, whatever quant the words name
             from vramfit.bot.sources.ollama import ollama_model
 
@@ -322,6 +324,9 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
             and overrides.get("engine", Engine.LLAMA_CPP) == Engine.LLAMA_CPP
         ):
             overrides["quant"] = preset.default_quant
+    checkpoint = overrides["model"].checkpoint
+    if checkpoint is not None and overrides.get("engine") == Engine.VLLM and "quant" not in overrides:
+        overrides["quant"] = checkpoint.file_type  # a safetensors repo: vLLM runs its checkpoint as it is
     fit = answer(Request(**overrides), tuple(load_catalog().gpus.values()))
     return FitResult(answer=fit), args.lang or "en", assumed, ()
 

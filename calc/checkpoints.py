@@ -9,6 +9,7 @@ from __future__ import annotations
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.file_types import FileType
 from vramfit.calc.ggml import GgmlType, tensor_bytes
+from vramfit.calc.safetensors import Checkpoint
 from vramfit.calc.tensors import TensorSpec, gguf_tensors
 from vramfit.calc.weight_bytes import WeightBytes, sum_by_role
 
@@ -78,6 +79,39 @@ def checkpoint_weights(arch: Architecture, ftype: FileType) -> WeightBytes:
         output_type=dtype if out else "",
         layer_bytes=roles.layers,
         expert_layer_bytes=roles.experts,
+        gpu_bytes=total,  # vLLM keeps the embeddings on the GPU too
+        host_bytes=0,
+    )
+
+
+def measured_checkpoint_weights(arch: Architecture, checkpoint: Checkpoint) -> WeightBytes:
+    """A safetensors checkpoint measured from its headers (:mod:`calc.safetensors`) as vLLM holds it on the GPU: its
+    tensors' own bytes (vLLM loads FP8 weights with their scales, AWQ/GPTQ's packed INT4 with scales and zero points,
+    16-bit tensors as stored), plus vLLM's rotary cache and, for MXFP4 experts, the padding of the expert width to
+    256 (:func:`_vllm_mxfp4_bytes`). Layers past ``num_hidden_layers`` (a multi-token-prediction block) are in the
+    file but not loaded."""
+    ftype = FileType(checkpoint.file_type)
+    unloaded = sum(n for layer, n in checkpoint.layer_bytes.items() if layer >= arch.n_layers)
+    layers = tuple(checkpoint.layer_bytes.get(il, 0) for il in range(arch.n_layers))
+    experts = tuple(checkpoint.expert_layer_bytes.get(il, 0) for il in range(arch.n_layers))
+    padding = 0
+    if checkpoint.mxfp4_expert_bytes and arch.expert_ffn_size:
+        n_ff = arch.expert_ffn_size
+        padding = checkpoint.mxfp4_expert_bytes * (-(-n_ff // 256) * 256 - n_ff) // n_ff
+    loaded = checkpoint.tensor_bytes - unloaded + padding
+    total = loaded + _rotary_cache_bytes(arch, ftype)
+    return WeightBytes(
+        file_type=ftype.value,
+        params=checkpoint.params,
+        tensor_bytes=total,
+        metadata_bytes=0,
+        file_bytes=checkpoint.tensor_bytes,  # the tensors as stored (headers are a few KiB)
+        token_embd_bytes=checkpoint.embd_bytes,
+        token_embd_type=checkpoint.embd_dtype,
+        output_bytes=checkpoint.out_bytes,  # tied: one matrix, no separate head
+        output_type=checkpoint.out_dtype,
+        layer_bytes=layers,
+        expert_layer_bytes=experts,
         gpu_bytes=total,  # vLLM keeps the embeddings on the GPU too
         host_bytes=0,
     )

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.gguf import GgufHeader
 from vramfit.calc.gpu import Gpu
+from vramfit.calc.safetensors import Checkpoint
 
 MAX_CONTEXT = 10_485_760  # 10M tokens: beyond any released model; larger numbers are typos
 MAX_USERS = 4096
@@ -37,7 +38,11 @@ class KvType(StrEnum):
 
 
 class ModelRef(BaseModel):
-    """A model: a preset id with its architecture, or an architecture from a config.json / GGUF file."""
+    """A model: a preset id with its architecture, or an architecture from a config.json / GGUF file.
+
+    ``checkpoint`` is a safetensors checkpoint measured from its headers: vLLM answers in that checkpoint's own
+    format hold its tensors' bytes (:func:`calc.checkpoints.measured_checkpoint_weights`); llama.cpp answers, and
+    vLLM answers in another format, size the architecture as before."""
 
     model_config = ConfigDict(defer_build=True, frozen=True)
 
@@ -46,6 +51,7 @@ class ModelRef(BaseModel):
     family: str = ""
     architecture: Architecture
     gguf: GgufHeader | None = None  # exact tensor sizes, when the model came from a GGUF file
+    checkpoint: Checkpoint | None = None  # measured safetensors bytes, when the model came from a safetensors repo
     source: str = ""  # where the numbers come from (config.json URL, file path)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.checkpoints import checkpoint_weights
+from vramfit.calc.checkpoints import checkpoint_weights, measured_checkpoint_weights
 from vramfit.calc.file_types import FileType, parse_file_type
 from vramfit.calc.gguf import weights_from_gguf
 from vramfit.calc.llama_quant import gguf_file_weights
@@ -36,8 +36,12 @@ def _weights_cached(architecture: Architecture, quant: str, engine: Engine) -> W
 
 
 def model_weights(model: ModelRef, quant: str, engine: Engine = Engine.LLAMA_CPP) -> WeightBytes:
-    """Exact tensor sizes from a GGUF header when the model came from one, else the quantizer's mix
-    (llama.cpp) or the safetensors checkpoint (vLLM)."""
+    """Exact tensor sizes from a GGUF header when the model came from one; with vLLM in the format of a safetensors
+    checkpoint the model was measured from, that checkpoint's bytes; else the quantizer's mix (llama.cpp) or the
+    safetensors checkpoint vLLM would load (vLLM)."""
     if model.gguf is not None:
         return weights_from_gguf(model.architecture, model.gguf)
+    checkpoint = model.checkpoint
+    if checkpoint is not None and engine == Engine.VLLM and parse_file_type(quant).value == checkpoint.file_type:
+        return measured_checkpoint_weights(model.architecture, checkpoint)
     return _weights_cached(model.architecture, quant, engine)

@@ -66,7 +66,9 @@ class ModelInfo:
     source_url: str = ""  # a model read from a Hub file's header: that file's URL
     source_file: str = ""
     source_revision: str = ""
-    source_kind: str = ""  # "attachment": read from a config.json attached to the question (source_file names it)
+    # "attachment": read from a config.json attached to the question (source_file names it); "safetensors": read from
+    # a repo's config.json and safetensors headers, not a file's header
+    source_kind: str = ""
 
 
 def rope_scaling_label(arch: Architecture) -> str:

@@ -51,6 +51,8 @@ def model_argument(request: Request) -> list[str]:
         return ["-m", source]
     if request.model.gguf is not None and source.startswith("ollama://"):  # bot.sources.ollama: id "qwen3.5:9b"
         return ["-m", f"{request.model.id.replace('/', '-').replace(':', '-')}-{request.quant}.gguf"]
+    if request.model.checkpoint is not None:  # a safetensors repo: the GGUF people would make of it
+        return ["-m", f"{request.model.name}-{request.quant}.gguf"]
     return ["-m", f"{request.model.id}-{request.quant}.gguf"]
 
 
@@ -126,8 +128,9 @@ def vllm_args(request: Request) -> list[str]:
         "--gpu-memory-utilization",
         f"{num / den:g}",
     ]
-    if request.quant.upper() == "FP8":
-        args += ["--quantization", "fp8"]
+    checkpoint = request.model.checkpoint
+    if request.quant.upper() == "FP8" and (checkpoint is None or checkpoint.file_type != "FP8"):
+        args += ["--quantization", "fp8"]  # quantized on load; an FP8 checkpoint says so in its config.json
     if request.kv_cache == KvType.FP8:
         args += ["--kv-cache-dtype", "fp8"]
     count = request.gpus[0].count if request.gpus else 1

@@ -197,23 +197,30 @@ class CalcBackend:
 
         if "model_ref" in overrides:  # read from a file (an attached config.json): the text only says the rest
             fields["model"] = overrides["model_ref"]
-        found = find_reference(text) if text and "model" not in fields else None
-        if found is not None:  # a Hub GGUF: its own header's numbers (read by range requests, cached for a day)
-            from vramfit.bot.sources.huggingface import gguf_model
+
+        def is_preset(written: str) -> bool:  # "openai/gpt-oss-20b": a preset's alias, answered offline
+            return self.catalog.find_model(written) is not None
+
+        found = find_reference(text, skip=is_preset) if text and "model" not in fields else None
+        if found is not None:  # a Hub GGUF's header, or a safetensors repo's config.json and headers (cached a day)
+            from vramfit.bot.sources.huggingface import hub_model
 
             reference, text = found
             quant = str(fields.get("quant") or "")
-            if not quant and text:
+            engine = str(fields.get("engine") or "")
+            if (not quant or not engine) and text:
                 try:
-                    quant = str(parse(text, self.catalog).quant or "")
+                    said = parse(text, self.catalog)
+                    quant, engine = quant or str(said.quant or ""), engine or str(said.engine or "")
                 except VramfitError:
-                    quant = ""
-            model, file_quant = gguf_model(reference, quant, self.remote_cache)
+                    pass
+            model, file_quant = hub_model(reference, quant, engine or "llama.cpp", self.remote_cache)
             fields["model"] = model
-            fields["quant"] = file_quant or quant or "Q4_K_M"
+            if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
+                fields["quant"] = file_quant or quant or "Q4_K_M"
         tag = None
         if found is None and text and "model" not in overrides and "model" not in fields:
-            tag = find_ollama_tag(text, skip=lambda written: self.catalog.find_model(written) is not None)
+            tag = find_ollama_tag(text, skip=is_preset)
         if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
             from vramfit.bot.sources.ollama import ollama_model
 
@@ -274,7 +281,7 @@ class CalcBackend:
             trained_context=arch.context_length,
             scaled_context=arch.rope_scaled_context,
             rope_scaling=rope_scaling_label(arch),
-            **_hub_source(request.model.source if request.model.gguf is not None or attached else ""),
+            **_hub_source(request.model.source if _read_from_a_file(request) or attached else ""),
         )
         assumptions = assumptions_of(request)
         byte_fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(Estimate) if f.name != "kv_pool_tokens"}
@@ -516,6 +523,7 @@ def _suggest(current: str, entries: list[tuple[str, str, tuple[str, ...]]]) -> l
 
 
 _HUB_FILE = re.compile(r"^https://huggingface\.co/[\w.-]+/[\w.-]+/blob/(?P<revision>[\w.-]+)/(?P<file>.+)$")
+_HUB_TREE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/tree/(?P<revision>[\w.-]+)$")
 
 
 _OLLAMA_SOURCE = re.compile(
@@ -523,11 +531,16 @@ _OLLAMA_SOURCE = re.compile(
 )
 
 
+def _read_from_a_file(request: Request) -> bool:
+    """Whether the model's numbers are a file's own: a GGUF header, or a safetensors repo's headers."""
+    return request.model.gguf is not None or request.model.checkpoint is not None
+
+
 def _hub_source(source: str) -> dict[str, str]:
     """The card's source line for a model read from a file's header: a Hub file (bot.sources.huggingface writes its
-    source as https://huggingface.co/{repo}/blob/{revision}/{file}) or an Ollama tag (bot.sources.ollama:
-    ollama://{registry}/{namespace}/{model}:{tag}@{manifest digest}, linked to the tag's page on ollama.com); or a
-    config.json attached to the question (attachment:{file name})."""
+    source as https://huggingface.co/{repo}/blob/{revision}/{file}, a safetensors repo's as .../{repo}/tree/{revision})
+    or an Ollama tag (bot.sources.ollama: ollama://{registry}/{namespace}/{model}:{tag}@{manifest digest}, linked to
+    the tag's page on ollama.com); or a config.json attached to the question (attachment:{file name})."""
     if source.startswith(ATTACHED_SOURCE):
         return {"source_kind": "attachment", "source_file": source.removeprefix(ATTACHED_SOURCE)}
     if found := _OLLAMA_SOURCE.match(source):
@@ -535,6 +548,9 @@ def _hub_source(source: str) -> dict[str, str]:
         shown = name if namespace == "library" else f"{namespace}/{name}"
         url = f"https://ollama.com/{namespace}/{name}"
         return {"source_url": url, "source_file": shown, "source_revision": found["digest"]}
+    if found := _HUB_TREE.match(source):  # a safetensors repo: https://huggingface.co/{repo}/tree/{revision}
+        return {"source_url": source, "source_file": found["repo"], "source_revision": found["revision"],
+                "source_kind": "safetensors"}  # fmt: skip
     found = _HUB_FILE.match(source)
     if found is None:
         return {}

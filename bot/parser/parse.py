@@ -118,6 +118,8 @@ class ParsedQuery(BaseModel):
         default_quant = DEFAULT_QUANT
         if preset is not None and preset.default_quant and engine == Engine.LLAMA_CPP:
             default_quant = preset.default_quant  # the form the model ships in (gpt-oss: MXFP4_MOE)
+        if model.checkpoint is not None and engine == Engine.VLLM:
+            default_quant = model.checkpoint.file_type  # a safetensors repo: vLLM runs its checkpoint as it is
         quant = given.pop("quant", None)
         quant = slots.canonical_quant(str(quant), engine) if quant is not None else self.quant or default_quant
         fields: dict[str, Any] = {

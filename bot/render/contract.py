@@ -31,6 +31,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
             "context_length": arch.context_length,
             "context_limit": arch.context_limit,
             "source": request.model.source,
+            **_checkpoint_json(request),
         },
         "quant": request.quant,
         "context": request.context,
@@ -50,6 +51,24 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "runner": request.runner,
         "intent": intent,
         "assumed": list(assumed),
+    }
+
+
+def _checkpoint_json(request: Request) -> dict[str, Any]:
+    """``request.model.checkpoint`` for a model read from a safetensors repo (docs/cli-json.md), else nothing."""
+    checkpoint = request.model.checkpoint
+    if checkpoint is None:
+        return {}
+    return {
+        "checkpoint": {
+            "file_type": checkpoint.file_type,
+            "quant_method": checkpoint.quant_method,
+            "params": checkpoint.params,
+            "tensor_bytes": checkpoint.tensor_bytes,
+            "tensors": checkpoint.tensor_count,
+            "dtype_bytes": dict(sorted(checkpoint.dtype_bytes.items())),
+            "dtype_params": dict(sorted(checkpoint.dtype_params.items())),
+        }
     }
 
 

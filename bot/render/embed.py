@@ -360,7 +360,16 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     if card.solution is not None:
         lines.append(_solution_line(card, tr))
     lines.append(description)
-    if card.model.source_url:
+    if card.model.source_url and card.model.source_kind == "safetensors":
+        lines.append(
+            tr(
+                _("📄 Read from the config.json and safetensors headers of [{repo}]({url}), revision {revision}"),
+                repo=clean(card.model.source_file),
+                url=card.model.source_url,
+                revision=clean(card.model.source_revision[:12]),
+            )
+        )
+    elif card.model.source_url:
         lines.append(
             tr(
                 _("📄 Read from the header of [{file}]({url}), revision {revision}"),

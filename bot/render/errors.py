@@ -33,6 +33,13 @@ SUBJECT_MESSAGES: dict[str, str] = {
     "remote_host_refused": _("vramfit reads models from Hugging Face only, not from **{subject}**."),
     "remote_offline": _("**{subject}** has not been read before, and VRAMFIT_OFFLINE is set: no network."),
     "remote_no_gguf": _("**{subject}**: no GGUF file of that quant there."),
+    "remote_no_config": _(
+        "**{subject}** has no config.json, so vramfit can't tell its architecture from its safetensors files."
+    ),
+    "remote_no_weights": _(
+        "**{subject}** has neither GGUF files nor a Transformers safetensors checkpoint (model.safetensors or its "
+        "index), so there is nothing to size."
+    ),
     "ollama_not_found": _("I couldn't find **{subject}** in the Ollama registry."),
     "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in **{subject}** seconds."),
     "ollama_no_model": _("**{subject}**: the Ollama registry lists no GGUF model file for it."),

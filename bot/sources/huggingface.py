@@ -26,7 +26,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
@@ -36,10 +37,12 @@ from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.sources.cache import CachedRead, RemoteCache, hub_key
 from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
+from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.presets import write_cache_file
 from vramfit.calc.request import ModelRef
+from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
 
 TIMEOUT_SECONDS = 10.0
 DEFAULT_DEADLINE_SECONDS = 15.0
@@ -116,22 +119,32 @@ class RemoteHeader:
 CACHE_SECONDS = 24 * 3600  # a header read once answers again for a day without the network
 
 
-def _cache_path(reference: HubReference) -> Path | None:
+def _cache_file(*key_parts: str) -> Path | None:
+    """The cache file of what was read at the endpoint under ``key_parts``; None when there is no cache folder."""
     from vramfit.calc.presets import cache_dir
 
     folder = cache_dir()
     if folder is None:
         return None
-    key = "|".join((endpoint(), reference.repo, reference.revision, reference.file, reference.quant))
+    key = "|".join((endpoint(), *key_parts))
     return folder / "hub" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
+def _cache_json(path: Path | None, *, any_age: bool) -> Any:
+    """The JSON in a cache file written in the last day (at any age with ``any_age``); raises OSError when there is
+    none, ValueError when it cannot be read."""
+    if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
+        raise FileNotFoundError("no fresh cache file")
+    return json.loads(path.read_bytes())
+
+
+def _cache_path(reference: HubReference) -> Path | None:
+    return _cache_file(reference.repo, reference.revision, reference.file, reference.quant)
+
+
 def _cached(reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
-    path = _cache_path(reference)
     try:
-        if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
-            return None
-        data = json.loads(path.read_bytes())
+        data = _cache_json(_cache_path(reference), any_age=any_age)
         header = GgufHeader.model_validate(data["header"])
         return RemoteHeader(header, tuple(data["files"]), str(data["commit"]), 0)
     except (OSError, ValueError, KeyError, TypeError):
@@ -162,7 +175,9 @@ def _to_shared(cache: RemoteCache, reference: HubReference, remote: RemoteHeader
     cache.put(CachedRead(hub_key(reference), "hub", remote.commit or reference.revision, summary))
 
 
-def read_remote_header(reference: HubReference, cache: RemoteCache | None = None) -> RemoteHeader:
+def read_remote_header(
+    reference: HubReference, paths: list[str] | None = None, cache: RemoteCache | None = None
+) -> RemoteHeader:
     """The header of the reference's file: from the cache when read in the last day (or at any age with
     ``VRAMFIT_OFFLINE=1``), else listed and read from the Hub and cached. ``cache``: where to keep it instead of the
     user's cache folder (the bot's store, see :mod:`bot.sources.cache`)."""
@@ -174,7 +189,7 @@ def read_remote_header(reference: HubReference, cache: RemoteCache | None = None
         raise AnswerError(
             "remote_offline", f"{reference.repo} is not in the cache and VRAMFIT_OFFLINE is set", subject=reference.repo
         )
-    remote = _read_from_hub(reference)
+    remote = _read_from_hub(reference, paths)
     if cache is None:
         _store(reference, remote)
     else:
@@ -213,9 +228,9 @@ def _within_deadline(call: Callable[[], T], subject: str) -> T:
     return cast(T, outcome["value"])
 
 
-def _read_from_hub(reference: HubReference) -> RemoteHeader:
-    """List the repo, choose the file(s) and read their headers with range requests (see the module docstring)."""
-    from huggingface_hub import HfApi, get_hf_file_metadata, hf_hub_url
+@contextmanager
+def _hub_errors(reference: HubReference) -> Iterator[None]:
+    """huggingface_hub's and the network's errors as the answers users read (gated, not found, busy, unreachable)."""
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
@@ -223,41 +238,9 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
         RepositoryNotFoundError,
         RevisionNotFoundError,
     )
-    from huggingface_hub.hf_api import RepoFile
-    from huggingface_hub.utils._headers import build_hf_headers
-    from huggingface_hub.utils._http import get_session
 
-    if not REPO_ID.fullmatch(reference.repo):  # huggingface_hub would raise its own validation error
-        subject = reference.repo[:80]
-        raise AnswerError("remote_not_found", f"{subject!r} is not a Hub repo id", subject=subject)
-    hub = endpoint()
-    token = os.environ.get("HF_TOKEN") or None
     try:
-        api = HfApi(endpoint=hub, token=token)
-        tree = _within_deadline(
-            lambda: list(api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)),
-            reference.repo,
-        )
-        paths = [item.path for item in tree if isinstance(item, RepoFile)]
-        files = choose_files(paths, reference)
-        headers: list[GgufHeader] = []
-        commit, requests = "", 0
-        for path in files:
-            url = hf_hub_url(reference.repo, path, revision=reference.revision, endpoint=hub)
-            meta = get_hf_file_metadata(url, token=token, timeout=TIMEOUT_SECONDS, endpoint=hub)
-            location = meta.location
-            if location.startswith("/"):
-                location = hub + location
-            if not allowed_storage_host(urlparse(location).hostname or ""):
-                raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
-            if meta.size is None:
-                raise AnswerError("remote_unavailable", f"the Hub gave no size for {path}", subject=path)
-            stream = RangedFile(get_session(), location, meta.size, build_hf_headers(token=token),
-                                timeout=TIMEOUT_SECONDS, error=_range_error(location))  # fmt: skip
-            reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
-            headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], meta.size))
-            commit = commit or (meta.commit_hash or "")
-            requests += stream.requests
+        yield
     except GatedRepoError as exc:
         raise AnswerError("remote_gated", f"{reference.repo} needs access", subject=reference.repo) from exc
     except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError) as exc:
@@ -272,14 +255,83 @@ def _read_from_hub(reference: HubReference) -> RemoteHeader:
         if type(exc).__module__.startswith("httpx"):
             raise AnswerError("remote_unavailable", f"cannot reach the Hub: {exc}", subject=reference.repo) from exc
         raise
+
+
+def _check_repo_id(reference: HubReference) -> None:
+    if not REPO_ID.fullmatch(reference.repo):  # huggingface_hub would raise its own validation error
+        subject = reference.repo[:80]
+        raise AnswerError("remote_not_found", f"{subject!r} is not a Hub repo id", subject=subject)
+
+
+def list_files(reference: HubReference) -> list[str]:
+    """The paths of every file in the repo at the reference's revision (within :func:`hub_deadline_seconds`)."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
+
+    _check_repo_id(reference)
+    with _hub_errors(reference):
+        api = HfApi(endpoint=endpoint(), token=os.environ.get("HF_TOKEN") or None)
+        tree = _within_deadline(
+            lambda: list(api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)),
+            reference.repo,
+        )
+    return [item.path for item in tree if isinstance(item, RepoFile)]
+
+
+def _file_location(reference: HubReference, path: str) -> tuple[str, int | None, str]:
+    """Where the Hub keeps ``path`` (refused when it redirects off the Hub), its size and the commit it is at."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    hub = endpoint()
+    url = hf_hub_url(reference.repo, path, revision=reference.revision, endpoint=hub)
+    meta = get_hf_file_metadata(url, token=os.environ.get("HF_TOKEN") or None, timeout=TIMEOUT_SECONDS, endpoint=hub)
+    location = meta.location
+    if location.startswith("/"):
+        location = hub + location
+    if not allowed_storage_host(urlparse(location).hostname or ""):
+        raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
+    return location, meta.size, meta.commit_hash or ""
+
+
+def _read_from_hub(reference: HubReference, paths: list[str] | None = None) -> RemoteHeader:
+    """List the repo (unless ``paths`` is its listing), choose the file(s) and read their headers with range requests
+    (see the module docstring)."""
+    from huggingface_hub.utils._headers import build_hf_headers
+    from huggingface_hub.utils._http import get_session
+
+    if paths is None:
+        paths = list_files(reference)
+    token = os.environ.get("HF_TOKEN") or None
+    with _hub_errors(reference):
+        files = choose_files(paths, reference)
+        headers: list[GgufHeader] = []
+        commit, requests = "", 0
+        for path in files:
+            location, size, file_commit = _file_location(reference, path)
+            if size is None:
+                raise AnswerError("remote_unavailable", f"the Hub gave no size for {path}", subject=path)
+            stream = RangedFile(get_session(), location, size, build_hf_headers(token=token),
+                                timeout=TIMEOUT_SECONDS, error=_range_error(location))  # fmt: skip
+            reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
+            headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], size))
+            commit = commit or file_commit
+            requests += stream.requests
     return RemoteHeader(merge_gguf_headers(headers), tuple(files), commit, requests)
 
 
-def gguf_model(reference: HubReference, quant: str = "", cache: RemoteCache | None = None) -> tuple[ModelRef, str]:
-    """The model of ``reference`` (``quant`` when the reference names none) and the quant of the file read."""
+def _gguf_reference(reference: HubReference, quant: str) -> HubReference:
     if quant and not reference.quant and not reference.file:
-        reference = replace(reference, quant=quant.upper())
-    remote = read_remote_header(reference, cache)
+        return replace(reference, quant=quant.upper())
+    return reference
+
+
+def gguf_model(
+    reference: HubReference, quant: str = "", paths: list[str] | None = None, cache: RemoteCache | None = None
+) -> tuple[ModelRef, str]:
+    """The model of ``reference`` (``quant`` when the reference names none) and the quant of the file read;
+    ``paths``: the repo's listing when already read; ``cache``: the bot's store instead of the user's cache folder."""
+    reference = _gguf_reference(reference, quant)
+    remote = read_remote_header(reference, paths, cache)
     first = remote.files[0].rsplit("/", 1)[-1]
     name = str(remote.header.metadata.get("general.name") or first.removesuffix(".gguf"))[:200]
     revision = remote.commit[:12] or reference.revision
@@ -292,3 +344,158 @@ def gguf_model(reference: HubReference, quant: str = "", cache: RemoteCache | No
         source=source,
     )
     return model, file_type_in_name(first) or file_type_in_header(remote.header.metadata) or reference.quant
+
+
+# -- safetensors repos: config.json and the safetensors headers -------------------------------------------------------
+
+SAFETENSORS_SINGLE = "model.safetensors"
+SAFETENSORS_INDEX = "model.safetensors.index.json"
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteCheckpoint:
+    """What was read of a safetensors repo: its config.json, every tensor its headers list, the weight files and the
+    commit they were read at."""
+
+    config: dict[str, Any]
+    tensors: tuple[SafetensorsTensor, ...]
+    files: tuple[str, ...]
+    commit: str
+
+
+def _checkpoint_cache_path(reference: HubReference) -> Path | None:
+    return _cache_file(reference.repo, reference.revision, "safetensors")
+
+
+def _cached_checkpoint(reference: HubReference, *, any_age: bool) -> RemoteCheckpoint | None:
+    try:
+        data = _cache_json(_checkpoint_cache_path(reference), any_age=any_age)
+        tensors = tuple(
+            SafetensorsTensor(name=name, dtype=dtype, shape=tuple(shape), nbytes=nbytes)
+            for name, dtype, shape, nbytes in data["tensors"]
+        )
+        return RemoteCheckpoint(dict(data["config"]), tensors, tuple(data["files"]), str(data["commit"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no cache, or one that cannot be read: read the Hub again
+
+
+def _store_checkpoint(reference: HubReference, remote: RemoteCheckpoint) -> None:
+    path = _checkpoint_cache_path(reference)
+    if path is None:
+        return
+    tensors = [[t.name, t.dtype, list(t.shape), t.nbytes] for t in remote.tensors]
+    data = {"files": list(remote.files), "commit": remote.commit, "config": remote.config, "tensors": tensors}
+    write_cache_file(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+
+
+def has_safetensors(paths: list[str]) -> bool:
+    """Whether the listing is a Transformers checkpoint huggingface_hub can read the headers of: one
+    ``model.safetensors`` or the index of its shards."""
+    return SAFETENSORS_SINGLE in paths or SAFETENSORS_INDEX in paths
+
+
+def _read_checkpoint(reference: HubReference, paths: list[str]) -> RemoteCheckpoint:
+    """config.json (downloaded: a few KiB) and every tensor of the safetensors headers, which huggingface_hub's
+    :meth:`HfApi.get_safetensors_metadata` reads with range requests (the first 100 kB of each file, and the rest of
+    a longer header), shard by shard as the index lists them. The storage host of config.json and of the first
+    weight file is checked first, as for a GGUF (huggingface_hub follows the Hub's redirects itself)."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
+    from huggingface_hub.utils.tqdm import disable_progress_bars
+    from pydantic import ValidationError
+
+    from vramfit.calc.files import read_config_json
+
+    if "config.json" not in paths:
+        raise AnswerError("remote_no_config", f"{reference.repo} has no config.json", subject=reference.repo)
+    weights = sorted(p for p in paths if p.endswith(".safetensors") and "/" not in p)
+    token = os.environ.get("HF_TOKEN") or None
+    with _hub_errors(reference):
+        _, _, commit = _file_location(reference, "config.json")
+        if weights:
+            _file_location(reference, weights[0])
+        api = HfApi(endpoint=endpoint(), token=token)
+        revision = commit or reference.revision  # every read at the commit config.json was read at
+        config = read_config_json(api.hf_hub_download(reference.repo, "config.json", revision=revision))
+        disable_progress_bars()  # get_safetensors_metadata shows a tqdm bar for sharded repos
+        try:
+            metadata = _within_deadline(
+                lambda: api.get_safetensors_metadata(reference.repo, revision=revision, timeout=TIMEOUT_SECONDS),
+                reference.repo,
+            )
+        except NotASafetensorsRepoError as exc:
+            raise AnswerError("remote_no_weights", str(exc), subject=reference.repo) from exc
+        except SafetensorsParsingError as exc:
+            raise AnswerError("bad_file", str(exc), subject=reference.repo, reason=str(exc)[:300]) from exc
+    try:
+        tensors = tuple(
+            SafetensorsTensor(
+                name=name, dtype=info.dtype, shape=tuple(info.shape), nbytes=info.data_offsets[1] - info.data_offsets[0]
+            )
+            for _, file_metadata in sorted(metadata.files_metadata.items())
+            for name, info in file_metadata.tensors.items()
+        )
+    except (ValidationError, TypeError, IndexError) as exc:
+        raise AnswerError("bad_file", f"unreadable safetensors header: {exc}", reason="unreadable safetensors header",
+                          subject=reference.repo) from exc  # fmt: skip
+    return RemoteCheckpoint(config, tensors, tuple(sorted(metadata.files_metadata)), commit)
+
+
+def read_remote_checkpoint(reference: HubReference, paths: list[str]) -> RemoteCheckpoint:
+    """The repo's config.json and safetensors headers, read from the Hub (``paths``: its listing) and cached."""
+    remote = _read_checkpoint(reference, paths)
+    _store_checkpoint(reference, remote)
+    return remote
+
+
+def checkpoint_model(reference: HubReference, remote: RemoteCheckpoint) -> ModelRef:
+    """The model of a safetensors repo: the architecture from its config.json (an unknown model_type is
+    ``unsupported_architecture``), the checkpoint's bytes and format from its headers and quantization_config."""
+    architecture = from_hf_config(remote.config)
+    checkpoint = checkpoint_from_safetensors(remote.tensors, remote.config)
+    revision = remote.commit[:12] or reference.revision
+    return ModelRef(
+        id=reference.repo[:200],  # what `vllm serve` takes
+        name=reference.repo.rsplit("/", 1)[-1][:200],
+        architecture=architecture,
+        checkpoint=checkpoint,
+        source=f"https://huggingface.co/{reference.repo}/tree/{revision}",
+    )
+
+
+def hub_model(
+    reference: HubReference, quant: str = "", engine: str = "llama.cpp", cache: RemoteCache | None = None
+) -> tuple[ModelRef, str]:
+    """The model a Hub reference names and the quant to answer in: a GGUF file's header (a link to the file, a
+    ``:QUANT`` tag, or a repo of GGUF files, as :func:`gguf_model`), or a safetensors repo's config.json and headers.
+
+    A repo with both answers from its GGUF files, unless ``engine`` is vLLM. For a safetensors repo the quant is
+    ``quant`` as asked, or "": the request's default is then the checkpoint's own format with vLLM
+    (``ParsedQuery.to_request``) and, with llama.cpp, a GGUF llama.cpp's quantizer would make from the
+    architecture. From the cache when read in the last day (at any age with ``VRAMFIT_OFFLINE=1``); ``cache``: the
+    bot's store for GGUF headers (a safetensors summary stays in the user's cache folder)."""
+    if reference.file or reference.quant:  # one GGUF file, or Ollama's hf.co/{repo}:{quant}
+        return gguf_model(reference, quant, cache=cache)
+    offline = is_offline()
+    remote = _cached_checkpoint(reference, any_age=offline)
+    if remote is None:
+        as_gguf = _gguf_reference(reference, quant)
+        known = _cached(as_gguf, any_age=offline) if cache is None else _from_shared(cache, as_gguf, any_age=offline)
+        if known is not None:
+            return gguf_model(reference, quant, cache=cache)
+        if offline:
+            raise AnswerError(
+                "remote_offline",
+                f"{reference.repo} is not in the cache and VRAMFIT_OFFLINE is set",
+                subject=reference.repo,
+            )
+        paths = list_files(reference)
+        ggufs = [p for p in paths if p.lower().endswith(".gguf")]
+        if ggufs and not (engine == "vllm" and has_safetensors(paths)):
+            return gguf_model(reference, quant, paths, cache)
+        if not has_safetensors(paths):
+            raise AnswerError(
+                "remote_no_weights", f"{reference.repo} has neither GGUF nor safetensors files", subject=reference.repo
+            )
+        remote = read_remote_checkpoint(reference, paths)
+    return checkpoint_model(reference, remote), quant

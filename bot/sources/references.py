@@ -1,6 +1,6 @@
-"""Where a question names a model outside the preset catalog: a Hugging Face repo, a link to it or to one of its
-GGUF files, Ollama's form of a Hub GGUF (``hf.co/{repo}:Q4_K_M``), or a model in an Ollama registry by its tag
-(``qwen3.5:9b``, ``library/qwen3:30b``).
+"""Where a question names a model outside the preset catalog: a Hugging Face repo (of GGUF files, or a safetensors
+checkpoint such as ``Qwen/Qwen3-8B``), a link to it or to one of its GGUF files, Ollama's form of a Hub GGUF
+(``hf.co/{repo}:Q4_K_M``), or a model in an Ollama registry by its tag (``qwen3.5:9b``, ``library/qwen3:30b``).
 
 Only finding and checking, with no network and no HTTP client imported: every question passes through
 :func:`find_reference` and :func:`find_ollama_tag`, and most name neither, so the clients (``bot.sources.huggingface``,
@@ -29,6 +29,16 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 _BARE = re.compile(rf"(?<![\w/.:-])(?P<repo>{_NAME}/[\w.-]*gguf[\w.-]*)(?::(?P<tag>[\w.-]{{1,40}}))?(?![\w/])", re.I)
+# Any other repo written bare ("Qwen/Qwen3-8B", "openai/gpt-oss-20b"): an owner with a letter, a name with a letter
+# and a digit or hyphen, and nothing after it that would make it a path, a URL or an Ollama tag ("someone/model:tag").
+# Words people write with a slash are no repos: "tokens/s", "CPU/GPU" (no digit nor hyphen), "3090/4090" (no letter)
+# model sizes side by side, "qwen3-8b/14b" (an owner with a size in it is a model, not an organisation), and quants
+# or GPUs side by side, "q4/q8", "fp8/int8", "rtx3090/rtx4090" (an owner of a few letters and a number).
+_REPO = re.compile(
+    r"(?<![\w/.:@-])(?P<repo>(?=[\w.-]*[A-Za-z])(?![\w.-]*\d[bBmMkK](?![A-Za-z]))(?![A-Za-z]{1,4}\d+(?:_\w+)?/)"
+    r"[A-Za-z0-9][\w.-]{1,95}/(?=[\w.-]*[A-Za-z])(?=[\w.-]*[\d-])[A-Za-z0-9](?:[\w.-]{0,94}\w)?)(?![\w/:@-]|\.\w)",
+    re.ASCII,
+)
 REPO_ID = re.compile(rf"{_NAME}/{_NAME}")
 _ANY_URL = re.compile(r"https?://(?P<host>[^\s/:?#]+)", re.IGNORECASE)
 
@@ -53,10 +63,11 @@ def endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
-def find_reference(text: str) -> tuple[HubReference, str] | None:
-    """The Hub reference in ``text`` and the text without it, or None. A link to another host is refused."""
-    link = _LINK.search(text)
-    match = link or _BARE.search(text)
+def find_reference(text: str, skip: Callable[[str], bool] | None = None) -> tuple[HubReference, str] | None:
+    """The Hub reference in ``text`` and the text without it, or None. A link to another host is refused, also beside
+    a repo written bare. ``skip`` passes over a bare repo answered otherwise (a preset's own alias such as
+    ``openai/gpt-oss-20b``): links and GGUF repos are always read from the Hub."""
+    match = _LINK.search(text)
     if match is None:
         for url in _ANY_URL.finditer(text):
             if not _allowed_link_host(url["host"]):
@@ -65,6 +76,10 @@ def find_reference(text: str) -> tuple[HubReference, str] | None:
                     f"vramfit reads models from the Hugging Face Hub only, not from {url['host']}",
                     subject=url["host"][:80],
                 )
+        match = _BARE.search(text)
+        if match is None:
+            match = next((m for m in _REPO.finditer(text) if skip is None or not skip(m["repo"])), None)
+    if match is None:
         return None
     groups = match.groupdict()
     reference = HubReference(

@@ -1,6 +1,10 @@
 """The fake Hub: ``GET /api/models/{repo}/tree/{revision}`` (the file list, as huggingface_hub's list_repo_tree reads
 it), ``HEAD|GET /{repo}/resolve/{revision}/{file}`` (a 302 to ``/storage/...`` with the X-Repo-Commit, X-Linked-Etag
-and X-Linked-Size headers the Hub sends) and ``GET /storage/...`` honouring ``Range`` with 206 answers. A repo can be
+and X-Linked-Size headers the Hub sends) and ``GET /storage/...`` honouring ``Range`` with 206 answers. The storage
+answers carry the commit and ETag too: huggingface_hub follows a redirect to the same host (this fake's storage is
+on it) and reads them from the last answer. Enough for list_repo_tree, get_hf_file_metadata, hf_hub_download and
+get_safetensors_metadata (HEADs for model.safetensors or its index, the index downloaded, each shard's first 100 kB
+read by range; tests/fake_hub/safetensors.py writes such files). A repo can be
 gated (401 + X-Error-Code GatedRepo), rate-limited (429 + Retry-After) or slow; unknown repos are 404 RepoNotFound.
 Every request is logged with the bytes it was sent, so a test can count what a read cost."""
 
@@ -143,13 +147,15 @@ class FakeHub:
                 self._error(handler, 404, "EntryNotFound", head)
                 return
             data = repo.files[file]
+            etag = f'"{hashlib.sha256(data).hexdigest()}"'
+            same = {"X-Repo-Commit": COMMIT, "ETag": etag, "X-Linked-Etag": etag, "X-Linked-Size": str(len(data))}
             wanted = handler.headers.get("Range", "")
             if wanted.startswith("bytes=") and not repo.ignores_ranges:
                 start_text, _, end_text = wanted[6:].partition("-")
                 start, end = int(start_text), min(int(end_text or len(data) - 1), len(data) - 1)
-                headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes"}
+                headers = {"Content-Range": f"bytes {start}-{end}/{len(data)}", "Accept-Ranges": "bytes", **same}
                 self._send(handler, 206, data[start : end + 1], head, headers)
             else:
-                self._send(handler, 200, data, head, {"Accept-Ranges": "bytes"})
+                self._send(handler, 200, data, head, {"Accept-Ranges": "bytes", **same})
             return
         self._error(handler, 404, "NotFound", head)
