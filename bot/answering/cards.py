@@ -48,6 +48,8 @@ class Overrides(TypedDict, total=False):
     compare_model: str  # the second model of a comparison (intent "compare")
     model_prefix: str  # what fits: only preset models whose id starts with this ("qwen")
     engines: bool  # llama.cpp and vLLM side by side
+    ram_gb: int  # the system RAM the question named, in whole GB (GiB, as the parser reads "64GB RAM")
+    runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
 
@@ -216,6 +218,8 @@ class Card:
     command: str = ""  # llama-server command that reproduces the answer on the first named GPU, when it runs there
     ram_assumed: bool = False  # the question named no RAM size and RAM matters here (something stays on the CPU)
     ollama_split: tuple[int, int] | None = None  # asked on Ollama: what `ollama ps` would show, (CPU %, GPU %)
+    ram_gb: int = 0  # the system RAM the question named, whole GB (0: none named, or not a whole number)
+    runner: str = ""  # "ollama" when the question named Ollama
 
     @property
     def intent(self) -> Intent:
@@ -229,6 +233,10 @@ class Card:
             out["intent"] = self.solution.kind
         if self.engines:
             out["engines"] = True
+        if self.ram_gb:
+            out["ram_gb"] = self.ram_gb
+        if self.runner:
+            out["runner"] = self.runner
         return out
 
 

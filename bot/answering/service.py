@@ -46,6 +46,8 @@ from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.i18n import Lang
 from vramfit.calc.errors import VramfitError
 
+GIB = 1 << 30
+
 if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
     from vramfit.bot.parser import ParsedQuery
@@ -185,6 +187,10 @@ class CalcBackend:
             fields["kv_cache"] = _enum(KvType, overrides["kv_cache"], "kv_cache")
         if "engine" in overrides:
             fields["engine"] = _enum(Engine, overrides["engine"], "engine")
+        if "ram_gb" in overrides:  # a button's state: the RAM the question named
+            fields["ram_bytes"] = int(overrides["ram_gb"]) * GIB
+        if overrides.get("runner") == "ollama":
+            fields["runner"] = "ollama"
         if "flash_attn" in overrides:
             fields["flash_attn"] = bool(overrides["flash_attn"])
         if "gpus" in overrides:
@@ -320,6 +326,8 @@ class CalcBackend:
             command=command,
             ram_assumed=offloaded and request.ram_bytes is None,
             ollama_split=split,
+            ram_gb=_whole_gb(request.ram_bytes),
+            runner=request.runner,
         )
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:
@@ -529,6 +537,11 @@ _HUB_TREE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/tree
 _OLLAMA_SOURCE = re.compile(
     r"^ollama://[^/]+/(?P<namespace>[\w.-]+)/(?P<model>[\w.-]+):(?P<tag>[\w.-]+)@(?P<digest>\w+)$"
 )
+
+
+def _whole_gb(ram_bytes: int | None) -> int:
+    """The RAM a question named, in the whole GB a button's state carries (0 when none, or not whole)."""
+    return ram_bytes // GIB if ram_bytes and ram_bytes % GIB == 0 else 0
 
 
 def _read_from_a_file(request: Request) -> bool:

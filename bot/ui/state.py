@@ -5,8 +5,10 @@ Layout (fields joined by ``:``; ``custom_id`` is at most 100 characters)::
     vf:<action>:<arg>:<model>:<quant>:<context>:<users>:<kv>:<engine>:<flash>:<gpus>:<lang>
     vf:ctx:32768:llama-3.1-8b:Q4_K_M:8192:1:f16:l:1:rtx-3060-12gb*1:en
 
-``engine`` is ``l`` (llama.cpp) or ``v`` (vLLM); ``flash`` is ``1``/``0``; ``gpus`` is ``id*count`` joined by ``,``
-(``-`` for none). A card whose state does not fit in the limit (many long GPU ids) gets no stateful buttons.
+``engine`` is ``l`` (llama.cpp) or ``v`` (vLLM); ``flash`` is ``1``/``0``, then ``r<GB>`` when the question named its
+system RAM and ``o`` when it named Ollama (``1r64o``: flash attention, 64 GB of RAM, Ollama's defaults; ids without
+them still decode); ``gpus`` is ``id*count`` joined by ``,`` (``-`` for none). A card whose state does not fit in the
+limit (many long GPU ids) gets no stateful buttons.
 
 Cards of the other intents add a tenth field, ``<intent>[+<other>]`` (a fit card has none, so ids posted before
 intents existed still decode)::
@@ -38,6 +40,7 @@ _INTENT_CODES: dict[str, str] = {
 }  # fmt: skip
 _INTENTS = {code: name for name, code in _INTENT_CODES.items()}
 UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
+_FLAGS = re.compile(r"([01])(?:r([1-9][0-9]{0,4}))?(o)?")  # flash attention, system RAM in GB, Ollama
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +52,8 @@ class CardState(Settings):
     lang: Lang
     intent: str = "fit"  # a bot.answering.cards Intent, or "engines" (llama.cpp and vLLM side by side)
     other: str = ""  # compare: the second model; what fits: the model-id prefix ("" all)
+    ram_gb: int = 0  # the system RAM the question named (0: none)
+    runner: str = ""  # "ollama": the question named Ollama
 
     @classmethod
     def from_card(cls, card: AnyCard, lang: Lang) -> CardState:
@@ -69,6 +74,8 @@ class CardState(Settings):
             lang=lang,
             intent=intent,
             other=other,
+            ram_gb=int(o.get("ram_gb", 0)),
+            runner=str(o.get("runner", "")),
         )
 
     def with_context(self, context: int) -> CardState:
@@ -94,6 +101,10 @@ class CardState(Settings):
             out["compare_model"] = self.other
         if self.intent == "what_fits" and self.other:
             out["model_prefix"] = self.other
+        if self.ram_gb:
+            out["ram_gb"] = self.ram_gb
+        if self.runner:
+            out["runner"] = self.runner
         return out
 
     def encode(self) -> str | None:
@@ -106,7 +117,8 @@ class CardState(Settings):
         if engine is None or (self.intent != "fit" and not code) or not all(_FIELD.match(w) for w in words):
             return None
         gpus = ",".join(f"{gpu}*{count}" for gpu, count in self.gpus) or "-"
-        flash = "1" if self.flash_attn else "0"
+        flash = ("1" if self.flash_attn else "0") + (f"r{self.ram_gb}" if self.ram_gb else "")
+        flash += "o" if self.runner == "ollama" else ""
         fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
         fields.append(self.lang)
         if code:
@@ -125,9 +137,11 @@ class CardState(Settings):
             if code not in _INTENTS:
                 raise ValueError(f"bad card state: {packed!r}")
             intent = _INTENTS[code]
-        model, quant, context, users, kv, engine, flash, gpus, lang = parts
-        if engine not in _ENGINES or flash not in ("0", "1") or lang not in ("ko", "en"):
+        model, quant, context, users, kv, engine, flags, gpus, lang = parts
+        found = _FLAGS.fullmatch(flags)
+        if engine not in _ENGINES or found is None or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
+        flash, ram, ollama = found.groups()
         gpu_pairs: list[tuple[str, int]] = []
         if gpus != "-":
             for item in gpus.split(","):
@@ -141,6 +155,8 @@ class CardState(Settings):
             kv_cache=kv,
             engine=_ENGINES[engine],
             flash_attn=flash == "1",
+            ram_gb=int(ram or 0),
+            runner="ollama" if ollama else "",
             gpus=tuple(gpu_pairs),
             lang="ko" if lang == "ko" else "en",
             intent=intent,

@@ -251,6 +251,9 @@ def test_intent_cards_recompute_from_their_state(real: object) -> None:
         "3090에서 qwen2.5 14b 동시 사용자 몇 명까지?",
         "which quant for gemma 2 27b on a 4090 at 16k?",
         "llama 3.1 8b on a 4090, llama.cpp vs vllm",
+        "llama 3.3 70b on a 4090 with 64gb ram",  # the RAM the question named is in the state ...
+        "llama 3.1 8b on ollama 4090",  # ... and Ollama, whose defaults the answer follows
+        "5090에 램 128기가로 qwen3 235b 올라마에서 돌아가?",
     ):
         card = real.answer(question, None, {})
         state = CardState.from_card(card, card.lang)
@@ -258,6 +261,32 @@ def test_intent_cards_recompute_from_their_state(real: object) -> None:
         assert packed is not None, question
         again = real.answer("", card.lang, CardState.decode(packed).overrides())
         assert again == card, question
+
+
+@pytest.mark.parametrize(
+    ("question", "flags"),
+    [
+        ("llama 3.3 70b on a 4090 with 64gb ram", "1r64"),
+        ("llama 3.1 8b on ollama 4090", "0o"),  # Ollama runs Llama without flash attention
+        ("5090에 램 128기가로 qwen3 235b 올라마에서 돌아가?", "1r128o"),
+        ("llama 3.1 8b on a 4090", "1"),  # nothing named: the field as before
+    ],
+)
+def test_a_buttons_state_keeps_the_ram_and_ollama(real: object, question: str, flags: str) -> None:
+    from vramfit.bot.answering.service import CalcBackend
+
+    assert isinstance(real, CalcBackend)
+    card = real.answer(question, None, {})
+    packed = CardState.from_card(card, card.lang).encode()
+    assert packed is not None and packed.split(":")[6] == flags
+    pressed = real.answer("", card.lang, CardState.decode(packed).with_context(16384).overrides())
+    assert pressed.assumptions.context == 16384  # type: ignore[union-attr]
+    assert (pressed.ram_gb, pressed.runner) == (card.ram_gb, card.runner)  # type: ignore[union-attr]
+    # An id posted before these flags existed still decodes, with neither.
+    old = CardState.decode("llama-3-8b:Q4_K_M:8192:1:f16:l:1:rtx-4090*1:en")
+    assert (old.ram_gb, old.runner) == (0, "")
+    with pytest.raises(ValueError):
+        CardState.decode("llama-3-8b:Q4_K_M:8192:1:f16:l:1r0:rtx-4090*1:en")  # 0 GB is no RAM size
 
 
 def test_real_numbers_reach_the_card(real: object) -> None:
