@@ -24,7 +24,7 @@ from vramfit.calc.gpu import generic_gpu
 from vramfit.calc.request import ModelRef, Request
 
 REPO = "tiny-org/Tiny-Quants-GGUF"  # Q8_0 in two parts, Q6_K, Q4_K_M, Q2_K, two projectors
-LACKING = "tiny-org/Tiny-NoQ6-GGUF"  # the same without Q6_K and without a projector
+LACKING = "tiny-org/Tiny-NoQ6-GGUF"  # Q8_0 in two parts and Q2_K: neither Q6_K nor Q4_K_M, no projector
 CONFIG = {**TINY_LLAMA, "vocab_size": 32768}
 QUANTS = ("Q8_0", "Q6_K", "Q4_K_M", "Q2_K")
 GPU_GB = 2  # "a 2 GB GPU": a generic card of 2 GiB
@@ -65,7 +65,7 @@ def hub(files: dict[str, list[Path]], monkeypatch: pytest.MonkeyPatch, tmp_path:
     every = {k: _bytes(v) for k, v in files.items()}
     repos = {
         REPO: Repo(files={name: data for part in every.values() for name, data in part.items()} | {"README.md": b"x"}),
-        LACKING: Repo(files=every["Q8_0"] | every["Q4_K_M"] | every["Q2_K"]),
+        LACKING: Repo(files=every["Q8_0"] | every["Q2_K"]),
     }
     with FakeHub(repos) as server:
         monkeypatch.setenv("HF_ENDPOINT", server.url)
@@ -97,7 +97,7 @@ def _fits(total: int) -> bool:
 @pytest.fixture(scope="module")
 def context(files: dict[str, list[Path]]) -> int:
     """The largest context at which Q6_K fits the 2 GB card (found by bisection on the local files): there Q8_0
-    does not, so the answer is Q6_K on the full repo and Q4_K_M on the repo that lacks Q6_K."""
+    does not, so the answer is Q6_K on the full repo and Q2_K on the repo that has only Q8_0 and Q2_K."""
     low, high = 4, 4096  # in cells of 256 tokens, as llama.cpp sizes its KV cache
     while high - low > 1:
         mid = (low + high) // 2
@@ -129,9 +129,9 @@ def test_a_repo_lacking_the_quant_that_fits_answers_with_the_next_it_has(
     hub: FakeHub, files: dict[str, list[Path]], context: int
 ) -> None:
     data = _json(f"which quant of {LACKING} fits a {GPU_GB} GB GPU", "--context", str(context))
-    assert data["solution"]["value"] == "Q4_K_M"  # Q6_K would fit, but the repo has none
-    assert data["request"]["model"]["source"].endswith("/Tiny-Q4_K_M.gguf")
-    assert data["fits"][0]["total_bytes"] == _local_total(files["Q4_K_M"], "Q4_K_M", context)
+    assert data["solution"]["value"] == "Q2_K"  # Q6_K or Q4_K_M would fit, but the repo has neither
+    assert data["request"]["model"]["source"].endswith("/Tiny-Q2_K.gguf")
+    assert data["fits"][0]["total_bytes"] == _local_total(files["Q2_K"], "Q2_K", context)
     assert "mmproj" not in data["request"]["model"] and "mmproj_bytes" not in data["estimate"]
 
 
