@@ -290,13 +290,19 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
 
         parsed = parse(text)
         if remote is not None:  # "unsloth/Qwen3.5-9B-GGUF Q4_K_M 32k 3060": the file of the asked quant
-            from vramfit.bot.sources.huggingface import hub_model
+            from vramfit.bot.sources.huggingface import best_quant_files, hub_model
 
             engine = str(overrides.get("engine") or parsed.engine or "llama.cpp")  # vLLM reads a repo's safetensors
-            model, file_quant = hub_model(remote[0], str(overrides.get("quant") or parsed.quant or ""), engine)
-            overrides["model"] = model
-            if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
-                overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
+            best = None
+            if parsed.intent == "best_quant":  # which quant of a GGUF repo fits: its own files, largest first
+                best = best_quant_files(remote[0], engine, overrides.get("gpus") or parsed.gpus)
+            if best is not None:
+                overrides["model"], overrides["quant"], overrides["quant_files"] = best
+            else:
+                model, file_quant = hub_model(remote[0], str(overrides.get("quant") or parsed.quant or ""), engine)
+                overrides["model"] = model
+                if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
+                    overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
         if tag is not None:  # "qwen3.5:9b 32k 3060": the tag is one file, whatever quant the words name
             from vramfit.bot.sources.ollama import ollama_model
 
@@ -307,7 +313,7 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
                 unparsed_quant = (parsed.quant,)  # a quant beside the tag that the tag's file is not: said so
         lang: Lang = args.lang or parsed.lang
         result = resolve(parsed, **overrides)
-        given = set(overrides) | ({"gpu_variant", "gpu_generic"} if "gpus" in overrides else set())
+        given = set(overrides) - {"quant_files"} | ({"gpu_variant", "gpu_generic"} if "gpus" in overrides else set())
         if "model" in overrides:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))

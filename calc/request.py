@@ -53,6 +53,10 @@ class ModelRef(BaseModel):
     gguf: GgufHeader | None = None  # exact tensor sizes, when the model came from a GGUF file
     checkpoint: Checkpoint | None = None  # measured safetensors bytes, when the model came from a safetensors repo
     source: str = ""  # where the numbers come from (config.json URL, file path)
+    # A multimodal projector beside a GGUF (llama-server's --mmproj FILE): its file name and bytes; "" and 0 when the
+    # repo has none. Not in the weights: it is loaded only when asked for.
+    mmproj: str = ""
+    mmproj_bytes: int = Field(default=0, ge=0)
 
 
 class GpuChoice(BaseModel):

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from vramfit.calc.engines import fit_gpu, fits_with_margin, runs_on_gpu
 from vramfit.calc.gpu import Gpu
-from vramfit.calc.request import MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, Request
+from vramfit.calc.request import MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, ModelRef, Request
 from vramfit.calc.results import Fit
 from vramfit.calc.search import largest, largest_context
 
@@ -39,6 +39,18 @@ def best_quant(request: Request, choice: GpuChoice, ladder: Iterable[str] | None
     for quant in steps:
         if fits_with_margin(request.model_copy(update={"quant": quant}), choice):
             return quant
+    return None
+
+
+def best_file(
+    request: Request, choice: GpuChoice, candidates: Iterable[tuple[str, ModelRef]]
+) -> tuple[str, ModelRef] | None:
+    """The first of ``candidates`` (quant label, model read from that quant's GGUF file), most faithful first, whose
+    own numbers fit with the margin at the request's context and users; None when none does. The candidates are
+    taken one at a time, so a lazy iterable reads no file past the one that fits."""
+    for quant, model in candidates:
+        if fits_with_margin(request.model_copy(update={"model": model, "quant": quant}), choice):
+            return quant, model
     return None
 
 

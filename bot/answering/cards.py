@@ -71,6 +71,8 @@ class ModelInfo:
     # "attachment": read from a config.json attached to the question (source_file names it); "safetensors": read from
     # a repo's config.json and safetensors headers, not a file's header
     source_kind: str = ""
+    mmproj: str = ""  # the repo's vision projector (llama-server --mmproj FILE), "" when it has none
+    mmproj_bytes: int = 0  # what loading it adds on the GPU
 
 
 def rope_scaling_label(arch: Architecture) -> str:

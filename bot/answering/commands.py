@@ -46,7 +46,8 @@ def model_argument(request: Request) -> list[str]:
     source = request.model.source
     hub = _HUB_SOURCE.match(source)
     if hub is not None and request.model.gguf is not None:
-        return ["-hf", f"{hub['repo']}:{request.quant}"]
+        # -hf also loads the repo's vision projector onto the GPU unless --no-mmproj: the answer is the text model's
+        return ["-hf", f"{hub['repo']}:{request.quant}", *(["--no-mmproj"] if request.model.mmproj else [])]
     if request.model.gguf is not None and source.endswith(".gguf"):
         return ["-m", source]
     if request.model.gguf is not None and source.startswith("ollama://"):  # bot.sources.ollama: id "qwen3.5:9b"

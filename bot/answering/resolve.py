@@ -7,6 +7,7 @@ models side by side; max_context / max_users / best_quant → the solver's numbe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -16,9 +17,9 @@ from vramfit.calc.errors import UnknownGpuError
 from vramfit.calc.estimate import answer
 from vramfit.calc.fit import Verdict
 from vramfit.calc.presets import Catalog, load_catalog
-from vramfit.calc.request import Engine, GpuChoice, Request
+from vramfit.calc.request import Engine, GpuChoice, ModelRef, Request
 from vramfit.calc.results import Answer, Fit
-from vramfit.calc.solve import best_quant, max_context, max_users, min_gpus
+from vramfit.calc.solve import best_file, best_quant, max_context, max_users, min_gpus
 
 if TYPE_CHECKING:  # the parser is imported by whoever parses; a question given as flags never loads it
     from vramfit.bot.parser import ParsedQuery
@@ -97,8 +98,34 @@ def _first_gpu(parsed: ParsedQuery, request: Request | None, lang: str) -> GpuCh
     )
 
 
-def resolve(parsed: ParsedQuery, catalog: Catalog | None = None, **overrides: Any) -> IntentResult:
-    """Answer ``parsed`` for its intent; ``overrides`` are Request fields given as flags or slash options."""
+def _best_of_files(
+    request: Request, choice: GpuChoice, files: Iterable[tuple[str, ModelRef]]
+) -> tuple[str | None, Request]:
+    """The best quant among GGUF files (quant label, model read from its header), most faithful first: the first
+    whose own numbers fit, and the request at that file; when none fits, None and the request at the last file
+    looked at (the smallest)."""
+    seen: list[tuple[str, ModelRef]] = []
+
+    def tracked() -> Iterable[tuple[str, ModelRef]]:
+        for candidate in files:
+            seen.append(candidate)
+            yield candidate
+
+    found = best_file(request, choice, tracked())
+    quant, model = found or (seen[-1] if seen else (request.quant, request.model))
+    return (quant if found else None), request.model_copy(update={"model": model, "quant": quant})
+
+
+def resolve(
+    parsed: ParsedQuery,
+    catalog: Catalog | None = None,
+    quant_files: Iterable[tuple[str, ModelRef]] | None = None,
+    **overrides: Any,
+) -> IntentResult:
+    """Answer ``parsed`` for its intent; ``overrides`` are Request fields given as flags or slash options.
+    ``quant_files``: for best_quant on a Hub GGUF repo, the repo's own files (quant label, model read from its
+    header), most faithful first: the answer is the first that fits, never a quant the repo does not have. A model
+    read from one GGUF file and no such list: that file is the only quant there is."""
     catalog = catalog or load_catalog()
     gpus = tuple(catalog.gpus.values())
     if parsed.intent == "what_fits" and not (overrides.get("model") or parsed.model):
@@ -122,6 +149,8 @@ def resolve(parsed: ParsedQuery, catalog: Catalog | None = None, **overrides: An
         elif parsed.intent == "max_users":
             value = max_users(request, choice)
             at = request.model_copy(update={"users": value}) if value else request
+        elif parsed.intent == "best_quant" and (quant_files is not None or request.model.gguf is not None):
+            value, at = _best_of_files(request, choice, quant_files or ((request.quant, request.model),))
         elif parsed.intent == "best_quant":
             value = best_quant(request, choice)
             at = request.model_copy(update={"quant": value}) if value else request

@@ -209,21 +209,29 @@ class CalcBackend:
 
         found = find_reference(text, skip=is_preset) if text and "model" not in fields else None
         if found is not None:  # a Hub GGUF's header, or a safetensors repo's config.json and headers (cached a day)
-            from vramfit.bot.sources.huggingface import hub_model
+            from vramfit.bot.sources.huggingface import best_quant_files, hub_model
 
             reference, text = found
             quant = str(fields.get("quant") or "")
             engine = str(fields.get("engine") or "")
-            if (not quant or not engine) and text:
+            said = None
+            if text:
                 try:
                     said = parse(text, self.catalog)
                     quant, engine = quant or str(said.quant or ""), engine or str(said.engine or "")
                 except VramfitError:
                     pass
-            model, file_quant = hub_model(reference, quant, engine or "llama.cpp", self.remote_cache)
-            fields["model"] = model
-            if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
-                fields["quant"] = file_quant or quant or "Q4_K_M"
+            best = None
+            if (overrides.get("intent") or (said.intent if said is not None else "")) == "best_quant":
+                gpus = fields.get("gpus") or (said.gpus if said is not None else ())
+                best = best_quant_files(reference, engine or "llama.cpp", gpus, self.remote_cache)
+            if best is not None:  # which quant of a GGUF repo fits: its own files, largest first
+                fields["model"], fields["quant"], fields["quant_files"] = best
+            else:
+                model, file_quant = hub_model(reference, quant, engine or "llama.cpp", self.remote_cache)
+                fields["model"] = model
+                if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
+                    fields["quant"] = file_quant or quant or "Q4_K_M"
         tag = None
         if found is None and text and "model" not in overrides and "model" not in fields:
             tag = find_ollama_tag(text, skip=is_preset)
@@ -287,6 +295,8 @@ class CalcBackend:
             trained_context=arch.context_length,
             scaled_context=arch.rope_scaled_context,
             rope_scaling=rope_scaling_label(arch),
+            mmproj=request.model.mmproj,
+            mmproj_bytes=request.model.mmproj_bytes,
             **_hub_source(request.model.source if _read_from_a_file(request) or attached else ""),
         )
         assumptions = assumptions_of(request)

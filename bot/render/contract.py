@@ -32,6 +32,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
             "context_limit": arch.context_limit,
             "source": request.model.source,
             **_checkpoint_json(request),
+            **({"mmproj": request.model.mmproj} if request.model.mmproj else {}),
         },
         "quant": request.quant,
         "context": request.context,
@@ -99,6 +100,8 @@ def fit_json(f: Fit) -> dict[str, Any]:
 def answer_json(answer: Answer, lang: str, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:
     est = answer.estimate
     estimate: dict[str, Any] = est.model_dump(exclude_none=True)
+    if answer.request.model.mmproj:  # the vision projector, not in total_bytes (docs/cli-json.md)
+        estimate["mmproj_bytes"] = answer.request.model.mmproj_bytes
     data: dict[str, Any] = {
         "lang": lang,
         "request": request_json(answer.request, assumed, intent),

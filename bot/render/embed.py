@@ -380,6 +380,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         )
     elif card.model.source_kind == "attachment":
         lines.append(tr(_("📄 Read from the attached **{file}**"), file=clean(card.model.source_file)))
+    if card.model.mmproj:
+        from vramfit.bot.render.text import mmproj_line
+
+        lines.append("🖼️ " + mmproj_line(tr, clean(card.model.mmproj), card.model.mmproj_bytes))
     if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
         lines.append(extra)
     if card.ollama_split is not None:

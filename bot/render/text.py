@@ -191,6 +191,15 @@ def context_limit_line(tr: Tr, model: str, context: int, trained: int, scaled: i
     )  # fmt: skip
 
 
+def mmproj_line(tr: Tr, file: str, size: int) -> str:
+    """What the repo's vision projector adds when loaded (not in the total: the verdict is the text model's)."""
+    return tr(
+        _("Vision projector {file}: +{size} on the GPU with --mmproj (not in the total above)"),
+        file=file,
+        size=tr.small_size(size),
+    )
+
+
 def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
     tr = Tr(lang)
     est, request = answer.estimate, answer.request
@@ -240,6 +249,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     for label, size, note in rows:
         shown = tr.small_size(size) if label == tr(_("Recurrent state")) else tr.gib(size)
         lines.append(f"  {ljust(label, 16)} {rjust(shown, 11)}  {note}".rstrip())
+    if request.model.mmproj:
+        lines.append("  " + mmproj_line(tr, request.model.mmproj, request.model.mmproj_bytes))
     lines.append("")
     if answer.fits:
         title = tr(_("GPU")) if request.gpus else tr(_("Smallest GPUs that fit"))

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,7 +42,7 @@ from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.presets import write_cache_file
-from vramfit.calc.request import ModelRef
+from vramfit.calc.request import GpuChoice, ModelRef
 from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
 
 TIMEOUT_SECONDS = 10.0
@@ -73,10 +74,14 @@ def _quant_in(name: str, quant: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(quant)}(?![A-Za-z0-9])", name, re.IGNORECASE) is not None
 
 
-def choose_files(paths: list[str], reference: HubReference) -> list[str]:
+def _is_mmproj(path: str) -> bool:
+    return "mmproj" in path.rsplit("/", 1)[-1].lower()
+
+
+def choose_files(paths: Iterable[str], reference: HubReference) -> list[str]:
     """The GGUF file(s) the question means, every part of a split file, in order; an error listing the quants the
     repo has when none or several match."""
-    ggufs = sorted(p for p in paths if p.lower().endswith(".gguf") and "mmproj" not in p.lower())
+    ggufs = sorted(p for p in paths if p.lower().endswith(".gguf") and not _is_mmproj(p))
     if not ggufs:
         raise AnswerError("remote_no_gguf", f"{reference.repo} has no GGUF file", subject=reference.repo)
     if reference.file:
@@ -106,14 +111,30 @@ def choose_files(paths: list[str], reference: HubReference) -> list[str]:
     return parts
 
 
+MMPROJ_PREFERRED = ("F16", "BF16")  # the projector people load: as uploaded, not quantized
+
+
+def choose_mmproj(paths: Iterable[str]) -> str:
+    """The repo's multimodal projector (``mmproj-*.gguf``, which llama-server loads with ``--mmproj FILE``): the
+    F16 one first, then BF16, then the first by name; "" when the repo has none."""
+    found = sorted(p for p in paths if p.lower().endswith(".gguf") and _is_mmproj(p))
+    for quant in MMPROJ_PREFERRED:
+        if chosen := [p for p in found if _quant_in(p.rsplit("/", 1)[-1], quant)]:
+            return chosen[0]
+    return found[0] if found else ""
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteHeader:
-    """What was read: the merged header, the files, the commit they were read at and the requests it took."""
+    """What was read: the merged header, the files, the commit they were read at and the requests it took; the
+    repo's vision projector beside them (its path and size from the file list; "" and 0 when there is none)."""
 
     header: GgufHeader
     files: tuple[str, ...]
     commit: str
     requests: int
+    mmproj: str = ""
+    mmproj_bytes: int = 0
 
 
 CACHE_SECONDS = 24 * 3600  # a header read once answers again for a day without the network
@@ -146,7 +167,8 @@ def _cached(reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
     try:
         data = _cache_json(_cache_path(reference), any_age=any_age)
         header = GgufHeader.model_validate(data["header"])
-        return RemoteHeader(header, tuple(data["files"]), str(data["commit"]), 0)
+        mmproj, mmproj_bytes = str(data.get("mmproj", "")), int(data.get("mmproj_bytes", 0))
+        return RemoteHeader(header, tuple(data["files"]), str(data["commit"]), 0, mmproj, mmproj_bytes)
     except (OSError, ValueError, KeyError, TypeError):
         return None  # no cache, or one that cannot be read: read the Hub again
 
@@ -155,7 +177,8 @@ def _store(reference: HubReference, remote: RemoteHeader) -> None:
     path = _cache_path(reference)
     if path is None:
         return
-    data = {"files": list(remote.files), "commit": remote.commit, "header": remote.header.model_dump(mode="json")}
+    data = {"files": list(remote.files), "commit": remote.commit, "header": remote.header.model_dump(mode="json"),
+            "mmproj": remote.mmproj, "mmproj_bytes": remote.mmproj_bytes}  # fmt: skip
     write_cache_file(path, json.dumps(data).encode("utf-8"))
 
 
@@ -165,18 +188,21 @@ def _from_shared(cache: RemoteCache, reference: HubReference, *, any_age: bool) 
         if read is None or (not any_age and read.age_seconds > CACHE_SECONDS):
             return None
         data = json.loads(read.summary)
-        return RemoteHeader(GgufHeader.model_validate(data["header"]), tuple(data["files"]), read.revision, 0)
+        header = GgufHeader.model_validate(data["header"])
+        mmproj, mmproj_bytes = str(data.get("mmproj", "")), int(data.get("mmproj_bytes", 0))
+        return RemoteHeader(header, tuple(data["files"]), read.revision, 0, mmproj, mmproj_bytes)
     except (ValueError, KeyError, TypeError):
         return None
 
 
 def _to_shared(cache: RemoteCache, reference: HubReference, remote: RemoteHeader) -> None:
-    summary = json.dumps({"files": list(remote.files), "header": remote.header.model_dump(mode="json")})
+    summary = json.dumps({"files": list(remote.files), "header": remote.header.model_dump(mode="json"),
+                          "mmproj": remote.mmproj, "mmproj_bytes": remote.mmproj_bytes})  # fmt: skip
     cache.put(CachedRead(hub_key(reference), "hub", remote.commit or reference.revision, summary))
 
 
 def read_remote_header(
-    reference: HubReference, paths: list[str] | None = None, cache: RemoteCache | None = None
+    reference: HubReference, paths: Mapping[str, int] | None = None, cache: RemoteCache | None = None
 ) -> RemoteHeader:
     """The header of the reference's file: from the cache when read in the last day (or at any age with
     ``VRAMFIT_OFFLINE=1``), else listed and read from the Hub and cached. ``cache``: where to keep it instead of the
@@ -263,8 +289,9 @@ def _check_repo_id(reference: HubReference) -> None:
         raise AnswerError("remote_not_found", f"{subject!r} is not a Hub repo id", subject=subject)
 
 
-def list_files(reference: HubReference) -> list[str]:
-    """The paths of every file in the repo at the reference's revision (within :func:`hub_deadline_seconds`)."""
+def list_files(reference: HubReference) -> dict[str, int]:
+    """Every file in the repo at the reference's revision, path → size in bytes (within
+    :func:`hub_deadline_seconds`)."""
     from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoFile
 
@@ -275,7 +302,7 @@ def list_files(reference: HubReference) -> list[str]:
             lambda: list(api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)),
             reference.repo,
         )
-    return [item.path for item in tree if isinstance(item, RepoFile)]
+    return {item.path: int(item.size or 0) for item in tree if isinstance(item, RepoFile)}
 
 
 def _file_location(reference: HubReference, path: str) -> tuple[str, int | None, str]:
@@ -293,7 +320,7 @@ def _file_location(reference: HubReference, path: str) -> tuple[str, int | None,
     return location, meta.size, meta.commit_hash or ""
 
 
-def _read_from_hub(reference: HubReference, paths: list[str] | None = None) -> RemoteHeader:
+def _read_from_hub(reference: HubReference, paths: Mapping[str, int] | None = None) -> RemoteHeader:
     """List the repo (unless ``paths`` is its listing), choose the file(s) and read their headers with range requests
     (see the module docstring)."""
     from huggingface_hub.utils._headers import build_hf_headers
@@ -316,7 +343,9 @@ def _read_from_hub(reference: HubReference, paths: list[str] | None = None) -> R
             headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], size))
             commit = commit or file_commit
             requests += stream.requests
-    return RemoteHeader(merge_gguf_headers(headers), tuple(files), commit, requests)
+    mmproj = choose_mmproj(paths)
+    mmproj_bytes = paths.get(mmproj, 0) if mmproj else 0
+    return RemoteHeader(merge_gguf_headers(headers), tuple(files), commit, requests, mmproj, mmproj_bytes)
 
 
 def _gguf_reference(reference: HubReference, quant: str) -> HubReference:
@@ -326,7 +355,7 @@ def _gguf_reference(reference: HubReference, quant: str) -> HubReference:
 
 
 def gguf_model(
-    reference: HubReference, quant: str = "", paths: list[str] | None = None, cache: RemoteCache | None = None
+    reference: HubReference, quant: str = "", paths: Mapping[str, int] | None = None, cache: RemoteCache | None = None
 ) -> tuple[ModelRef, str]:
     """The model of ``reference`` (``quant`` when the reference names none) and the quant of the file read;
     ``paths``: the repo's listing when already read; ``cache``: the bot's store instead of the user's cache folder."""
@@ -342,8 +371,136 @@ def gguf_model(
         architecture=architecture_from_gguf(remote.header),
         gguf=remote.header,
         source=source,
+        mmproj=remote.mmproj.rsplit("/", 1)[-1][:200],
+        mmproj_bytes=remote.mmproj_bytes,
     )
     return model, file_type_in_name(first) or file_type_in_header(remote.header.metadata) or reference.quant
+
+
+# -- every quant of a GGUF repo, for "which quant fits" ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QuantFile:
+    """One quant a GGUF repo has: its label ("Q4_K_M", "" when the name carries none), its file or every part of a
+    split file, and their bytes together."""
+
+    quant: str
+    files: tuple[str, ...]
+    size: int
+
+
+def quant_files(listing: Mapping[str, int]) -> list[QuantFile]:
+    """Every GGUF model file of a repo's listing (path → bytes) by quant, the parts of a split file as one, largest
+    first (the projector and incomplete splits left out)."""
+    groups: dict[str, list[str]] = {}
+    for path in sorted(p for p in listing if p.lower().endswith(".gguf") and not _is_mmproj(p)):
+        folder, _, name = path.rpartition("/")
+        split = _SPLIT.match(name)
+        groups.setdefault(f"{folder}/{split['stem'] if split else name}", []).append(path)
+    out = []
+    for parts in groups.values():
+        split = _SPLIT.match(parts[0].rsplit("/", 1)[-1])
+        if split is not None and len(parts) != int(split["count"]):
+            continue  # a part is missing: llama.cpp could not load it
+        name = parts[0].rsplit("/", 1)[-1]
+        out.append(QuantFile(file_type_in_name(name), tuple(parts), sum(listing[p] for p in parts)))
+    return sorted(out, key=lambda q: (-q.size, q.files))
+
+
+def _listing_cache_path(reference: HubReference) -> Path | None:
+    return _cache_file(reference.repo, reference.revision, "listing")
+
+
+def _listing_key(reference: HubReference) -> str:
+    return hub_key(replace(reference, file="", quant="")) + "|listing"
+
+
+def repo_listing(reference: HubReference, cache: RemoteCache | None = None) -> dict[str, int]:
+    """The repo's GGUF files (path → bytes): from the cache when listed in the last day (at any age with
+    ``VRAMFIT_OFFLINE=1``), else listed on the Hub and cached (the user's cache folder, or ``cache``)."""
+    offline = is_offline()
+    try:
+        if cache is None:
+            data = _cache_json(_listing_cache_path(reference), any_age=offline)
+        else:
+            read = cache.get(_listing_key(reference))
+            if read is None or (not offline and read.age_seconds > CACHE_SECONDS):
+                raise FileNotFoundError("no fresh listing")
+            data = json.loads(read.summary)
+        return {str(path): int(size) for path, size in data["files"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # not listed yet, or unreadable: list again
+    if offline:
+        raise AnswerError(
+            "remote_offline", f"{reference.repo} is not in the cache and VRAMFIT_OFFLINE is set", subject=reference.repo
+        )
+    listing = {p: size for p, size in list_files(reference).items() if p.lower().endswith(".gguf")}
+    summary = json.dumps({"files": listing})
+    if cache is None:
+        if (path := _listing_cache_path(reference)) is not None:
+            write_cache_file(path, summary.encode("utf-8"))
+    else:
+        cache.put(CachedRead(_listing_key(reference), "hub", reference.revision, summary))
+    return listing
+
+
+CANNOT_FIT_FACTOR = 2  # a file over twice the GPUs' memory cannot fit whole: only its token embeddings stay in RAM
+
+
+def quant_candidates(
+    reference: HubReference,
+    listing: Mapping[str, int],
+    usable_bytes: int | None = None,
+    cache: RemoteCache | None = None,
+) -> Iterator[tuple[str, ModelRef]]:
+    """The repo's quants, largest file first, each as (its quant label, the model read from its own header), read
+    one at a time as the caller asks for the next, each header cached like any other. A file over
+    :data:`CANNOT_FIT_FACTOR` times ``usable_bytes`` is not read (the smallest always is, for the answer when none
+    fits)."""
+    files = quant_files(listing)
+    for index, group in enumerate(files):
+        if usable_bytes is not None and group.size > CANNOT_FIT_FACTOR * usable_bytes and index < len(files) - 1:
+            continue
+        by_quant = replace(reference, file="", quant=group.quant.upper())
+        try:  # the same cache entry as a question naming that quant, when the quant names this file alone
+            same = bool(group.quant) and tuple(choose_files(listing, by_quant)) == group.files
+        except AnswerError:
+            same = False
+        one = by_quant if same else replace(reference, file=group.files[0], quant="")
+        model, label = gguf_model(one, paths=listing, cache=cache)
+        yield group.quant or label or DEFAULT_QUANT, model
+
+
+def repo_quants(reference: HubReference, engine: str = "llama.cpp", cache: RemoteCache | None = None) -> (
+    dict[str, int] | None
+):  # fmt: skip
+    """The GGUF listing of a repo a "which quant fits" question names, or None when the answer is not over its GGUF
+    files: the reference names one file or quant, the repo has none (a safetensors repo), or vLLM is asked of a repo
+    that also has safetensors (checked on the Hub only when the listing is not cached)."""
+    if reference.file or reference.quant:
+        return None
+    listing = repo_listing(reference, cache)
+    if not quant_files(listing):
+        return None
+    if engine == "vllm":
+        return None  # vLLM answers a GGUF repo from its safetensors, or as before
+    return listing
+
+
+def best_quant_files(
+    reference: HubReference, engine: str, gpus: tuple[GpuChoice, ...], cache: RemoteCache | None = None
+) -> tuple[ModelRef, str, Iterator[tuple[str, ModelRef]]] | None:
+    """For "which quant of REPO fits": the largest file worth reading (its model and quant, for the request) and
+    every candidate from it down (for :func:`bot.answering.resolve.resolve`'s ``quant_files``), read lazily on the
+    first named GPU's memory; None when the answer is not over the repo's GGUF files (:func:`repo_quants`)."""
+    listing = repo_quants(reference, engine, cache)
+    if listing is None:
+        return None
+    usable = gpus[0].gpu.usable_bytes * gpus[0].count if gpus else None
+    candidates = quant_candidates(reference, listing, usable, cache)
+    quant, model = next(candidates)
+    return model, quant, itertools.chain([(quant, model)], candidates)
 
 
 # -- safetensors repos: config.json and the safetensors headers -------------------------------------------------------
@@ -388,13 +545,13 @@ def _store_checkpoint(reference: HubReference, remote: RemoteCheckpoint) -> None
     write_cache_file(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
 
 
-def has_safetensors(paths: list[str]) -> bool:
+def has_safetensors(paths: Iterable[str]) -> bool:
     """Whether the listing is a Transformers checkpoint huggingface_hub can read the headers of: one
     ``model.safetensors`` or the index of its shards."""
-    return SAFETENSORS_SINGLE in paths or SAFETENSORS_INDEX in paths
+    return any(p in (SAFETENSORS_SINGLE, SAFETENSORS_INDEX) for p in paths)
 
 
-def _read_checkpoint(reference: HubReference, paths: list[str]) -> RemoteCheckpoint:
+def _read_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> RemoteCheckpoint:
     """config.json (downloaded: a few KiB) and every tensor of the safetensors headers, which huggingface_hub's
     :meth:`HfApi.get_safetensors_metadata` reads with range requests (the first 100 kB of each file, and the rest of
     a longer header), shard by shard as the index lists them. The storage host of config.json and of the first
@@ -441,7 +598,7 @@ def _read_checkpoint(reference: HubReference, paths: list[str]) -> RemoteCheckpo
     return RemoteCheckpoint(config, tensors, tuple(sorted(metadata.files_metadata)), commit)
 
 
-def read_remote_checkpoint(reference: HubReference, paths: list[str]) -> RemoteCheckpoint:
+def read_remote_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> RemoteCheckpoint:
     """The repo's config.json and safetensors headers, read from the Hub (``paths``: its listing) and cached."""
     remote = _read_checkpoint(reference, paths)
     _store_checkpoint(reference, remote)

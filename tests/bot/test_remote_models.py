@@ -305,22 +305,12 @@ def test_a_shared_cache_keeps_hub_and_ollama_reads_with_their_revision(
     commit, the manifest digest), write no cache file, and answer from it; a read older than a day is read again."""
     import dataclasses
 
+    from tests.fake_hub import MemoryCache
     from tests.fake_ollama import FakeRegistry, Tag
     from vramfit.bot.answering.cards import Card
     from vramfit.bot.answering.service import CalcBackend
-    from vramfit.bot.sources.cache import CachedRead
 
-    class Memory:
-        def __init__(self) -> None:
-            self.reads: dict[str, CachedRead] = {}
-
-        def get(self, key: str) -> CachedRead | None:
-            return self.reads.get(key)
-
-        def put(self, read: CachedRead) -> None:
-            self.reads[read.key] = read
-
-    shared = Memory()
+    shared = MemoryCache()
 
     def answer(question: str) -> Card:
         backend = CalcBackend()  # a new process each time: no card cache in common

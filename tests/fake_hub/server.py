@@ -18,7 +18,22 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlparse
 
+from vramfit.bot.sources.cache import CachedRead
+
 COMMIT = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
+
+
+class MemoryCache:
+    """A shared cache of remote reads in a dict (bot.sources.cache.RemoteCache), as the bot's store keeps them."""
+
+    def __init__(self) -> None:
+        self.reads: dict[str, CachedRead] = {}
+
+    def get(self, key: str) -> CachedRead | None:
+        return self.reads.get(key)
+
+    def put(self, read: CachedRead) -> None:
+        self.reads[read.key] = read
 
 
 @dataclass
