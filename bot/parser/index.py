@@ -25,6 +25,7 @@ from vramfit.calc.presets import Catalog, cache_dir, write_cache_file
 TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9._]*|[\uac00-\ud7a3\u3131-\u318e]+")
 _SEPARATORS = re.compile(r"[\s\-_.]+")
 _ALPHA_PREFIX = re.compile(r"^[a-z]+")
+_DECIMAL_SIZE = re.compile(r"\d+\.\d+gb")  # "7.5gb": a size keeps its decimal point (squashed it reads 75 GB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ def squash(text: str) -> str:
 def word_form(word: str, vocab: dict[str, str]) -> str:
     """The word a token stands for: Hangul words translated and particles dropped; Latin words as written."""
     if not ("\uac00" <= word[0] <= "\ud7a3" or "\u3131" <= word[0] <= "\u318e"):
-        return squash(word)
+        return word if _DECIMAL_SIZE.fullmatch(word) else squash(word)
     found = vocab.get(word)
     if found is None:
         stem = strip_particle(word, vocab)

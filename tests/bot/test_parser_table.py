@@ -282,6 +282,20 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         {"model": "deepseek-r1-distill-qwen-14b", "gpus": [("rtx-3060-12gb", 1)]},
     ),
     ("gemma3:27b-it-qat on RTX3090", {"model": "gemma-3-27b", "quant": "Q4_0", "gpus": [("rtx-3090", 1)]}),
+    # A size with a decimal point keeps it (it used to read "7.5gb" as 75 GB and "0.9 GB" as 9).
+    (
+        "llama 3.1 8b on a 7.5gb gpu",
+        {"model": "llama-3.1-8b", "gpus": [("generic-7.5gb", 1)], "flags": ["gpu_generic"]},
+    ),
+    (
+        "llama 3.2 1b on a 0.9 GB GPU",
+        {"model": "llama-3.2-1b", "gpus": [("generic-0.9gb", 1)], "flags": ["gpu_generic"]},
+    ),
+    ("qwen3 8b 10.5 GB vram", {"model": "qwen3-8b", "gpus": [("generic-10.5gb", 1)], "flags": ["gpu_generic"]}),
+    (
+        "큐웬3 8b 7.5기가 그래픽카드",
+        {"model": "qwen3-8b", "gpus": [("generic-7.5gb", 1)], "flags": ["gpu_generic"], "lang": "ko"},
+    ),
     ("phi4:14b rx7900xtx", {"model": "phi-4", "gpus": [("rx-7900-xtx", 1)]}),
     (
         "32GB RAM + 8GB VRAM, llama 3.1 8b",
