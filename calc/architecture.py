@@ -170,6 +170,9 @@ class Architecture(BaseModel):
     qk_norm: bool = False
     # 1-D RoPE factor tensors convert_hf_to_gguf.py writes: rope_freqs (llama3 scaling) or long+short (longrope).
     rope_factor_tensors: int = Field(default=0, ge=0, le=2)
+    rope_factor_length: int = Field(
+        default=0, ge=0, description="entries of each RoPE factor tensor (n_rot / 2); 0: head_dim_k / 2"
+    )
     # RoPE scaling the config declares (calc.model_limits): its kind as config.json names it, and its factor.
     rope_scaling_type: str = Field(default="", max_length=40)
     rope_scaling_factor: float = Field(default=0.0, ge=0.0, le=1024.0)
@@ -516,6 +519,23 @@ def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
 
+def _longrope_factor_length(config: Mapping[str, Any], hidden: int, heads: Any) -> int:
+    """Entries of the long/short RoPE factor tensors Phi3MiniModel.generate_extra_tensors writes (conversion/phi.py,
+    llama.cpp 0c1e57098): ``rope_dims = int(partial_rotary_factor * n_embd) // n_head``, one factor per rotated pair,
+    ``rope_dims / 2`` (the converter refuses factor lists of another length; phi3.cpp loads them as ``n_rot / 2``).
+    Phi-4-mini rotates 0.75 of its 128-wide heads: 48 factors each, not 64. 0 (head_dim / 2) without a partial
+    rotary factor or with a per-layer head count."""
+    params = config.get("rope_parameters")
+    fraction = config.get("partial_rotary_factor")
+    if fraction is None and isinstance(params, Mapping):
+        fraction = params.get("partial_rotary_factor")
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction < 1:
+        return 0
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads <= 0:
+        return 0
+    return int(fraction * hidden) // heads // 2
+
+
 def _rope_scaling(scaling: Any, rope_type: str, context: int) -> dict[str, Any]:
     """The RoPE scaling a config declares, and for YaRN the context it reaches: original_max_position_embeddings
     times the factor, as vLLM derives its max_model_len (vllm/config.py ``_get_and_verify_max_len``). Qwen's "add YaRN
@@ -818,6 +838,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     rope_scaling = _rope_scaling(scaling, rope_type, context)
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
+    rope_factor_length = _longrope_factor_length(config, hidden, heads_raw) if rope_factor_tensors == 2 else 0
     q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
     # DeepSeek-V3's router adds e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's
     # default; V2's "greedy" has none). convert_hf_to_gguf.py writes it as blk.N.exp_probs_b.bias, which the deepseek2
@@ -880,6 +901,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             or (arch == "glm4moe" and bool(config.get("use_qk_norm")))
             or arch == "minimax-m2",  # required: q_norm of n_head × head_dim and k_norm of n_kv × head_dim
             rope_factor_tensors=rope_factor_tensors,
+            rope_factor_length=rope_factor_length,
             **rope_scaling,
             **recurrent,
             **mtp,

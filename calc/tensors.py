@@ -645,6 +645,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         if name == "phimoe":
             b.add("output.bias", vocab)
     rope_len = arch.head_dim_k // 2  # one factor per rotated pair (n_rot / 2)
+    if arch.rope_factor_tensors == 2 and arch.rope_factor_length:
+        rope_len = arch.rope_factor_length  # partial rotary (Phi-4-mini): the converter's rope_dims / 2
     if name == "gemma4":
         # Gemma4Model.generate_extra_tensors: the proportional RoPE of the global layers.
         b.add("rope_freqs.weight", rope_len)
