@@ -688,6 +688,21 @@ def _lfm2_ffn(fields: _ConfigFields) -> int:
     return width
 
 
+# What llama.cpp's converter writes for a Gemma 3 config.json that omits a key (conversion/gemma.py Gemma3Model at
+# 0c1e57098): set_gguf_parameters falls back to context 131072, 8 heads, 4 KV heads and head size 256, and without a
+# vocab_size the SentencePiece vocabulary is the tokenizer's own 262,144 pieces (_create_vocab_sentencepiece: the
+# hparam, else tokenizer.vocab_size()), to which modify_tensors cuts token_embd (its 262,208 rows include 64 unused).
+# The official multimodal config.json of Gemma 3 4B/12B/27B names few keys in its text_config (4B: not even the head
+# counts), so without these a --config of the real file was refused ("lacks vocab_size").
+_GEMMA3_CONVERTER_DEFAULTS: dict[str, Any] = {
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "vocab_size": 262144,
+}
+
+
 def text_model_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """The text model's keys of a config.json: a multimodal checkpoint's ``text_config`` with the wrapper's
     ``model_type`` and ``tie_word_embeddings`` where it lacks them (Qwen3.5 says the latter beside text_config), or
@@ -721,6 +736,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             arch = "nemotron_h_moe"  # NemotronHModel.__init__: has_moe_params = "num_experts_per_tok" in llm_config
     else:
         raise unsupported(model_type, field="model_type")
+    if arch == "gemma3":
+        config = {**_GEMMA3_CONVERTER_DEFAULTS, **{k: v for k, v in config.items() if v is not None}}
     f = _ConfigFields(config)
     n_layers = f.number("num_hidden_layers", "n_layer", "num_layers", low=1, high=MAX_LAYERS)
     hidden = f.number("hidden_size", "n_embd", "d_model", low=1, high=MAX_HIDDEN)
