@@ -17,9 +17,9 @@ attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp l
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini), glm4,
 glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4 Scout,
 Maverick), deepseek32 (DeepSeek V3.2), gemma4 (Gemma 4 31B and 26B-A4B's expert block), smollm3 (SmolLM3-3B),
-exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), gemma3 (Gemma 3 4B, 12B and 27B), qwen3 (Qwen3 8B),
-exaone (EXAONE 3.5 7.8B), the big ones on copies with fewer layers or experts, command-r and cohere2 (Command R 35B
-and Command R7B on copies with 4 layers) and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16
+exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), gemma3 (Gemma 3 4B, 12B and 27B), qwen3 (Qwen3 0.6B and
+8B), exaone (EXAONE 3.5 7.8B), the big ones on copies with fewer layers or experts, command-r and cohere2 (Command R
+35B and Command R7B on copies with 4 layers) and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16
 experts; the V2 files predate the kv_b split; with that one tensor swapped they match).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, qwen2moe, granite. Approximate:
 olmo2, starcoder2, phimoe and unknown architectures (llama layout).
