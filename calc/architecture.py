@@ -170,6 +170,9 @@ class Architecture(BaseModel):
     qk_norm: bool = False
     # 1-D RoPE factor tensors convert_hf_to_gguf.py writes: rope_freqs (llama3 scaling) or long+short (longrope).
     rope_factor_tensors: int = Field(default=0, ge=0, le=2)
+    rope_factor_length: int = Field(
+        default=0, ge=0, description="entries of each RoPE factor tensor (n_rot / 2); 0: head_dim_k / 2"
+    )
     # RoPE scaling the config declares (calc.model_limits): its kind as config.json names it, and its factor.
     rope_scaling_type: str = Field(default="", max_length=40)
     rope_scaling_factor: float = Field(default=0.0, ge=0.0, le=1024.0)
@@ -516,6 +519,23 @@ def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
 
+def _longrope_factor_length(config: Mapping[str, Any], hidden: int, heads: Any) -> int:
+    """Entries of the long/short RoPE factor tensors Phi3MiniModel.generate_extra_tensors writes (conversion/phi.py,
+    llama.cpp 0c1e57098): ``rope_dims = int(partial_rotary_factor * n_embd) // n_head``, one factor per rotated pair,
+    ``rope_dims / 2`` (the converter refuses factor lists of another length; phi3.cpp loads them as ``n_rot / 2``).
+    Phi-4-mini rotates 0.75 of its 128-wide heads: 48 factors each, not 64. 0 (head_dim / 2) without a partial
+    rotary factor or with a per-layer head count."""
+    params = config.get("rope_parameters")
+    fraction = config.get("partial_rotary_factor")
+    if fraction is None and isinstance(params, Mapping):
+        fraction = params.get("partial_rotary_factor")
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction < 1:
+        return 0
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads <= 0:
+        return 0
+    return int(fraction * hidden) // heads // 2
+
+
 def _rope_scaling(scaling: Any, rope_type: str, context: int) -> dict[str, Any]:
     """The RoPE scaling a config declares, and for YaRN the context it reaches: original_max_position_embeddings
     times the factor, as vLLM derives its max_model_len (vllm/config.py ``_get_and_verify_max_len``). Qwen's "add YaRN
@@ -668,6 +688,21 @@ def _lfm2_ffn(fields: _ConfigFields) -> int:
     return width
 
 
+# What llama.cpp's converter writes for a Gemma 3 config.json that omits a key (conversion/gemma.py Gemma3Model at
+# 0c1e57098): set_gguf_parameters falls back to context 131072, 8 heads, 4 KV heads and head size 256, and without a
+# vocab_size the SentencePiece vocabulary is the tokenizer's own 262,144 pieces (_create_vocab_sentencepiece: the
+# hparam, else tokenizer.vocab_size()), to which modify_tensors cuts token_embd (its 262,208 rows include 64 unused).
+# The official multimodal config.json of Gemma 3 4B/12B/27B names few keys in its text_config (4B: not even the head
+# counts), so without these a --config of the real file was refused ("lacks vocab_size").
+_GEMMA3_CONVERTER_DEFAULTS: dict[str, Any] = {
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "vocab_size": 262144,
+}
+
+
 def text_model_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     """The text model's keys of a config.json: a multimodal checkpoint's ``text_config`` with the wrapper's
     ``model_type`` and ``tie_word_embeddings`` where it lacks them (Qwen3.5 says the latter beside text_config), or
@@ -701,6 +736,8 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             arch = "nemotron_h_moe"  # NemotronHModel.__init__: has_moe_params = "num_experts_per_tok" in llm_config
     else:
         raise unsupported(model_type, field="model_type")
+    if arch == "gemma3":
+        config = {**_GEMMA3_CONVERTER_DEFAULTS, **{k: v for k, v in config.items() if v is not None}}
     f = _ConfigFields(config)
     n_layers = f.number("num_hidden_layers", "n_layer", "num_layers", low=1, high=MAX_LAYERS)
     hidden = f.number("hidden_size", "n_embd", "d_model", low=1, high=MAX_HIDDEN)
@@ -818,6 +855,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     rope_scaling = _rope_scaling(scaling, rope_type, context)
     # LlamaModel/ExaoneModel write one rope_freqs tensor for llama3 scaling; Phi3MiniModel writes long+short factors.
     rope_factor_tensors = 1 if rope_type == "llama3" else 2 if rope_type in ("longrope", "su") else 0
+    rope_factor_length = _longrope_factor_length(config, hidden, heads_raw) if rope_factor_tensors == 2 else 0
     q_lora_rank = f.number("q_lora_rank", default=0, high=MAX_HIDDEN)
     # DeepSeek-V3's router adds e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's
     # default; V2's "greedy" has none). convert_hf_to_gguf.py writes it as blk.N.exp_probs_b.bias, which the deepseek2
@@ -880,6 +918,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             or (arch == "glm4moe" and bool(config.get("use_qk_norm")))
             or arch == "minimax-m2",  # required: q_norm of n_head × head_dim and k_norm of n_kv × head_dim
             rope_factor_tensors=rope_factor_tensors,
+            rope_factor_length=rope_factor_length,
             **rope_scaling,
             **recurrent,
             **mtp,

@@ -12,17 +12,17 @@ a map sorted by ``weight_name_comparer`` (layer number, then name). :func:`loade
 which is the one the quantizer's running counters (``i_attention_wv``, ``i_ffn_down``...) see.
 
 How sure each layout is. Read in llama.cpp's sources: the quantizer's walk (llama-quant.cpp, the loader's
-weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj
-into attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
-2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini),
-glm4, glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4
-Scout, Maverick), deepseek32 (DeepSeek V3.2), gemma4 (Gemma 4 31B and 26B-A4B's expert block), smollm3 (SmolLM3-3B),
-exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), all on copies with fewer layers or experts, command-r and
-deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16 experts; the V2 files predate the kv_b split; with
-that one tensor swapped they match).
-Written from llama.cpp's loader as recalled, not checked against a file: gemma, gemma3 (27B within CUDA row
-padding), qwen3, qwen2moe, cohere2, exaone, granite. Approximate: olmo2, starcoder2, phimoe and unknown
-architectures (llama layout).
+weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_to_gguf.py splitting kv_b_proj into
+attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
+2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini), glm4,
+glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4 Scout,
+Maverick), deepseek32 (DeepSeek V3.2), gemma4 (Gemma 4 31B and 26B-A4B's expert block), smollm3 (SmolLM3-3B),
+exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), gemma3 (Gemma 3 4B, 12B and 27B), qwen3 (Qwen3 0.6B and
+8B), exaone (EXAONE 3.5 7.8B), the big ones on copies with fewer layers or experts, command-r and cohere2 (Command R
+35B and Command R7B on copies with 4 layers) and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16
+experts; the V2 files predate the kv_b split; with that one tensor swapped they match).
+Written from llama.cpp's loader as recalled, not checked against a file: gemma, qwen2moe, granite. Approximate:
+olmo2, starcoder2, phimoe and unknown architectures (llama layout).
 """
 
 from __future__ import annotations
@@ -645,6 +645,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         if name == "phimoe":
             b.add("output.bias", vocab)
     rope_len = arch.head_dim_k // 2  # one factor per rotated pair (n_rot / 2)
+    if arch.rope_factor_tensors == 2 and arch.rope_factor_length:
+        rope_len = arch.rope_factor_length  # partial rotary (Phi-4-mini): the converter's rope_dims / 2
     if name == "gemma4":
         # Gemma4Model.generate_extra_tensors: the proportional RoPE of the global layers.
         b.add("rope_freqs.weight", rope_len)
