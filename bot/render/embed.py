@@ -234,10 +234,10 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
 
 
 def first_token_text(prompt: int, prefill: Speed, tr: Tr) -> str:
-    """ "first token after ≈ 8 s for a 32K prompt (4–12 s)": the asked context read as the prompt, at the prefill
+    """ "first token after ≈ 8 s for a prompt of 32K (4–12 s)": the asked context read as the prompt, at the prefill
     estimate and its band (the slower end of the band is the longer wait)."""
     return tr(
-        _("first token after ≈ {s} s for a {prompt} prompt ({fast}–{slow} s)"),
+        _("first token after ≈ {s} s for a prompt of {prompt} ({fast}–{slow} s)"),
         s=tr.num(prompt / prefill.tokens_per_second, 1),
         prompt=format_tokens_short(prompt),
         fast=tr.num(prompt / prefill.high, 1),
