@@ -23,6 +23,7 @@ ROWS = Path(__file__).resolve().parents[1] / "tests" / "data" / "groundtruth" / 
 DEVICES: dict[str, tuple[str, int]] = {
     "2x Intel Arc A770 (16gb)": ("arc-a770-16gb", 2),
     "7900 XTX": ("rx-7900-xtx", 1),
+    "AMD Radeon RX 5700 XT (RADV NAVI10)": ("rx-5700-xt", 1),
     "AMD RX 6800 XT": ("rx-6800-xt", 1),
     "AMD Radeon RX 9070 XT (RADV GFX1201)": ("rx-9070-xt", 1),
     "Apple M1": ("apple-m1-16gb", 1),
@@ -31,13 +32,16 @@ DEVICES: dict[str, tuple[str, int]] = {
     "M2 Ultra": ("apple-m2-ultra-192gb", 1),
     "Apple M4 GPU (16GB)": ("apple-m4-16gb", 1),
     "Apple M4 Pro (20-core GPU)": ("apple-m4-pro-48gb", 1),
+    "Arc B70": ("arc-pro-b70", 1),
     "Intel(R) Arc(TM) A770 Graphics": ("arc-a770-16gb", 1),
+    "Intel(R) Arc(tm) A310 Graphics (DG2)": ("arc-a310", 1),
     "M1 Ultra": ("apple-m1-ultra-128gb", 1),
     "M2 Air": ("apple-m2-24gb", 1),
     "M3 Max (40CU)": ("apple-m3-max-64gb", 1),
     "M3 Pro (18CU)": ("apple-m3-pro-36gb", 1),
     "M3 Ultra": ("apple-m3-ultra-512gb", 1),
     "NVIDIA A100 80GB PCIe": ("a100-80gb-pcie", 1),
+    "NVIDIA A40": ("a40", 1),
     "NVIDIA A100-SXM4-80GB": ("a100-80gb", 1),
     "NVIDIA GB10": ("dgx-spark", 1),
     "NVIDIA GeForce RTX 2080 (8 GB)": ("rtx-2080", 1),
@@ -57,6 +61,7 @@ DEVICES: dict[str, tuple[str, int]] = {
     "P40": ("tesla-p40", 1),
     "Radeon 8060S Graphics (Strix Halo, gfx1151)": ("ryzen-ai-max-395-128gb", 1),
     "Radeon RX 6700 XT": ("rx-6700-xt", 1),
+    "RTX 3050 6GB": ("rtx-3050-6gb", 1),
 }
 
 # Llama 2 has no preset (few ask about it now); its configs, from meta-llama/Llama-2-7b-hf and Llama-2-13b-hf

@@ -44,15 +44,15 @@ class DecodeCalibration:
     layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
 
 
-# Fitted on the 46 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
-# each half of the rows and checks on the other half (out of sample: median 0.99, 85 % of rows within ±30 %).
+# Fitted on the 52 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
+# each half of the rows and checks on the other half (out of sample: median 1.00, 79 % of rows within ±30 %).
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.971, "metal": 0.704, "rocm": 0.609, "sycl": 0.335, "vulkan": 0.688},
-    moe_factor=0.877,
-    host_efficiency=0.58,
-    band=(0.74, 1.23),
-    default_efficiency=0.688,
-    layer_overhead_us=95.9,
+    efficiency={"cuda": 0.942, "metal": 0.69, "rocm": 0.592, "sycl": 0.332, "vulkan": 0.556},
+    moe_factor=0.885,
+    host_efficiency=0.578,
+    band=(0.74, 1.31),
+    default_efficiency=0.592,
+    layer_overhead_us=89.8,
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s (a 2026 desktop).
@@ -126,13 +126,13 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 18 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.89, 61 % within ±30 %):
+# Fitted on the 19 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.91, 63 % within ±30 %):
 # rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), faster than
 # the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.355, "metal": 0.673, "vulkan": 0.466, "rocm": 0.352},
+    efficiency={"cuda": 0.356, "metal": 0.673, "vulkan": 0.466, "rocm": 0.352},
     band=(0.75, 1.43),
-    default_efficiency=0.465,
+    default_efficiency=0.397,
 )
 
 
