@@ -207,6 +207,7 @@ def test_the_bot_answers_which_quant_and_shows_the_projector(
 
 def test_the_bots_store_keeps_the_listing_and_every_header(hub: FakeHub, context: int) -> None:
     from vramfit.bot.answering.service import CalcBackend
+
     store = MemoryCache()
     question = f"which quant of {REPO} fits a {GPU_GB} GB GPU"
     backend = CalcBackend()

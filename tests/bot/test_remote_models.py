@@ -223,11 +223,7 @@ def test_a_repo_in_slash_vram_is_deferred_answered_and_cached(
 ) -> None:
     """Through the fake Discord: a Hub that takes a while makes the bot defer (Discord's 3-second window), the card
     comes as the deferred reply, and the same question again is answered without a request to the Hub."""
-    import asyncio
-
-    from tests.fake_discord.harness import World, make_settings, run
-    from tests.fake_discord.sent import embed_of
-    from vramfit.bot.answering.service import CalcBackend
+    from tests.fake_discord.harness import slow_source_then_cached
 
     slow = {"tiny-org/Slow-GGUF": Repo(files={files["Q8_0"].name: files["Q8_0"].read_bytes()}, delay_seconds=0.4)}
     with FakeHub(slow) as server:
@@ -235,26 +231,8 @@ def test_a_repo_in_slash_vram_is_deferred_answered_and_cached(
         monkeypatch.delenv("HF_TOKEN", raising=False)
         monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
         monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
-
-        async def scenario() -> None:
-            settings = make_settings(defer_after_seconds=0.2)
-            async with World.start(settings=settings, backend=CalcBackend().backend()) as world:
-                interaction = await world.slash("tiny-org/Slow-GGUF Q8_0 32k 3060")
-                sent = await world.callback(interaction, timeout=10)
-                assert sent.json["type"] == 5  # deferred: the Hub is slower than the bot waits before replying
-                edit = await world.fake.wait_request(
-                    "PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original", timeout=10
-                )
-                embed = edit.json["embeds"][0]
-                assert "Read from the header of" in embed["description"]
-                requests = len(server.log)
-                again = await world.slash("tiny-org/Slow-GGUF Q8_0 32k 3060")
-                body = (await world.callback(again, timeout=10)).json["data"]
-                assert embed_of(body)["description"] == embed["description"]
-                assert len(server.log) == requests  # the second ask: no request to the Hub
-                await asyncio.sleep(0)
-
-        run(scenario())
+        embed = slow_source_then_cached("tiny-org/Slow-GGUF Q8_0 32k 3060", lambda: len(server.log))
+    assert "Read from the header of" in embed["description"]
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres"])

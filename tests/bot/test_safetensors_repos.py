@@ -66,7 +66,8 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
         "tiny-org/Only-Readme": Repo(files={"README.md": b"weights elsewhere"}),
         "tiny-org/Made-Up": Repo(files={"model.safetensors": weights, "config.json": b'{"model_type": "madeup"}'}),
         "tiny-org/Elsewhere-Llama": Repo(
-            files={"model.safetensors": weights, "config.json": _config(CONFIG)}, redirect_to="http://storage.example.net"
+            files={"model.safetensors": weights, "config.json": _config(CONFIG)},
+            redirect_to="http://storage.example.net",
         ),
     }
     with FakeHub(repos) as server:
@@ -156,9 +157,7 @@ def test_korean_question_with_a_safetensors_repo(hub: FakeHub) -> None:
         ("tiny-org/Elsewhere-Llama", "remote_host_refused", "Hugging Face only", "허깅페이스에서만"),
     ],
 )
-def test_errors_are_sentences_in_both_languages(
-    hub: FakeHub, repo: str, code: str, english: str, korean: str
-) -> None:
+def test_errors_are_sentences_in_both_languages(hub: FakeHub, repo: str, code: str, english: str, korean: str) -> None:
     assert _json(repo, status=2)["error"]["code"] == code
     for lang, words in (("en", english), ("ko", korean)):
         out = io.StringIO()
@@ -235,7 +234,7 @@ def test_bare_repos_are_found_and_slashed_words_are_not(text: str, repo: str | N
 
 
 def test_a_repo_a_preset_lists_as_its_alias_is_the_presets(hub: FakeHub) -> None:
-    """"openai/gpt-oss-20b" is an alias of the gpt-oss-20b preset: answered from the catalog, with no request."""
+    """ "openai/gpt-oss-20b" is an alias of the gpt-oss-20b preset: answered from the catalog, with no request."""
     from vramfit.bot.answering.service import CalcBackend
 
     assert _json("openai/gpt-oss-20b 32k 4090")["request"]["model"]["id"] == "gpt-oss-20b"

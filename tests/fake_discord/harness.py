@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,3 +228,33 @@ def run(coro: Any, timeout: float = 30.0) -> Any:
         return await asyncio.wait_for(coro, timeout)
 
     return asyncio.run(_with_deadline())
+
+
+def slow_source_then_cached(question: str, requests: Callable[[], int]) -> dict[str, Any]:
+    """Ask ``question`` twice through ``/vram`` with the real backend, the bot deferring after 0.2 s: the first answer
+    must come deferred (a slow remote source) as the edit of the original reply, the second at once with the same
+    card and no new request (``requests()`` counts what the fake source was asked). The first card's embed."""
+    from tests.fake_discord.sent import embed_of
+    from vramfit.bot.answering.service import CalcBackend
+
+    first: dict[str, Any] = {}
+
+    async def scenario() -> None:
+        settings = make_settings(defer_after_seconds=0.2)
+        async with World.start(settings=settings, backend=CalcBackend().backend()) as world:
+            interaction = await world.slash(question)
+            sent = await world.callback(interaction, timeout=10)
+            assert sent.json["type"] == 5  # deferred: the source is slower than the bot waits before replying
+            edit = await world.fake.wait_request(
+                "PATCH", rf"/webhooks/\d+/{interaction['token']}/messages/@original", timeout=10
+            )
+            first.update(edit.json["embeds"][0])
+            asked = requests()
+            again = await world.slash(question)
+            body = (await world.callback(again, timeout=10)).json["data"]
+            assert embed_of(body)["description"] == first["description"]
+            assert requests() == asked  # the second ask: no request to the source
+            await asyncio.sleep(0)
+
+    run(scenario())
+    return first
