@@ -55,6 +55,8 @@ def test_inside_the_scaling_the_card_notes_it_and_does_not_warn(tmp_path: Path) 
     card = _card(_qwen25_7b(rope_scaling=YARN), tmp_path, "--context", "65536", "--gpu", "4090", "--lang", "en")
     assert "ℹ️ Past the 32,768 tokens" in card and "yarn ×4 RoPE scaling" in card and "(up to 131,072)" in card
     assert "⚠️" not in card.split("\n")[1]
+    ko = _card(_qwen25_7b(rope_scaling=YARN), tmp_path, "--context", "65536", "--gpu", "4090", "--lang", "ko")
+    assert "토큰 32,768개를 넘지만, config에 있는 yarn ×4 RoPE 스케일링 범위 안이에요 (최대 131,072)" in ko
     answer = from_config(_qwen25_7b(rope_scaling=YARN), tmp_path)
     assert answer["request"]["model"]["context_limit"] == 131072
     assert answer["request"]["model"]["context_length"] == 32768
