@@ -46,7 +46,7 @@ from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.i18n import Lang
 from vramfit.calc.errors import VramfitError
 
-GIB = 1 << 30
+GIB = 1 << 30  # calc.gpu.GIB, without importing pydantic models on the bot's start-up path
 
 if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
