@@ -25,7 +25,17 @@ from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
 from vramfit.calc.gpu import GIB
-from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS, Engine, GpuChoice, KvType, ModelRef, Request
+from vramfit.calc.request import (
+    MAX_CONTEXT,
+    MAX_GPU_COUNT,
+    MAX_USERS,
+    Engine,
+    GpuChoice,
+    KvType,
+    ModelRef,
+    Request,
+    unstated_context,
+)
 
 if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import IntentResult
@@ -330,6 +340,8 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
             and overrides.get("engine", Engine.LLAMA_CPP) == Engine.LLAMA_CPP
         ):
             overrides["quant"] = preset.default_quant
+    if "context" not in overrides:
+        overrides["context"] = unstated_context(overrides["model"].architecture)
     checkpoint = overrides["model"].checkpoint
     if checkpoint is not None and overrides.get("engine") == Engine.VLLM and "quant" not in overrides:
         overrides["quant"] = checkpoint.file_type  # a safetensors repo: vLLM runs its checkpoint as it is

@@ -12,6 +12,7 @@ from vramfit.calc.gpu import Gpu
 from vramfit.calc.safetensors import Checkpoint
 
 MAX_CONTEXT = 10_485_760  # 10M tokens: beyond any released model; larger numbers are typos
+DEFAULT_CONTEXT = 8192  # tokens per user when the question names none
 MAX_USERS = 4096
 MAX_GPU_COUNT = 64
 MAX_RAM_BYTES = 64 << 40  # 64 TiB: beyond any single machine
@@ -66,6 +67,12 @@ class GpuChoice(BaseModel):
     count: int = Field(default=1, ge=1, le=MAX_GPU_COUNT)
 
 
+def unstated_context(architecture: Architecture) -> int:
+    """The context of a question that names none: :data:`DEFAULT_CONTEXT`, never more than the model is declared for
+    (a 4k model is asked about at 4,096 tokens, not warned about a context nobody asked for)."""
+    return min(DEFAULT_CONTEXT, architecture.context_limit or DEFAULT_CONTEXT)
+
+
 class Request(BaseModel):
     """A fully specified question; defaults follow the JSON contract (docs/cli-json.md)."""
 
@@ -73,7 +80,7 @@ class Request(BaseModel):
 
     model: ModelRef
     quant: str = "Q4_K_M"
-    context: int = Field(default=8192, ge=1, le=MAX_CONTEXT, description="tokens per user")
+    context: int = Field(default=DEFAULT_CONTEXT, ge=1, le=MAX_CONTEXT, description="tokens per user")
     users: int = Field(default=1, ge=1, le=MAX_USERS, description="sequences held at once")
     kv_cache: KvType = KvType.F16
     engine: Engine = Engine.LLAMA_CPP

@@ -22,7 +22,7 @@ from vramfit.bot.parser.text import clean
 from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
 from vramfit.calc.gpu import GIB
 from vramfit.calc.presets import Catalog, load_catalog
-from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request
+from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request, unstated_context
 
 # "min_gpus": how many of the named GPU the model needs ("how many 3090s do i need for deepseek v3", "3090 몇 장
 # 필요해?"). The parser reads it; bot.answering.resolve does not answer it yet (it answers such a question as "fit").
@@ -44,7 +44,6 @@ ASSUMED_KEYS: tuple[str, ...] = (
 )
 
 DEFAULT_QUANT = "Q4_K_M"
-DEFAULT_CONTEXT = 8192
 DEFAULT_USERS = 1
 DEFAULT_KV = KvType.F16
 DEFAULT_ENGINE = Engine.LLAMA_CPP
@@ -125,7 +124,7 @@ class ParsedQuery(BaseModel):
         fields: dict[str, Any] = {
             "model": model,
             "quant": quant,
-            "context": self.context or DEFAULT_CONTEXT,
+            "context": self.context or unstated_context(model.architecture),
             "users": self.users or DEFAULT_USERS,
             "kv_cache": self.kv_cache or DEFAULT_KV,
             "engine": engine,

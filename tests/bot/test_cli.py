@@ -404,3 +404,22 @@ def test_the_card_says_what_was_not_understood() -> None:
 
     card = CalcBackend().answer("라마3 8b 8k 5090ti", None, {})
     assert render_card(card, "ko").description.startswith("⚠️ 이해하지 못한 부분: `5090ti`")
+
+
+@pytest.mark.parametrize(
+    ("argv", "context", "assumed"),
+    [
+        (["phi-3 mini on a 4060"], 4096, True),  # trained for 4,096 tokens (its config.json's max_position_embeddings)
+        (["--model", "phi-3-mini", "--gpu", "rtx-4060"], 4096, True),
+        (["olmo 2 7b on a 3060"], 4096, True),
+        (["llama 3.1 8b on a 3060"], 8192, True),  # trained for 131,072: the usual 8k
+        (["phi-3 mini 8k on a 4060"], 8192, False),  # asked for: kept, and warned about
+    ],
+)
+def test_an_unstated_context_never_passes_the_models_trained_limit(
+    argv: list[str], context: int, assumed: bool
+) -> None:
+    data = vram("--json", *argv)
+    assert data["request"]["context"] == context
+    assert ("context" in data["request"]["assumed"]) is assumed
+    assert ("beyond_trained_context" in data.get("warnings", [])) is (not assumed and context > 4096)

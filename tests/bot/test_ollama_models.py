@@ -118,7 +118,8 @@ def test_the_header_read_remotely_is_the_files_own(registry: FakeRegistry, files
 def test_the_ways_to_name_a_tag(registry: FakeRegistry, files: dict[str, Path], argv: list[str], quant: str) -> None:
     remote = _json(*argv)
     assert remote["request"]["quant"] == quant
-    assert remote["estimate"] == _json("--gguf", str(files[quant]))["estimate"]
+    context = str(remote["request"]["context"])  # 8k where the question says so, else the file's 4,096
+    assert remote["estimate"] == _json("--gguf", str(files[quant]), "--context", context)["estimate"]
     assert "quant" not in remote["request"]["assumed"] and "unparsed" not in remote["request"]
 
 
@@ -232,7 +233,7 @@ def test_a_second_question_about_the_same_tag_needs_no_network(
     assert len(registry.log) == requests  # answered from the cache
     assert again["estimate"]["weights_bytes"] == first["estimate"]["weights_bytes"]
     assert again["request"]["model"]["source"] == first["request"]["model"]["source"]
-    assert _json("--ollama", "library/tiny-llama:3b-instruct-q8_0")["estimate"] == first["estimate"]  # one entry
+    assert _json("--ollama", "library/tiny-llama:3b-instruct-q8_0", "--context", "8k")["estimate"] == first["estimate"]
     monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
     assert _json("tiny-llama:3b-instruct-q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
     assert _json("tiny-llama:latest", status=2)["error"]["code"] == "ollama_offline"
