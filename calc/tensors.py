@@ -20,9 +20,10 @@ Maverick), deepseek32 (DeepSeek V3.2), gemma4 (Gemma 4 31B and 26B-A4B's expert 
 exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), gemma3 (Gemma 3 4B, 12B and 27B), qwen3 (Qwen3 0.6B and
 8B), exaone (EXAONE 3.5 7.8B), the big ones on copies with fewer layers or experts, command-r and cohere2 (Command R
 35B and Command R7B on copies with 4 layers) and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16
-experts; the V2 files predate the kv_b split; with that one tensor swapped they match).
+experts; the V2 files predate the kv_b split; with that one tensor swapped they match), olmo2 (OLMo 2 7B, and 32B on a
+copy with 8 layers).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, qwen2moe, granite. Approximate:
-olmo2, starcoder2, phimoe and unknown architectures (llama layout).
+starcoder2, phimoe and unknown architectures (llama layout).
 """
 
 from __future__ import annotations
@@ -323,7 +324,8 @@ def _layers_cohere(b: _Builder, arch: Architecture) -> None:
 
 
 def _layers_post_norm(b: _Builder, arch: Architecture) -> None:
-    """exaone4 and olmo2 (approximate for olmo2): no pre-norms, q/k norms, post-attention and post-ffw norms."""
+    """exaone4 and olmo2 (src/models/olmo2.cpp at 0c1e57098, measured: LLAMACPP.md): no pre-norms, q/k norms,
+    post-attention and post-ffw norms."""
     for il in range(arch.n_layers):
         if arch.arch == "olmo2":
             _attention(b, arch, il)

@@ -53,6 +53,9 @@ PRESET_CONFIGS = {
     "qwen3-coder-30b-a3b": "Qwen3-Coder-30B-A3B-Instruct.json",
     "qwen3-coder-480b-a35b": "Qwen3-Coder-480B-A35B-Instruct.json",
     "gemma-4-26b-a4b": "gemma-4-26B-A4B.json",
+    "olmo-2-7b": "OLMo-2-1124-7B.trimmed.json",
+    "olmo-2-13b": "OLMo-2-1124-13B.trimmed.json",
+    "olmo-2-32b": "OLMo-2-0325-32B.trimmed.json",
 }
 
 
@@ -398,3 +401,34 @@ def test_a_question_naming_each_new_preset_is_answered_in_both_languages(preset_
             answer = json.loads(out.getvalue())
             hangul = any("\uac00" <= ch <= "\ud7a3" for ch in name)  # a Korean alias makes any question Korean
             assert (answer["request"]["model"]["id"], answer["lang"]) == (preset_id, "ko" if hangul else lang), question
+
+
+def _olmo2_by_hand(file: str, context: int) -> tuple[int, int]:
+    """Parameters and f16 KV of an OLMo 2 config: q/k norms over the whole projection, two post-norms per layer, no
+    biases, its own output head (src/models/olmo2.cpp)."""
+    c = _config(file)
+    e, f, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    kv_width = c["num_key_value_heads"] * (e // c["num_attention_heads"])
+    layer = 2 * e * e + 2 * e * kv_width + 3 * e * f + (e + kv_width) + 2 * e
+    params = 2 * v * e + e + c["num_hidden_layers"] * layer
+    kv = c["num_hidden_layers"] * context * 2 * kv_width * 2
+    return params, kv
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "preset_id", "file"),
+    [
+        ("olmo 2 7b 4k on a 3060", "en", "olmo-2-7b", "OLMo-2-1124-7B.trimmed.json"),
+        ("올모2 13b 4k 4090에서 돌아가?", "ko", "olmo-2-13b", "OLMo-2-1124-13B.trimmed.json"),
+        ("olmo2:13b on a 4090", "en", "olmo-2-13b", "OLMo-2-1124-13B.trimmed.json"),
+        ("OLMo 2 32B 4k on a 5090", "en", "olmo-2-32b", "OLMo-2-0325-32B.trimmed.json"),
+    ],
+)
+def test_olmo2_questions(question: str, lang: str, preset_id: str, file: str) -> None:
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == preset_id
+    assert answer["request"]["context"] == 4096  # the training context, asked or not
+    params, kv = _olmo2_by_hand(file, 4096)
+    assert (answer["estimate"]["params"], answer["estimate"]["kv_cache_bytes"]) == (params, kv)
+    if preset_id == "olmo-2-7b":
+        assert (params, kv) == (7_298_617_344, 2 * GIB)  # the measured load's 7.30 B parameters and 2048 MiB of KV
