@@ -53,6 +53,9 @@ PRESET_CONFIGS = {
     "qwen3-coder-30b-a3b": "Qwen3-Coder-30B-A3B-Instruct.json",
     "qwen3-coder-480b-a35b": "Qwen3-Coder-480B-A35B-Instruct.json",
     "gemma-4-26b-a4b": "gemma-4-26B-A4B.json",
+    "glm-5": "GLM-5.json",
+    "glm-5.1": "GLM-5.1.json",
+    "glm-5.2": "GLM-5.2.json",
 }
 
 
