@@ -74,6 +74,7 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "granitemoehybrid": "granitehybrid",
     "lfm2": "lfm2",
     "deepseek_v32": "deepseek32",  # DeepSeek V3.2 (conversion/deepseek.py DeepseekV32Model): MLA + DSA indexer
+    "glm_moe_dsa": "glm-dsa",  # GLM-5 / 5.1 / 5.2 (conversion/glm.py GlmMoeDsaModel): DeepSeek V3.2's layout
     "llama4": "llama4",  # Llama 4 Scout / Maverick (conversion/llama.py Llama4Model)
     "llama4_text": "llama4",
     # Nemotron-H; nemotron_h_moe when the config has num_experts_per_tok (conversion/nemotron.py NemotronHModel).
@@ -165,6 +166,10 @@ class Architecture(BaseModel):
     # DeepSeek V3.2's sparse attention (DSA): a lightning indexer per layer whose keys are cached beside the latent.
     indexer_heads: int = Field(default=0, ge=0, description="indexer query heads (index_n_heads)")
     indexer_head_dim: int = Field(default=0, ge=0, description="indexer key size, one cached head (index_head_dim)")
+    indexer_layers: tuple[bool, ...] = Field(
+        default=(),
+        description="True where the layer has its own indexer (GLM-5.2's 'full' layers); empty: every layer has one",
+    )
     # Small tensors that change byte counts (biases, norms).
     attention_bias: bool = False
     qk_norm: bool = False
@@ -185,7 +190,7 @@ class Architecture(BaseModel):
         for name in ("n_heads", "n_kv_heads", "ffn_size"):
             if len(getattr(self, name)) != self.n_layers:
                 raise ValueError(f"{name} must have one value per layer ({self.n_layers})")
-        for name in ("swa_layers", "moe_layers", "recurrent_layers"):
+        for name in ("swa_layers", "moe_layers", "recurrent_layers", "indexer_layers"):
             value = getattr(self, name)
             if value and len(value) != self.n_layers:
                 raise ValueError(f"{name} must be empty or have one value per layer ({self.n_layers})")
@@ -219,6 +224,14 @@ class Architecture(BaseModel):
 
     def layer_is_recurrent(self, layer: int) -> bool:
         return bool(self.recurrent_layers) and self.recurrent_layers[layer]
+
+    def layer_has_indexer(self, layer: int) -> bool:
+        """Whether a trunk layer has a DSA indexer of its own, with weights in the file and keys in the cache.
+
+        llama.cpp 0c1e57098 caches indexer keys only where ``llama_hparams::is_indexer_full(il)`` (llama-model.cpp,
+        create_memory's ``filter_lid`` for LLM_ARCH_GLM_DSA; every layer for LLM_ARCH_DEEPSEEK32); GLM-5.2's
+        "shared" layers reuse the top-k of the last full layer (src/models/glm-dsa.cpp) and hold neither."""
+        return self.indexer_head_dim > 0 and (not self.indexer_layers or self.indexer_layers[layer])
 
     @property
     def recurrent_layer_count(self) -> int:
@@ -498,6 +511,15 @@ def _nemotron_h_moe(fields: _ConfigFields) -> None:
             raise unsupported(f"nemotron_h with {key}", field="model_type")
 
 
+# The expert numbers DeepSeek-style loaders cannot do without (routed experts, used per token, their width), with the
+# spellings a config.json or a GGUF header (read back by calc.gguf) gives them.
+_ROUTED_EXPERT_KEYS = (
+    (("n_routed_experts", "num_experts"), MAX_EXPERTS),
+    (("num_experts_per_tok",), MAX_EXPERTS),
+    (("moe_intermediate_size",), MAX_FFN),
+)
+
+
 def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     """GLM-4.5's multi-token-prediction blocks and the MoE numbers its loader cannot do without.
 
@@ -507,15 +529,7 @@ def _glm4moe(fields: _ConfigFields) -> dict[str, Any]:
     an ordinary context filters them out (llama-model.cpp: ``il < n_layer()``). The loader asserts n_expert > 0
     and n_expert_used > 0 (glm4-moe.cpp:42-43): a config without them is not a GLM-4.5 llama.cpp can load.
     """
-    _require_experts(
-        fields,
-        "glm4_moe",
-        (
-            (("n_routed_experts", "num_experts"), MAX_EXPERTS),
-            (("num_experts_per_tok",), MAX_EXPERTS),
-            (("moe_intermediate_size",), MAX_FFN),
-        ),
-    )
+    _require_experts(fields, "glm4_moe", _ROUTED_EXPERT_KEYS)
     return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
 
@@ -590,13 +604,72 @@ def _deepseek32(fields: _ConfigFields, kv_lora_rank: int) -> dict[str, Any]:
     head of index_head_dim is cached per token beside the latent (llama_kv_cache_dsa's second cache), and the
     converter's NextN/MTP block appended past num_hidden_layers (skip_mtp False), in the file but not loaded by an
     ordinary context; the noaux_tc routing bias is expert_probs_bias, as for DeepSeek V3."""
+    return _dsa_indexer(fields, kv_lora_rank, "deepseek_v32")
+
+
+def _dsa_indexer(fields: _ConfigFields, kv_lora_rank: int, model_type: str) -> dict[str, Any]:
+    """The DSA numbers both DSA loaders need (MLA, the indexer's heads and key size, the MTP blocks)."""
     if not kv_lora_rank:
-        raise BadConfigError("config.json: a deepseek_v32 model needs kv_lora_rank (MLA)", field="kv_lora_rank")
+        raise BadConfigError(f"config.json: a {model_type} model needs kv_lora_rank (MLA)", field="kv_lora_rank")
     return {
         "indexer_heads": fields.number("index_n_heads", low=1, high=MAX_HEADS),
         "indexer_head_dim": fields.number("index_head_dim", low=1, high=MAX_HEAD_DIM),
         "nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS),
     }
+
+
+# The DeepSeek-style MLA architectures whose router may carry the noaux_tc routing bias (exp_probs_b).
+_DSA_LIKE = ("deepseek2", "deepseek32", "glm-dsa")
+
+# llama.cpp's rule for a GLM-DSA file without attention.indexer.types (src/models/glm-dsa.cpp at 0c1e57098,
+# llama_model_glm_dsa::load_arch_hparams): every layer full when n_ctx_train < 1048576 (GLM-5, 5.1), else
+# GLM_5_2_DEFAULT_INDEXER_TYPES, GLM-5.2's pattern.
+GLM_DSA_PRE_52_CONTEXT = 1048576
+
+
+def glm52_default_indexer_types(n_layers: int) -> tuple[bool, ...]:
+    """GLM_5_2_DEFAULT_INDEXER_TYPES cut to ``n_layers``: layers 0, 1 and then every fourth from 2 are full, the
+    rest shared; past its 78 entries the array is zero (shared)."""
+    return tuple(il < 78 and (il < 2 or (il - 2) % 4 == 0) for il in range(n_layers))
+
+
+def _glm_dsa(fields: _ConfigFields, kv_lora_rank: int, n_layers: int, context: int) -> dict[str, Any]:
+    """GLM-5 / GLM-5.1 / GLM-5.2 as llama.cpp loads them (src/models/glm-dsa.cpp, conversion/glm.py GlmMoeDsaModel
+    at 0c1e57098): DeepSeek V3.2's blocks (MLA only: "GLM_DSA architecture requires MLA"; the converter is
+    DeepseekV2Model's, first_k_dense_replace dense blocks then sigmoid-routed experts with the noaux_tc bias and one
+    shared expert; the NextN/MTP block appended past num_hidden_layers, in the file, not loaded), with two
+    differences that change memory:
+
+    * the indexer is per layer: config.json's ``indexer_types`` (GLM-5.2: "full" on layers 0, 1, 2, 6, 10, ..., 74,
+      "shared" on the other 57), which GlmMoeDsaModel writes as attention.indexer.types. llama.cpp caches indexer
+      keys only on full layers (llama-model.cpp create_memory: ``filter_lid`` = ``il < n_layer && is_indexer_full(il)``
+      for LLM_ARCH_GLM_DSA) and creates the indexer tensors TENSOR_NOT_REQUIRED; the checkpoint ships them only on
+      full layers and the MTP block (a shared layer reuses the previous full layer's top-k). Without the key every
+      layer is full (GLM-5, 5.1: ``is_pre_5_2``, n_ctx_train below 1048576).
+    * the loader asserts n_expert > 0 and n_expert_used > 0 on the MoE layers, so a config without experts is not a
+      GLM-5 llama.cpp can load.
+
+    A config with a 1,048,576-token context and no indexer_types is refused: llama.cpp would cache GLM-5.2's default
+    pattern, but which layers of such a checkpoint carry indexer weights is not known. ``mlp_layer_types`` (GLM-5.2)
+    is not read by the converter: first_k_dense_replace decides the dense blocks, as for DeepSeek."""
+    dsa = _dsa_indexer(fields, kv_lora_rank, "glm_moe_dsa")
+    _require_experts(fields, "glm_moe_dsa", _ROUTED_EXPERT_KEYS)
+    kinds = fields.config.get("indexer_types")
+    layers: tuple[bool, ...] = ()
+    if kinds is None and context >= GLM_DSA_PRE_52_CONTEXT:
+        raise unsupported("glm_moe_dsa with a 1M context and no indexer_types", field="indexer_types")
+    if kinds is not None:
+        if not isinstance(kinds, Sequence) or isinstance(kinds, str) or len(kinds) != n_layers:
+            raise BadConfigError(
+                f"config.json: indexer_types must list 'full' or 'shared' for each of the {n_layers} layers",
+                field="indexer_types",
+            )
+        if any(kind not in ("full", "shared") for kind in kinds):
+            raise BadConfigError("config.json: indexer_types may hold only 'full' and 'shared'", field="indexer_types")
+        if kinds[0] != "full":  # glm-dsa.cpp: GGML_ASSERT(prev_top_k != nullptr) on a shared layer with no full one
+            raise BadConfigError("config.json: indexer_types must start with a 'full' layer", field="indexer_types")
+        layers = tuple(kind == "full" for kind in kinds)
+    return {**dsa, "indexer_layers": () if all(layers) else layers}
 
 
 def _minimax_m2(fields: _ConfigFields) -> dict[str, Any]:
@@ -862,11 +935,13 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     # loader creates when present (llama.cpp 0c1e57098). The expert count says nothing about it: a 16-expert copy of
     # Kimi K2 has the bias, DeepSeek-V2's 160 experts do not.
     topk_method = config.get("topk_method") or (
-        "noaux_tc" if model_type in ("deepseek_v3", "kimi_k2", "deepseek_v32") else ""
+        "noaux_tc" if model_type in ("deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa") else ""
     )
-    expert_probs_bias = arch in ("deepseek2", "deepseek32") and bool(n_experts) and topk_method == "noaux_tc"
+    expert_probs_bias = arch in _DSA_LIKE and bool(n_experts) and topk_method == "noaux_tc"
     if arch == "deepseek32":
         mtp = _deepseek32(f, kv_lora_rank)
+    elif arch == "glm-dsa":
+        mtp = _glm_dsa(f, kv_lora_rank, n_layers, context)
     if arch == "llama4":
         llama4 = _llama4(f, n_layers, n_experts)
         moe_layers, dense_ffn, expert_ffn = llama4["moe_layers"], llama4["ffn_size"], llama4["expert_ffn_size"]

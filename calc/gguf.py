@@ -16,7 +16,12 @@ from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
-from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.architecture import (
+    GLM_DSA_PRE_52_CONTEXT,
+    Architecture,
+    from_hf_config,
+    glm52_default_indexer_types,
+)
 from vramfit.calc.errors import BadFileError, VramfitError
 from vramfit.calc.files import open_regular_file
 from vramfit.calc.ggml import GgmlType, tensor_bytes
@@ -28,6 +33,7 @@ from vramfit.calc.limits import (
     MAX_GGUF_STRING,
     MAX_GGUF_TENSORS,
     MAX_KEPT_ARRAY,
+    MAX_LAYERS,
     MAX_TENSOR_ELEMENTS,
 )
 from vramfit.calc.tensors import loaded_past_layers
@@ -332,12 +338,12 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
                 )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
-    if arch in ("deepseek2", "deepseek32") and any(name.endswith(".exp_probs_b.bias") for name in names):
+    if arch in ("deepseek2", "deepseek32", "glm-dsa") and any(name.endswith(".exp_probs_b.bias") for name in names):
         config["topk_method"] = "noaux_tc"  # DeepSeek-V3's routing bias: the tensor is the only trace in a GGUF
     config.update(_recurrent_and_gemma4_keys(md, arch, config, names))
-    if arch == "deepseek32":
-        # DeepseekV32Model counts its NextN/MTP block in block_count (nextn_predict_layers says how many) and writes
-        # the indexer's sizes.
+    if arch in ("deepseek32", "glm-dsa"):
+        # DeepseekV32Model and GlmMoeDsaModel count their NextN/MTP block in block_count (nextn_predict_layers says
+        # how many) and write the indexer's sizes.
         nextn = _meta(md, arch, "nextn_predict_layers", 0)
         blocks = config["num_hidden_layers"]
         if isinstance(blocks, int) and isinstance(nextn, int):
@@ -345,6 +351,8 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
             config["num_nextn_predict_layers"] = nextn
         config["index_n_heads"] = _meta(md, arch, "attention.indexer.head_count")
         config["index_head_dim"] = _meta(md, arch, "attention.indexer.key_length")
+    if arch == "glm-dsa":
+        config["indexer_types"] = _glm_dsa_indexer_types(md, arch, config)
     if arch == "llama4":
         # Llama4Model writes the dense width as feed_forward_length and the experts' as expert_feed_forward_length,
         # the reverse of config.json's naming; sliding_window 0 marks an all-full-attention model.
@@ -361,6 +369,23 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
     elif isinstance(layer_pattern, int):
         config["sliding_window_pattern"] = layer_pattern
     return config
+
+
+def _glm_dsa_indexer_types(md: Mapping[str, Any], arch: str, config: Mapping[str, Any]) -> list[str] | None:
+    """Which trunk layers of a GLM-DSA file have a full indexer, as llama_model_glm_dsa::load_arch_hparams decides
+    (src/models/glm-dsa.cpp at 0c1e57098): attention.indexer.types when the file has it, else every layer below a
+    1,048,576-token n_ctx_train and GLM_5_2_DEFAULT_INDEXER_TYPES from there (the loader's fallback)."""
+    layers, context = config.get("num_hidden_layers"), config.get("max_position_embeddings")
+    if not isinstance(layers, int) or not isinstance(context, int) or not 0 < layers <= MAX_LAYERS:
+        return None
+    types = _meta(md, arch, "attention.indexer.types")
+    if isinstance(types, list):
+        full = tuple(bool(v) for v in types)
+    elif context < GLM_DSA_PRE_52_CONTEXT:
+        full = (True,) * layers
+    else:
+        full = glm52_default_indexer_types(layers)
+    return ["full" if f else "shared" for f in full]
 
 
 def _recurrent_and_gemma4_keys(

@@ -70,7 +70,7 @@ class KvCache(BaseModel):
     swa_cells: int
     layer_bytes: tuple[int, ...]
     swa_bytes: int = 0  # the part in sliding-window layers (llama.cpp's second cache of an iSWA model)
-    indexer_bytes: int = 0  # DeepSeek V3.2's indexer keys (llama_kv_cache_dsa's second cache, logged apart)
+    indexer_bytes: int = 0  # DeepSeek V3.2's / GLM-5's indexer keys (llama_kv_cache_dsa's second cache, logged apart)
     type_k: KvType
     type_v: KvType
 
@@ -128,7 +128,7 @@ def kv_cache(
         cells = window_cells if arch.layer_is_swa(il) else full
         head_k, head_v = arch.layer_head_dims(il)
         k = kv_row_bytes(type_k, head_k * heads) * cells
-        if arch.indexer_head_dim:  # llama_kv_cache_dsa: the indexer's one key head per token, of type_k, K only
+        if arch.layer_has_indexer(il):  # llama_kv_cache_dsa: the indexer's one key head per token, type_k, K only
             indexer = kv_row_bytes(type_k, arch.indexer_head_dim) * cells
             k += indexer
             indexer_total += indexer
@@ -172,7 +172,9 @@ def kv_bytes_per_token(arch: Architecture, kv_type: KvType = KvType.F16) -> int:
     for il, heads in enumerate(arch.n_kv_heads):
         if heads:
             head_k, head_v = arch.layer_head_dims(il)
-            total += kv_row_bytes(kv_type, head_k * heads) + kv_row_bytes(kv_type, arch.indexer_head_dim)
+            total += kv_row_bytes(kv_type, head_k * heads)
+            if arch.layer_has_indexer(il):
+                total += kv_row_bytes(kv_type, arch.indexer_head_dim)
             if not arch.is_mla:
                 total += kv_row_bytes(kv_type, head_v * heads)
     return total

@@ -16,12 +16,12 @@ weight_name_comparer), deepseek2 (graph in src/models/deepseek2.cpp; convert_hf_
 attn_k_b / attn_v_b) and the qwen2 loader. Reproduced to the byte by llama.cpp logs or files: llama (Llama
 2/3/3.1/3.2/3.3 incl. 70B and rope_freqs), qwen2, qwen3moe, gemma2, phi3 (Phi-3.5-mini, Phi-4, Phi-4-mini), glm4,
 glm4moe (GLM-4.5 and -Air), minimax-m2 (MiniMax M2.7), nemotron_h_moe (Nemotron 3 Nano), llama4 (Llama 4 Scout,
-Maverick), deepseek32 (DeepSeek V3.2), gemma4 (Gemma 4 31B and 26B-A4B's expert block), smollm3 (SmolLM3-3B),
-exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b), gemma3 (Gemma 3 4B, 12B and 27B), qwen3 (Qwen3 0.6B and
-8B), exaone (EXAONE 3.5 7.8B), the big ones on copies with fewer layers or experts, command-r and cohere2 (Command R
-35B and Command R7B on copies with 4 layers) and deepseek2 (Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16
-experts; the V2 files predate the kv_b split; with that one tensor swapped they match), olmo2 (OLMo 2 7B, and 32B on a
-copy with 8 layers).
+Maverick), deepseek32 (DeepSeek V3.2), glm-dsa (GLM-5, and GLM-5.2 with its shared indexers), gemma4 (Gemma 4 31B
+and 26B-A4B's expert block), smollm3 (SmolLM3-3B), exaone4 and gpt-oss (EXAONE 4.0 32B, gpt-oss-20b and -120b),
+gemma3 (Gemma 3 4B, 12B and 27B), qwen3 (Qwen3 0.6B and 8B), exaone (EXAONE 3.5 7.8B), the big ones on copies with
+fewer layers or experts, command-r and cohere2 (Command R 35B and Command R7B on copies with 4 layers) and deepseek2
+(Kimi K2 and DeepSeek V3.1 on copies with 4 layers and 16 experts; the V2 files predate the kv_b split; with that
+one tensor swapped they match), olmo2 (OLMo 2 7B, and 32B on a copy with 8 layers).
 Written from llama.cpp's loader as recalled, not checked against a file: gemma, qwen2moe, granite. Approximate:
 starcoder2, phimoe and unknown architectures (llama layout).
 """
@@ -242,7 +242,9 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
     """LLM_ARCH_DEEPSEEK2 with MLA as the current converter writes it (kv_b_proj split into attn_k_b / attn_v_b), and
     LLM_ARCH_DEEPSEEK32 (src/models/deepseek32.cpp): the same blocks with the DSA lightning indexer (indexer.k_norm
     weight and bias, proj, attn_k, attn_q_b), then the NextN/MTP block the converter appends (a full MoE block with
-    its indexer, plus nextn.eh_proj / embed_tokens / enorm / hnorm / shared_head_head / shared_head_norm)."""
+    its indexer, plus nextn.eh_proj / embed_tokens / enorm / hnorm / shared_head_head / shared_head_norm), and
+    LLM_ARCH_GLM_DSA (src/models/glm-dsa.cpp, GLM-5): the same again, the indexer only in the layers that have one
+    (GLM-5.2's "full" layers; the loader creates it TENSOR_NOT_REQUIRED) and always in the MTP block."""
     n_embd, n_head = arch.hidden_size, arch.n_heads[0]
     rope, nope, v_head = arch.qk_rope_head_dim, arch.qk_nope_head_dim, arch.v_head_dim
     kv_lora, q_lora = arch.kv_lora_rank, arch.q_lora_rank
@@ -264,7 +266,7 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "attn_v_b.weight", kv_lora, v_head, n_head)
         b.blk(il, "attn_output.weight", n_head * v_head, n_embd)
         b.blk(il, "ffn_norm.weight", n_embd)
-        if index_dim:
+        if index_dim and (il >= arch.n_layers or arch.layer_has_indexer(il)):
             b.blk(il, "indexer.k_norm.weight", index_dim)
             b.blk(il, "indexer.k_norm.bias", index_dim)
             b.blk(il, "indexer.proj.weight", n_embd, index_heads)
@@ -608,7 +610,7 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_gemma(b, arch)
     elif name in ("phi3",):
         _layers_phi3(b, arch)
-    elif name in ("deepseek2", "deepseek32"):
+    elif name in ("deepseek2", "deepseek32", "glm-dsa"):
         _layers_deepseek2(b, arch)
     elif name == "gpt-oss":
         _layers_gpt_oss(b, arch)
@@ -661,9 +663,10 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
 
 
 def loaded_past_layers(arch: Architecture) -> tuple[str, ...]:
-    """Tensors of the MTP blocks that llama.cpp loads in an ordinary context: DeepSeek V3.2's routing bias, which
-    src/models/deepseek32.cpp (0c1e57098) creates with TENSOR_NOT_REQUIRED instead of the block's skip flags."""
-    return (".exp_probs_b.bias",) if arch.arch == "deepseek32" else ()
+    """Tensors of the MTP blocks that llama.cpp loads in an ordinary context: DeepSeek V3.2's and GLM-5's routing
+    bias, which src/models/deepseek32.cpp and src/models/glm-dsa.cpp (0c1e57098) create with TENSOR_NOT_REQUIRED
+    instead of the block's skip flags."""
+    return (".exp_probs_b.bias",) if arch.arch in ("deepseek32", "glm-dsa") else ()
 
 
 def count_params(arch: Architecture) -> int:

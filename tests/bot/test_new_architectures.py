@@ -56,6 +56,9 @@ PRESET_CONFIGS = {
     "olmo-2-7b": "OLMo-2-1124-7B.trimmed.json",
     "olmo-2-13b": "OLMo-2-1124-13B.trimmed.json",
     "olmo-2-32b": "OLMo-2-0325-32B.trimmed.json",
+    "glm-5": "GLM-5.json",
+    "glm-5.1": "GLM-5.1.json",
+    "glm-5.2": "GLM-5.2.json",
 }
 
 

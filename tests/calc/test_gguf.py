@@ -12,7 +12,7 @@ from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 from vramfit.calc.architecture import Architecture, from_hf_config
 from vramfit.calc.errors import BadFileError
 from vramfit.calc.file_types import LLAMA_FTYPE_LABELS, FileType, file_type_in_header
-from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
+from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf, weights_from_gguf
 from vramfit.calc.llama_quant import tensor_types
 from vramfit.calc.tensors import gguf_tensors
 from vramfit.calc.weights import weight_bytes
@@ -176,6 +176,13 @@ TINY_2026: dict[str, dict[str, object]] = {
                   "moe_intermediate_size": 128, "n_routed_experts": 8, "num_experts_per_tok": 2,
                   "n_shared_experts": 1, "first_k_dense_replace": 1, "topk_method": "noaux_tc",
                   "tie_word_embeddings": False},
+    "glm-dsa": {"model_type": "glm_moe_dsa", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 4,
+                "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1024, "kv_lora_rank": 64,
+                "q_lora_rank": 96, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64, "v_head_dim": 96,
+                "moe_intermediate_size": 128, "n_routed_experts": 8, "num_experts_per_tok": 2,
+                "n_shared_experts": 1, "first_k_dense_replace": 1, "topk_method": "noaux_tc",
+                "index_n_heads": 4, "index_head_dim": 32, "num_nextn_predict_layers": 1,
+                "indexer_types": ["full", "shared", "full", "shared"], "tie_word_embeddings": False},
     "lfm2": {"model_type": "lfm2", "hidden_size": 256, "block_ff_dim": 512, "num_hidden_layers": 4,
              "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024, "conv_L_cache": 3,
              "layer_types": ["conv", "full_attention", "conv", "full_attention"]},
@@ -231,8 +238,16 @@ def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
         writer.add_uint32(a + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
         writer.add_uint32(a + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
         _write_experts(writer, a, c)
-    elif name == "deepseek2":  # DeepseekV2Model: MLA as one latent KV head, routing bias only as exp_probs_b tensors
-        writer.add_uint32(a + "block_count", layers)
+    elif name in ("deepseek2", "glm-dsa"):  # DeepseekV2Model: MLA as one latent KV head, the routing bias only as
+        # exp_probs_b tensors; GlmMoeDsaModel adds the NextN block to block_count and the indexer's keys
+        if name == "glm-dsa":
+            writer.add_uint32(a + "block_count", layers + 1)
+            writer.add_uint32(a + "nextn_predict_layers", 1)
+            writer.add_uint32(a + "attention.indexer.head_count", c["index_n_heads"])  # type: ignore[arg-type]
+            writer.add_uint32(a + "attention.indexer.key_length", c["index_head_dim"])  # type: ignore[arg-type]
+            writer.add_array(a + "attention.indexer.types", [t == "full" for t in c["indexer_types"]])  # type: ignore[attr-defined]
+        else:
+            writer.add_uint32(a + "block_count", layers)
         writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
         writer.add_uint32(a + "attention.head_count_kv", 1)
         rope, lora = int(c["qk_rope_head_dim"]), int(c["kv_lora_rank"])  # type: ignore[call-overload]
@@ -281,8 +296,41 @@ def test_a_2026_gguf_header_gives_the_architecture_its_config_gives(tmp_path: Pa
                      "recurrent_layers", "ssm_conv_kernel", "ssm_inner_size", "ssm_state_size", "ssm_groups",
                      "ssm_heads", "nextn_layers", "swa_layers", "sliding_window", "tied_embeddings", "n_experts",
                      "n_experts_used", "expert_ffn_size", "shared_expert_ffn_size", "moe_layers", "qk_norm",
-                     "attention_bias", "kv_lora_rank", "expert_probs_bias")  # fmt: skip
+                     "attention_bias", "kv_lora_rank", "expert_probs_bias", "indexer_head_dim",
+                     "indexer_layers")  # fmt: skip
     assert {f: getattr(from_file, f) for f in memory_fields} == {f: getattr(from_config, f) for f in memory_fields}
     weights = weights_from_gguf(from_file, header)
     assert weights.tensor_bytes == weight_bytes(from_config, FileType.Q8_0).tensor_bytes
     assert weights.gpu_bytes == weight_bytes(from_config, FileType.Q8_0).gpu_bytes  # MTP blocks not loaded
+
+
+@pytest.mark.parametrize(
+    ("context", "types", "full"),
+    [
+        (4096, [True, False, True, False], (True, False, True, False)),  # attention.indexer.types as written
+        (202752, None, ()),  # GLM-5 / 5.1 files: no key, every layer full (is_pre_5_2)
+        (1048576, None, (True, True, True, False)),  # no key at 1M: GLM_5_2_DEFAULT_INDEXER_TYPES
+    ],
+)
+def test_a_glm_dsa_header_says_which_layers_index_as_llama_cpp_reads_it(
+    context: int, types: list[bool] | None, full: tuple[bool, ...]
+) -> None:
+    """llama_model_glm_dsa::load_arch_hparams (src/models/glm-dsa.cpp at 0c1e57098): the key when present, else every
+    layer below a 1,048,576-token n_ctx_train, else GLM-5.2's default pattern (full on 0, 1, then every fourth from
+    2)."""
+    c = TINY_2026["glm-dsa"]
+    a = "glm-dsa."
+    metadata: dict[str, object] = {
+        "general.architecture": "glm-dsa", a + "block_count": 5, a + "nextn_predict_layers": 1,
+        a + "context_length": context, a + "embedding_length": c["hidden_size"], a + "vocab_size": c["vocab_size"],
+        a + "attention.head_count": c["num_attention_heads"], a + "attention.head_count_kv": 1,
+        a + "attention.kv_lora_rank": c["kv_lora_rank"], a + "attention.q_lora_rank": c["q_lora_rank"],
+        a + "attention.key_length_mla": 96, a + "attention.value_length_mla": 96, a + "rope.dimension_count": 32,
+        a + "feed_forward_length": 512, a + "expert_count": 8, a + "expert_used_count": 2,
+        a + "expert_feed_forward_length": 128, a + "expert_shared_count": 1, a + "leading_dense_block_count": 1,
+        a + "attention.indexer.head_count": 4, a + "attention.indexer.key_length": 32,
+    }  # fmt: skip
+    if types is not None:
+        metadata[a + "attention.indexer.types"] = types
+    arch = architecture_from_gguf(GgufHeader(metadata=metadata, tensors=(), metadata_bytes=0, file_bytes=0))
+    assert (arch.n_layers, arch.nextn_layers, arch.indexer_layers) == (4, 1, full)
