@@ -49,6 +49,7 @@ PRESET_CONFIGS = {
     "gpt-oss-20b": "gpt-oss-20b.json",
     "gpt-oss-120b": "gpt-oss-120b.json",
     "kimi-k2-instruct": "Kimi-K2-Instruct.json",
+    "kimi-k2.5": "Kimi-K2.5.json",
     "deepseek-v3.1": "DeepSeek-V3.1.json",
     "qwen3-coder-30b-a3b": "Qwen3-Coder-30B-A3B-Instruct.json",
     "qwen3-coder-480b-a35b": "Qwen3-Coder-480B-A35B-Instruct.json",
