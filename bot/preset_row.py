@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vramfit.calc.architecture import from_hf_config, text_model_config
+from vramfit.calc.architecture import declares_vision_encoder, from_hf_config, text_model_config
 
 # Keys of a config.json that no memory rule reads.
 NOT_MEMORY = frozenset({
@@ -64,13 +64,15 @@ def toml_value(value: Any) -> str:
 
 
 def preset_row(config: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
-    """The ``[[model]]`` row: ``fields`` (id, name, family, org, hf_repo, source, source_note, aliases) and the
-    memory-relevant keys of ``config`` as ``[model.config]``. Raises the calculator's error for a config it cannot
-    model."""
+    """The ``[[model]]`` row: ``fields`` (id, name, family, org, hf_repo, source, source_note, aliases), whether the
+    config describes a vision encoder, and the memory-relevant keys of ``config`` as ``[model.config]``. Raises the
+    calculator's error for a config it cannot model."""
     text = {k: v for k, v in text_model_config(config).items() if k not in NOT_MEMORY and v is not None}
     from_hf_config(text)  # refuse a config the calculator cannot size before writing a row for it
     lines = ["[[model]]"]
     lines += [f"{key} = {toml_value(value)}" for key, value in fields.items() if value not in (None, "", [])]
+    if declares_vision_encoder(config):  # the vision tower is not in [model.config]; the answers say so
+        lines.append("vision_encoder = true")
     lines.append("[model.config]")
     lines += [f"{key} = {toml_value(value)}" for key, value in text.items()]
     return "\n".join(lines) + "\n"

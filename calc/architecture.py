@@ -720,6 +720,15 @@ def text_model_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return merged
 
 
+def declares_vision_encoder(config: Mapping[str, Any]) -> bool:
+    """Whether a config.json describes a vision encoder beside its text model (a ``vision_config``: Kimi K2.5, Gemma 3,
+    Qwen3.5, Llama 4 Maverick). llama.cpp's converter writes the encoder and its projector to a separate mmproj file
+    (conversion/base.py MmprojModel, 0c1e57098) and the text model alone to the GGUF that is sized here, so the encoder
+    is in none of the numbers."""
+    vision = config.get("vision_config")
+    return isinstance(vision, Mapping) and bool(vision)
+
+
 def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     """Build an :class:`Architecture` from a Hugging Face config.json mapping (text_config is used when present)."""
     if not isinstance(config, Mapping):
