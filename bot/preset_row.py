@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vramfit.calc.architecture import from_hf_config, text_model_config
+from vramfit.calc.architecture import declares_vision_encoder, from_hf_config, text_model_config
 
 # Keys of a config.json that no memory rule reads.
 NOT_MEMORY = frozenset({
@@ -30,6 +30,17 @@ NOT_MEMORY = frozenset({
     "output_router_logits", "router_aux_loss_coef", "vision_config", "audio_config", "image_token_id",
     "video_token_id", "vision_start_token_id", "vision_end_token_id", "_name_or_path", "mamba_ssm_dtype",
     "time_step_limit", "time_step_min", "time_step_max", "time_step_floor", "mamba_chunk_size", "init_method",
+    # What transformers' PretrainedConfig.to_dict writes for every nested config it serialises (Kimi K2.5's
+    # text_config carries them all): generation, task and output switches, no memory rule among them.
+    "add_cross_attention", "bad_words_ids", "begin_suppress_tokens", "chunk_size_feed_forward",
+    "cross_attention_hidden_size", "decoder_start_token_id", "diversity_penalty", "do_sample", "early_stopping",
+    "encoder_no_repeat_ngram_size", "exponential_decay_length_penalty", "finetuning_task", "forced_bos_token_id",
+    "forced_eos_token_id", "id2label", "is_decoder", "is_encoder_decoder", "label2id", "length_penalty",
+    "max_length", "min_length", "no_repeat_ngram_size", "num_beam_groups", "num_beams", "num_return_sequences",
+    "output_attentions", "output_hidden_states", "output_scores", "prefix", "problem_type", "pruned_heads",
+    "remove_invalid_values", "repetition_penalty", "return_dict", "return_dict_in_generate", "sep_token_id",
+    "suppress_tokens", "task_specific_params", "temperature", "tf_legacy_loss", "tie_encoder_decoder",
+    "tokenizer_class", "top_k", "top_p", "torchscript", "typical_p", "use_bfloat16",
 })  # fmt: skip
 
 
@@ -53,13 +64,15 @@ def toml_value(value: Any) -> str:
 
 
 def preset_row(config: Mapping[str, Any], fields: Mapping[str, Any]) -> str:
-    """The ``[[model]]`` row: ``fields`` (id, name, family, org, hf_repo, source, source_note, aliases) and the
-    memory-relevant keys of ``config`` as ``[model.config]``. Raises the calculator's error for a config it cannot
-    model."""
+    """The ``[[model]]`` row: ``fields`` (id, name, family, org, hf_repo, source, source_note, aliases), whether the
+    config describes a vision encoder, and the memory-relevant keys of ``config`` as ``[model.config]``. Raises the
+    calculator's error for a config it cannot model."""
     text = {k: v for k, v in text_model_config(config).items() if k not in NOT_MEMORY and v is not None}
     from_hf_config(text)  # refuse a config the calculator cannot size before writing a row for it
     lines = ["[[model]]"]
     lines += [f"{key} = {toml_value(value)}" for key, value in fields.items() if value not in (None, "", [])]
+    if declares_vision_encoder(config):  # the vision tower is not in [model.config]; the answers say so
+        lines.append("vision_encoder = true")
     lines.append("[model.config]")
     lines += [f"{key} = {toml_value(value)}" for key, value in text.items()]
     return "\n".join(lines) + "\n"

@@ -50,6 +50,9 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "deepseek_v2": "deepseek2",
     "deepseek_v3": "deepseek2",
     "kimi_k2": "deepseek2",
+    # Kimi K2.5's wrapper: its text_config (model_type kimi_k2, DeepseekV3ForCausalLM) is what llama.cpp converts, as
+    # deepseek2 (conversion/deepseek.py DeepseekV2Model); the vision tower goes to the mmproj file (kimivl.py).
+    "kimi_k25": "deepseek2",
     "gpt_oss": "gpt-oss",
     "cohere": "command-r",
     "cohere2": "cohere2",
@@ -790,6 +793,15 @@ def text_model_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return merged
 
 
+def declares_vision_encoder(config: Mapping[str, Any]) -> bool:
+    """Whether a config.json describes a vision encoder beside its text model (a ``vision_config``: Kimi K2.5, Gemma 3,
+    Qwen3.5, Llama 4 Maverick). llama.cpp's converter writes the encoder and its projector to a separate mmproj file
+    (conversion/base.py MmprojModel, 0c1e57098) and the text model alone to the GGUF that is sized here, so the encoder
+    is in none of the numbers."""
+    vision = config.get("vision_config")
+    return isinstance(vision, Mapping) and bool(vision)
+
+
 def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     """Build an :class:`Architecture` from a Hugging Face config.json mapping (text_config is used when present)."""
     if not isinstance(config, Mapping):
@@ -935,7 +947,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
     # loader creates when present (llama.cpp 0c1e57098). The expert count says nothing about it: a 16-expert copy of
     # Kimi K2 has the bias, DeepSeek-V2's 160 experts do not.
     topk_method = config.get("topk_method") or (
-        "noaux_tc" if model_type in ("deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa") else ""
+        "noaux_tc" if model_type in ("deepseek_v3", "kimi_k2", "kimi_k25", "deepseek_v32", "glm_moe_dsa") else ""
     )
     expert_probs_bias = arch in _DSA_LIKE and bool(n_experts) and topk_method == "noaux_tc"
     if arch == "deepseek32":

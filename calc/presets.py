@@ -45,6 +45,9 @@ class ModelPreset(BaseModel):
     # The quant a question that names none gets, where the model ships in one form (gpt-oss: MXFP4_MOE, the experts
     # as OpenAI released them); empty: the general default.
     default_quant: str = ""
+    # The model's config.json describes a vision encoder, which [model.config] leaves out with the rest of the wrapper
+    # (bot.preset_row writes it from calc.architecture.declares_vision_encoder): the preset is the text model.
+    vision_encoder: bool = False
     config: dict[str, Any]
 
     @field_validator("default_quant")
@@ -59,9 +62,8 @@ class ModelPreset(BaseModel):
         return from_hf_config(self.config)
 
     def ref(self) -> ModelRef:
-        return ModelRef(
-            id=self.id, name=self.name, family=self.family, architecture=self.architecture, source=self.source
-        )
+        return ModelRef(id=self.id, name=self.name, family=self.family, architecture=self.architecture,
+                        source=self.source, vision_encoder=self.vision_encoder)  # fmt: skip
 
 
 class Catalog:

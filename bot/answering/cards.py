@@ -73,6 +73,7 @@ class ModelInfo:
     source_kind: str = ""
     mmproj: str = ""  # the repo's vision projector (llama-server --mmproj FILE), "" when it has none
     mmproj_bytes: int = 0  # what loading it adds on the GPU
+    vision_encoder: bool = False  # its config.json describes a vision encoder that no number counts (ModelRef)
 
 
 def rope_scaling_label(arch: Architecture) -> str:

@@ -26,7 +26,7 @@ class AttachmentTooLargeError(BadFileError):
 
 def model_from_config(config: Mapping[str, Any], *, fallback_name: str, source: str) -> ModelRef:
     """The model a config.json describes, named by its ``_name_or_path`` (else ``fallback_name``)."""
-    from vramfit.calc.architecture import from_hf_config
+    from vramfit.calc.architecture import declares_vision_encoder, from_hf_config
 
     name = str(config.get("_name_or_path") or fallback_name)[:200]
     try:
@@ -35,7 +35,8 @@ def model_from_config(config: Mapping[str, Any], *, fallback_name: str, source: 
         exc.suggestions = nearest_presets(name, exc)
         raise
     return ModelRef(id=name.split("/")[-1].lower() or "config", name=name or "config.json",
-                    architecture=architecture, source=source)  # fmt: skip
+                    architecture=architecture, source=source,
+                    vision_encoder=declares_vision_encoder(config))  # fmt: skip
 
 
 def attached_config_model(data: bytes, filename: str) -> ModelRef:

@@ -297,6 +297,7 @@ class CalcBackend:
             rope_scaling=rope_scaling_label(arch),
             mmproj=request.model.mmproj,
             mmproj_bytes=request.model.mmproj_bytes,
+            vision_encoder=request.model.vision_encoder,
             **_hub_source(request.model.source if _read_from_a_file(request) or attached else ""),
         )
         assumptions = assumptions_of(request)

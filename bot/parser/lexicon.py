@@ -181,6 +181,14 @@ PARTICLES: tuple[str, ...] = tuple(
     )
 )
 
+# Words that make the bare number before them a count of people, never the end of a name: "kimi k2 5 users" is Kimi
+# K2 for 5 users, though its tokens join into the key of "kimi k2.5" (the version's dot is dropped, k2.5 -> k25).
+COUNT_NOUNS: frozenset[str] = frozenset(
+    {"users", "user", "people", "persons", "person", "clients", "client", "requests", "request", "sessions",
+     "session", "seqs", "seq", "sequences", "sequence", "slots", "slot", "connections", "connection", "streams",
+     "stream", "concurrent", "parallel", "simultaneous", "명", "사람", "인", "동시"}
+)  # fmt: skip
+
 # Tokens dropped when building a model key: release suffixes and publishers ("gemma-2-9b-it", "meta-llama-3-8b").
 MODEL_SKIP: frozenset[str] = frozenset(
     {

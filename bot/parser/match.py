@@ -27,6 +27,7 @@ from rapidfuzz import fuzz, process
 
 from vramfit.bot.parser.index import CatalogIndex, Token, word_form
 from vramfit.bot.parser.lexicon import (
+    COUNT_NOUNS,
     GPU_BRANDS,
     GPU_COUNTERS,
     GPU_GAP_WORDS,
@@ -85,14 +86,21 @@ class Tokens:
         return self.items[i].form if 0 <= i < len(self.items) else ""
 
 
+def _counts_people(words: list[str], j: int) -> bool:
+    """Whether word ``j`` is a bare number that counts the people after it ("5 users", "5 명"): no name includes it."""
+    return words[j].isdigit() and j + 1 < len(words) and words[j + 1] in COUNT_NOUNS
+
+
 def find_spans(
     tokens: Tokens,
     lookup: Callable[[str], frozenset[str] | None],
     skip: frozenset[str],
     max_tokens: int,
     forms: list[str] | None = None,
+    model_names: bool = False,
 ) -> list[Span]:
-    """Every span of free tokens whose key is known to ``lookup``."""
+    """Every span of free tokens whose key is known to ``lookup``; with ``model_names``, none that takes in a number
+    counting people ("kimi k2 5 users"). GPU names may end in one ("4090 동시 사용자")."""
     spans: list[Span] = []
     words = forms if forms is not None else [t.form for t in tokens.items]
     n = len(words)
@@ -102,7 +110,7 @@ def find_spans(
         key = ""
         count = 0
         for j in range(i, min(n, i + max_tokens)):
-            if not tokens.free(j):
+            if not tokens.free(j) or (model_names and _counts_people(words, j)):
                 break
             if words[j] not in skip:
                 key += words[j]
@@ -148,7 +156,7 @@ def _span_text(tokens: Tokens, span: Span) -> str:
 
 
 def exact_models(tokens: Tokens, idx: CatalogIndex, forms: list[str] | None = None) -> list[Span]:
-    spans = find_spans(tokens, idx.model_keys.get, MODEL_SKIP, idx.model_max_tokens, forms)
+    spans = find_spans(tokens, idx.model_keys.get, MODEL_SKIP, idx.model_max_tokens, forms, model_names=True)
     return select(spans)
 
 
@@ -246,7 +254,7 @@ def loose_models(
             continue
         pieces: list[str] = []
         for j in range(i, min(n, i + idx.model_max_tokens)):
-            if not tokens.free(j):
+            if not tokens.free(j) or _counts_people(forms, j):
                 break
             if forms[j] in MODEL_SKIP:
                 continue

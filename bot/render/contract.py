@@ -33,6 +33,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
             "source": request.model.source,
             **_checkpoint_json(request),
             **({"mmproj": request.model.mmproj} if request.model.mmproj else {}),
+            **({"vision_encoder": True} if request.model.vision_encoder else {}),
         },
         "quant": request.quant,
         "context": request.context,

@@ -384,6 +384,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         from vramfit.bot.render.text import mmproj_line
 
         lines.append("🖼️ " + mmproj_line(tr, clean(card.model.mmproj), card.model.mmproj_bytes))
+    elif card.model.vision_encoder:
+        from vramfit.bot.render.text import vision_encoder_line
+
+        lines.append("🖼️ " + vision_encoder_line(tr))
     if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
         lines.append(extra)
     if card.ollama_split is not None:

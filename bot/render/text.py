@@ -200,6 +200,11 @@ def mmproj_line(tr: Tr, file: str, size: int) -> str:
     )
 
 
+def vision_encoder_line(tr: Tr) -> str:
+    """A model whose config.json describes a vision encoder: the numbers are the text model's alone."""
+    return tr(_("Vision encoder: not in these numbers; llama.cpp converts it to a separate mmproj file (--mmproj)"))
+
+
 def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
     tr = Tr(lang)
     est, request = answer.estimate, answer.request
@@ -251,6 +256,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append(f"  {ljust(label, 16)} {rjust(shown, 11)}  {note}".rstrip())
     if request.model.mmproj:
         lines.append("  " + mmproj_line(tr, request.model.mmproj, request.model.mmproj_bytes))
+    elif request.model.vision_encoder:
+        lines.append("  " + vision_encoder_line(tr))
     lines.append("")
     if answer.fits:
         title = tr(_("GPU")) if request.gpus else tr(_("Smallest GPUs that fit"))

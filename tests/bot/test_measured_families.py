@@ -16,6 +16,7 @@ import pytest
 from tests.bot.test_new_architectures import PRESET_CONFIGS, _answer, _config
 from tests.groundtruth import GIB
 from vramfit.bot.cli import run
+from vramfit.calc.architecture import text_model_config
 
 CONTEXT = 32768
 F16 = 2  # bytes per cached value (the default KV type)
@@ -52,6 +53,9 @@ QUESTIONS: list[tuple[str, str, str, KvRule, float]] = [
     # 61 layers x 32,768 x (512 + 64) x 2 B
     ("kimi k2 instruct 32k on 8x h100", "en", "kimi-k2-instruct", _mla, 2.14453125),
     ("키미 k2 instruct 32k h100 8장에서 돌아가?", "ko", "kimi-k2-instruct", _mla, 2.14453125),
+    # Kimi K2.5's text model (its config.json's text_config): the same 61 MLA layers
+    ("kimi k2.5 32k on 8x h100", "en", "kimi-k2.5", _mla, 2.14453125),
+    ("키미 k2.5 32k h100 8장에서 돌아가?", "ko", "kimi-k2.5", _mla, 2.14453125),
     ("deepseek v3.1 32k on 8x h200", "en", "deepseek-v3.1", _mla, 2.14453125),
     ("딥시크 v3.1 32k h200 8장에서 돌아가?", "ko", "deepseek-v3.1", _mla, 2.14453125),
     # 18 full layers x 32,768 + 18 sliding layers x 768 cells (128 + 512, padded), 2 x 8 x 64 x 2 B each
@@ -71,7 +75,7 @@ def test_the_kv_cache_of_a_measured_family_follows_llama_cpp(
     answer = _answer(question, lang)
     assert answer["request"]["model"]["id"] == preset_id
     assert answer["request"]["context"] == CONTEXT
-    kv = rule(_config(PRESET_CONFIGS[preset_id]), CONTEXT)
+    kv = rule(dict(text_model_config(_config(PRESET_CONFIGS[preset_id]))), CONTEXT)  # a wrapper's text_config
     assert answer["estimate"]["kv_cache_bytes"] == kv == round(gib * GIB)
 
 
