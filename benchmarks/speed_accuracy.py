@@ -165,7 +165,7 @@ def fit(rows: list[SpeedRow]) -> DecodeCalibration:
 def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False) -> float | None:
     gpu = load_catalog().gpus[row.gpu]
     request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
-    speed = prefill_speed(llama_cpp.active_params(llama_cpp._parts(request)), fp16_tflops=gpu.fp16_tflops * row.count,
+    speed = prefill_speed(llama_cpp.active_params(llama_cpp._parts(request)), fp16_tflops=gpu.fp16_tflops,
                           backend=row.backend, calibration=calibration, bound=bound,
                           geforce=llama_cpp.is_geforce(gpu))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None

@@ -22,6 +22,11 @@ ROWS = Path(__file__).resolve().parents[1] / "tests" / "data" / "groundtruth" / 
 # device as the source wrote it → (preset GPU id, count)
 DEVICES: dict[str, tuple[str, int]] = {
     "2x Intel Arc A770 (16gb)": ("arc-a770-16gb", 2),
+    "2x AMD Radeon RX 7900 XTX (RADV NAVI31)": ("rx-7900-xtx", 2),
+    "AMD Radeon 8060S Graphics (gfx1151, Strix Halo)": ("ryzen-ai-max-395-128gb", 1),
+    "AMD Radeon AI PRO R9700, gfx1201": ("radeon-ai-pro-r9700", 1),
+    "AMD Radeon RX 7900 XTX (RADV NAVI31) [GPU 0 ONLY, pciBus 6]": ("rx-7900-xtx", 1),
+    "AMD Radeon RX 7900 XTX (RADV NAVI31) [GPU 1 ONLY, pciBus 15]": ("rx-7900-xtx", 1),
     "7900 XTX": ("rx-7900-xtx", 1),
     "AMD Radeon RX 5700 XT (RADV NAVI10)": ("rx-5700-xt", 1),
     "AMD RX 6800 XT": ("rx-6800-xt", 1),
@@ -164,6 +169,7 @@ def speed_rows() -> tuple[list[SpeedRow], list[dict[str, Any]]]:
             kind, tokens, depth = test[1], int(test[2]), int(test[3] or 0)
         host = HOST_BANDWIDTH_GBS.get(row.get("cpu") or "")
         backend = str(row["backend"]).lower()
-        fields = (row["quant"], device[0], device[1], kind, tokens, depth, offload, host, backend)
+        count = max(device[1], int(row.get("gpu_count") or 1))  # "2x" in the device, or the row's own count
+        fields = (row["quant"], device[0], count, kind, tokens, depth, offload, host, backend)
         used.append(SpeedRow(row, model, *fields))
     return used, left

@@ -44,15 +44,15 @@ class DecodeCalibration:
     layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
 
 
-# Fitted on the 52 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
-# each half of the rows and checks on the other half (out of sample: median 1.00, 79 % of rows within ±30 %).
+# Fitted on the 76 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
+# each half of the rows and checks on the other half (out of sample: median 1.02, 87 % of rows within ±30 %).
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.942, "metal": 0.69, "rocm": 0.592, "sycl": 0.332, "vulkan": 0.556},
-    moe_factor=0.885,
-    host_efficiency=0.578,
-    band=(0.74, 1.31),
-    default_efficiency=0.592,
-    layer_overhead_us=89.8,
+    efficiency={"cuda": 0.949, "metal": 0.696, "rocm": 0.852, "sycl": 0.337, "vulkan": 0.741},
+    moe_factor=0.985,
+    host_efficiency=0.503,
+    band=(0.78, 1.3),
+    default_efficiency=0.741,
+    layer_overhead_us=99.2,
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s (a 2026 desktop).
@@ -126,13 +126,13 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 19 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.91, 63 % within ±30 %):
+# Fitted on the 22 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.94, 68 % within ±30 %):
 # rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), faster than
 # the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.356, "metal": 0.673, "vulkan": 0.466, "rocm": 0.352},
-    band=(0.75, 1.43),
-    default_efficiency=0.397,
+    efficiency={"cuda": 0.356, "metal": 0.673, "vulkan": 0.361, "rocm": 0.352},
+    band=(0.75, 1.49),
+    default_efficiency=0.394,
 )
 
 

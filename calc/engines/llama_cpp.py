@@ -225,9 +225,11 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         max_context=max_ctx,
         tokens_per_second=ceiling,
         decode=decode_estimate(decode),
+        # One GPU's throughput however many share the layers: llama.cpp's layer split runs a micro-batch through the
+        # GPUs one after another (two RX 7900 XTX run pp512 slower than one: speed.jsonl), as decode reads them.
         prefill=decode_estimate(
             prefill_speed(
-                active_params(parts), fp16_tflops=gpu.fp16_tflops * count, backend=gpu.backend, geforce=is_geforce(gpu)
+                active_params(parts), fp16_tflops=gpu.fp16_tflops, backend=gpu.backend, geforce=is_geforce(gpu)
             )
             if placed
             else None

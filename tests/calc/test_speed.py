@@ -112,8 +112,14 @@ def test_a_partial_offload_reads_its_cpu_layers_from_ram(
     read = llama_cpp.bytes_per_token(parts, 1, cpu_layers=parts.arch.n_layers - offload, output_on_cpu=True)
     speed = decode_speed(read, gpu_bandwidth_gbs=448, backend="cuda", moe=False, ram_bandwidth_gbs=93.9,
                          layers=parts.arch.n_layers)  # fmt: skip
-    assert speed is not None
-    assert speed.low <= _published(row_id) <= speed.high
+    ceiling = decode_speed(read, gpu_bandwidth_gbs=448, backend="cuda", moe=False, ram_bandwidth_gbs=93.9, bound=True)
+    everything_on_the_gpu = llama_cpp.bytes_per_token(parts, 1)
+    assert speed is not None and ceiling is not None
+    assert everything_on_the_gpu.host == 0 and read.host > 0 and read.gpu < everything_on_the_gpu.gpu
+    # Below the ceiling of its bytes at full bandwidth; near the estimate (these llmfit runs sit at the top of the
+    # calibration's band, 1.25 and 1.33: benchmarks/speed_accuracy.py prints them).
+    assert _published(row_id) < ceiling.tokens_per_second
+    assert 0.7 <= _published(row_id) / speed.tokens_per_second <= 1.4
 
 
 def test_prefill_is_bound_by_the_tensor_throughput() -> None:
