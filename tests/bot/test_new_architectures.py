@@ -60,6 +60,7 @@ PRESET_CONFIGS = {
     "glm-5": "GLM-5.json",
     "glm-5.1": "GLM-5.1.json",
     "glm-5.2": "GLM-5.2.json",
+    "ministral-3-3b": "Ministral-3-3B-Instruct-2512.mlc.json",
 }
 
 
@@ -442,3 +443,21 @@ def test_olmo2_questions(question: str, lang: str, preset_id: str, file: str) ->
     assert (answer["estimate"]["params"], answer["estimate"]["kv_cache_bytes"]) == (params, kv)
     if preset_id == "olmo-2-7b":
         assert (params, kv) == (7_298_617_344, 2 * GIB)  # the measured load's 7.30 B parameters and 2048 MiB of KV
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"), [("ministral 3 3b 32k on a 3060", "en"), ("미니스트랄3 3b 32k 3060에서 돌아가?", "ko")]
+)
+def test_ministral3_3b_at_32k(question: str, lang: str) -> None:
+    c = _config("Ministral-3-3B-Instruct-2512.mlc.json")["text_config"]
+    answer = _answer(question, lang)
+    assert answer["request"]["model"]["id"] == "ministral-3-3b"
+    assert answer["request"]["model"]["vision_encoder"] is True  # the pixtral tower is a separate mmproj file
+    kv = c["num_hidden_layers"] * 32768 * 2 * c["num_key_value_heads"] * c["head_dim"] * 2  # K and V, f16
+    e, f, layers = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    q, kv_width = c["num_attention_heads"] * c["head_dim"], c["num_key_value_heads"] * c["head_dim"]
+    per_layer = 2 * e * q + 2 * e * kv_width + 3 * e * f + 2 * e  # q, o, k, v, the feed-forward, two norms
+    params = c["vocab_size"] * e + e + layers * per_layer  # the output head is the embeddings (tied)
+    assert (answer["estimate"]["kv_cache_bytes"], answer["estimate"]["params"]) == (kv, params)
+    assert (kv, params) == (3_489_660_928, 3_429_006_336)  # 3.25 GiB; the model card's "3.4B language model"
+    assert answer["request"]["model"]["context_limit"] == 262_144  # YaRN 16 × 16,384
