@@ -61,6 +61,7 @@ PRESET_CONFIGS = {
     "glm-5.1": "GLM-5.1.json",
     "glm-5.2": "GLM-5.2.json",
     "ministral-3-3b": "Ministral-3-3B-Instruct-2512.mlc.json",
+    "minimax-m2.5": "MiniMax-M2.5.trimmed.json",
 }
 
 
