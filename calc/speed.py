@@ -21,8 +21,9 @@ reads; the router), so they have their own factor.
 The constants (:data:`CALIBRATION`) are fitted together on the published llama-bench results of
 tests/data/groundtruth/speed.jsonl by ``benchmarks/speed_accuracy.py --fit``: the least squares of
 log(measured ÷ estimate), each ``e`` at most 1, the overhead at least 0; the band is the 10th and 90th percentiles of
-measured ÷ estimate. The benchmark also fits on each half of the rows and checks on the other half (out of sample).
-The host side rests on the few offloaded rows (layers or experts in system RAM: five rows, so its figure is the
+measured ÷ estimate (each GPU counted once). The benchmark also fits on each half of the rows and checks on the
+other half (out of sample).
+The host side rests on the few offloaded rows (layers or experts in system RAM: five decode rows, so its figure is the
 least certain). Builds differ a lot (Metal rows of 2023 run at two thirds of 2025's speed on the same Mac; the
 fixed cost of 2024's CUDA builds is larger than that of 2025's Vulkan), which is most of the band.
 """
@@ -44,15 +45,17 @@ class DecodeCalibration:
     layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
 
 
-# Fitted on the 76 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
-# each half of the rows and checks on the other half (out of sample: median 1.02, 87 % of rows within ±30 %).
+# Fitted on the 168 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
+# each half of the rows and checks on the other half (out of sample: median 1.01, 90 % of rows within ±30 %; 83 % of
+# the 76 rows of mostly 2023–2025 builds, 97 % of the 92 from three machines' late-2025/2026 result files; with each
+# of the 29 GPUs counted once, 76 %). The band counts each GPU once too, so it is a machine's, not a results file's.
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.949, "metal": 0.696, "rocm": 0.852, "sycl": 0.337, "vulkan": 0.741},
-    moe_factor=0.985,
-    host_efficiency=0.503,
-    band=(0.78, 1.3),
-    default_efficiency=0.741,
-    layer_overhead_us=99.2,
+    efficiency={"cuda": 0.917, "metal": 0.643, "rocm": 0.736, "sycl": 0.334, "vulkan": 0.758},
+    moe_factor=1.011,
+    host_efficiency=0.495,
+    band=(0.74, 1.28),
+    default_efficiency=0.736,
+    layer_overhead_us=93.4,
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s (a 2026 desktop).
