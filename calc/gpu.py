@@ -14,6 +14,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vramfit.calc.pcie import ASSUMED_LINK, link_gbs
+
 GIB = 1 << 30
 
 
@@ -64,6 +66,23 @@ class Gpu(BaseModel):
     gpu_share_bytes: int = Field(
         default=0, ge=0, description="unified memory: what the GPU may use (0: Apple's Metal share, or all of it)"
     )
+    pcie_gen: int = Field(default=0, ge=0, le=5, description="PCIe generation of the host link (0: not stated)")
+    pcie_lanes: int = Field(default=0, ge=0, le=16, description="PCIe lanes of the host link (0: not stated)")
+
+    @property
+    def pcie_assumed(self) -> bool:
+        """True when the preset states no host link, and :data:`calc.pcie.ASSUMED_LINK` stands in for it."""
+        return not (self.pcie_gen and self.pcie_lanes)
+
+    @property
+    def pcie_link(self) -> tuple[int, int]:
+        """(generation, lanes) of the host link: the preset's, else the assumed PCIe 4.0 x16."""
+        return ASSUMED_LINK if self.pcie_assumed else (self.pcie_gen, self.pcie_lanes)
+
+    @property
+    def pcie_gbs(self) -> float:
+        """One direction's data rate of the host link in GB/s (:func:`calc.pcie.link_gbs`)."""
+        return link_gbs(*self.pcie_link)
 
     @property
     def is_unified(self) -> bool:

@@ -188,6 +188,7 @@ def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
     memory_gib = float(fields.pop("memory_gib"))
     fields.pop("source_note", None)
     fields.pop("fp16_tflops_source", None)
+    fields.pop("pcie_source", None)
     fields["memory_bytes"] = int(memory_gib * GIB)
     if "gpu_share_gib" in fields:
         fields["gpu_share_bytes"] = int(float(fields.pop("gpu_share_gib")) * GIB)

@@ -47,6 +47,27 @@ def test_every_row_has_a_source() -> None:
         assert gpu.bandwidth_gbs > 0, gpu.id
 
 
+@pytest.mark.parametrize(
+    ("gpu_id", "link"),
+    [("rtx-5090", (5, 16)), ("rtx-5060-ti-16gb", (5, 8)), ("rtx-4090", (4, 16)), ("rtx-4060-ti-8gb", (4, 8)),
+     ("rtx-3090", (4, 16)), ("rtx-2080", (3, 16)), ("h100-sxm", (5, 16)), ("a100-80gb", (4, 16)),
+     ("rx-7900-xtx", (4, 16)), ("rx-9070-xt", (5, 16)), ("a40", (4, 16))],  # the A40 states none: assumed
+)  # fmt: skip
+def test_a_gpu_states_its_pcie_link_with_a_source_or_is_taken_as_4_0_x16(gpu_id: str, link: tuple[int, int]) -> None:
+    import tomllib
+    from importlib import resources
+
+    rows = tomllib.loads(resources.files("vramfit.presets").joinpath("gpus.toml").read_text(encoding="utf-8"))["gpu"]
+    for row in rows:  # a stated link is a whole one, with where it comes from
+        if "pcie_gen" in row or "pcie_lanes" in row or "pcie_source" in row:
+            assert row["pcie_gen"] in (3, 4, 5) and row["pcie_lanes"] in (8, 16), row["id"]
+            assert row["pcie_source"].startswith("https://") and f"{row['pcie_gen']}" in row["pcie_source"], row["id"]
+            assert row["segment"] not in ("apple", "unified", "laptop"), row["id"]
+    gpu = load_catalog().gpus[gpu_id]
+    assert gpu.pcie_link == link
+    assert gpu.pcie_assumed is (gpu_id == "a40")
+
+
 def test_aliases_are_unique() -> None:
     catalog = load_catalog()
     for rows in (
