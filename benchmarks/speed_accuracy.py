@@ -8,7 +8,9 @@ measured tokens/s, the bandwidth bound, vramfit's estimate and measured ÷ estim
 of calc/speed.py is fitted on every row; the check column estimates each row with the constants fitted on the other
 half only (rows split by their id as a hex number, even or odd), so it is out of sample.
 Prefill (pp) rows are estimated where the presets carry the GPU's FP16 throughput. Both tables end with the summary
-per backend and per fold (fold k: its rows checked with the constants fitted on the other fold). Asserts nothing.
+per backend and per fold (fold k: its rows checked with the constants fitted on the other fold). The pp rows with
+weights in system RAM (``-ngl N``, ``--n-cpu-moe N``) get a table of their own, the compute plus the PCIe transfer of
+those weights per micro-batch, and ``--fit`` fits the PCIe efficiency on them. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -32,12 +34,15 @@ from vramfit.calc.request import GpuChoice, Request  # noqa: E402
 from vramfit.calc.speed import (  # noqa: E402
     ASSUMED_RAM_BANDWIDTH_GBS,
     CALIBRATION,
+    PCIE_CALIBRATION,
     PREFILL_CALIBRATION,
     BytesPerToken,
     DecodeCalibration,
+    PcieCalibration,
     PrefillCalibration,
     decode_speed,
     prefill_speed,
+    streamed_prefill_speed,
 )
 
 
@@ -195,6 +200,73 @@ def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False
     return speed.tokens_per_second if speed is not None else None
 
 
+def host_weights_of(row: SpeedRow) -> tuple[int, int]:
+    """The row's active parameters and the weights its micro-batches copy over PCIe (llama_cpp.host_weight_bytes)."""
+    gpu = load_catalog().gpus[row.gpu]
+    request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
+    parts = llama_cpp._parts(request)
+    kind, _, value = row.offload.partition(" ")
+    if kind == "ngl":
+        cpu_layers = parts.arch.n_layers - min(int(value), parts.arch.n_layers)
+        moved = llama_cpp.host_weight_bytes(parts, cpu_layers=cpu_layers)
+    elif kind == "ncmoe":
+        moved = llama_cpp.host_weight_bytes(parts, cpu_expert_blocks=int(value))
+    else:
+        moved = 0
+    return llama_cpp.active_params(parts), moved
+
+
+def _streamed(row: SpeedRow, pcie: PcieCalibration, bound: bool = False) -> float | None:
+    """An offloaded pp row: the compute at the shipped prefill calibration plus the PCIe transfer per micro-batch
+    (llama-bench's n_ubatch, 512)."""
+    gpu = load_catalog().gpus[row.gpu]
+    params, moved = host_weights_of(row)
+    speed = streamed_prefill_speed(params, moved, fp16_tflops=gpu.fp16_tflops, backend=row.backend,
+                                   pcie_gbs=gpu.pcie_gbs, geforce=llama_cpp.is_geforce(gpu), pcie=pcie,
+                                   bound=bound)  # fmt: skip
+    return speed.tokens_per_second if speed is not None else None
+
+
+def fit_pcie(rows: list[SpeedRow]) -> float:
+    """The PCIe efficiency: the least squares of log(measured ÷ estimate) over the offloaded pp rows (golden-section
+    search on (0, 1]); the band is not fitted (two rows of one machine cannot give one)."""
+
+    def loss(e: float) -> float:
+        pcie = PcieCalibration(efficiency=e, band=(1, 1))
+        return sum(math.log(r.measured / (_streamed(r, pcie) or 1.0)) ** 2 for r in rows)
+
+    low, high = 0.01, 1.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(80):
+        a, b = high - ratio * (high - low), low + ratio * (high - low)
+        low, high = (low, b) if loss(a) < loss(b) else (a, high)
+    return round((low + high) / 2, 3)
+
+
+def offloaded_prefill_table(rows: list[SpeedRow]) -> None:
+    """The pp rows with weights in system RAM (-ngl N, --n-cpu-moe N) beside their bound (compute and link at peak)
+    and the estimate with the shipped PCIe efficiency."""
+    usable = [r for r in rows if r.kind == "pp" and r.offload != "all" and load_catalog().gpus[r.gpu].fp16_tflops]
+    print(f"\nprefill with weights in system RAM: {len(usable)} pp rows (the compute plus the host weights over PCIe "
+          "once per micro-batch)")  # fmt: skip
+    print(f"{'row':<15} {'device':<18} {'model':<22} {'offload':<9} {'moved GB':>9} {'link GB/s':>9} "
+          f"{'measured':>9} {'bound':>9} {'shipped':>9} {'ratio':>6}")  # fmt: skip
+    for row in sorted(usable, key=lambda r: (r.gpu, r.model.id, r.offload)):
+        gpu = load_catalog().gpus[row.gpu]
+        _, moved = host_weights_of(row)
+        peak = _streamed(row, PCIE_CALIBRATION, bound=True) or 0.0
+        shipped = _streamed(row, PCIE_CALIBRATION) or 0.0
+        link = f"{gpu.pcie_gbs:.1f}" + ("*" if gpu.pcie_assumed else "")
+        print(f"{row.row['id']!s:<15} {row.gpu:<18.18} {row.model.id + ' ' + row.quant:<22.22} {row.offload:<9} "
+              f"{moved / 1e9:9.2f} {link:>9} {row.measured:9.1f} {peak:9.1f} {shipped:9.1f} "
+              f"{row.measured / shipped:6.2f}")  # fmt: skip
+    if usable:
+        print(f"shipped PCIe efficiency {PCIE_CALIBRATION.efficiency} (band {PCIE_CALIBRATION.band}, chosen wide: "
+              f"{len(usable)} rows of {len({r.gpu for r in usable})} machine(s)); * an assumed link")  # fmt: skip
+    if "--fit" in sys.argv and usable:
+        print(f"PCIe efficiency fitted on these rows: {fit_pcie(usable)}")
+
+
 def fit_prefill(rows: list[SpeedRow]) -> PrefillCalibration:
     """Per backend, the median of measured ÷ bound; the band, the 10th and 90th percentile of measured ÷ estimate."""
     bound = PrefillCalibration(efficiency={}, band=(1, 1))
@@ -294,6 +366,7 @@ def main() -> None:
         for k, fold in enumerate(folds):
             print(f"  fitted without fold {k}: {fold}")
     prefill_table(rows)
+    offloaded_prefill_table(rows)
 
 
 def _summary(backend: str, shipped: list[float], check: list[float]) -> None:

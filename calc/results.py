@@ -64,6 +64,9 @@ class ExpertOffload(BaseModel):
     host_bytes: int = Field(description="everything in system RAM with this plan")
     ram_fits: bool = Field(description="host_bytes within the usable RAM")
     decode: DecodeEstimate | None = Field(default=None, description="decode speed with this plan")
+    prefill: DecodeEstimate | None = Field(
+        default=None, description="prompt tokens per second with this plan: the experts in RAM cross PCIe per batch"
+    )
 
 
 class Fit(BaseModel):
@@ -87,7 +90,15 @@ class Fit(BaseModel):
     )
     decode: DecodeEstimate | None = Field(default=None, description="calibrated decode speed and its band")
     prefill: DecodeEstimate | None = Field(
-        default=None, description="prompt tokens per second with every layer on the GPU(s), and its band"
+        default=None,
+        description="prompt tokens per second and its band: every layer on the GPU(s), or with the layers left on the "
+        "CPU copied over PCIe once per micro-batch (calc.speed.streamed_prefill_speed)",
+    )
+    pcie_gbs: float | None = Field(
+        default=None, description="the GPU's host link in GB/s, where a prefill estimate moves weights over it"
+    )
+    pcie_assumed: bool = Field(
+        default=False, description="pcie_gbs is the assumed PCIe 4.0 x16: the GPU's preset states no link"
     )
     host_bytes: int = Field(default=0, description="system RAM this placement needs (weights, KV, buffers on the host)")
     ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")

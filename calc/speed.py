@@ -1,4 +1,6 @@
-"""Decode speed: how many tokens per second one sequence generates, with the band the measurements allow.
+"""Decode and prefill speed: how many tokens per second one sequence generates, and how fast a prompt is read (on
+the GPU alone, or with the weights kept in system RAM copied over PCIe per micro-batch), with the band the
+measurements allow.
 
 Generating a token at batch 1 reads every weight the token uses once, and the KV cache of the tokens already in
 the context: for a mixture of experts only the ``experts_used / experts`` share of the routed-expert tensors
@@ -154,9 +156,81 @@ def prefill_speed(
     Accumulate") is half its FP16-accumulate rate; llama.cpp's matrix products accumulate in FP16 (cuBLAS) or in
     INT32 on the INT8 path (MMQ), which GeForce runs at full rate, so its peak here is twice the figure. Workstation
     and datacenter cards run both at one rate."""
+    speed = _prefill_rate(active_params, fp16_tflops, backend, calibration, bound, geforce)
+    if speed is None:
+        return None
+    low, high = (1.0, 1.0) if bound else calibration.band
+    return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))
+
+
+def _prefill_rate(
+    active_params: int, fp16_tflops: float, backend: str, calibration: PrefillCalibration, bound: bool, geforce: bool
+) -> float | None:
+    """Prompt tokens per second from the GPU's compute alone, unrounded (None: its throughput is unknown)."""
     if fp16_tflops <= 0 or active_params <= 0:
         return None
     e = 1.0 if bound else calibration.efficiency.get(backend, calibration.default_efficiency)
-    speed = e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params)
-    low, high = (1.0, 1.0) if bound else calibration.band
-    return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))
+    return e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params)
+
+
+# Prefill with weights in system RAM. llama.cpp 0c1e57098 runs a prompt's matrix products on the GPU even where their
+# weights stay on the host: ggml_backend_sched_backend_id_from_cur (ggml/src/ggml-backend.cpp) hands an op whose
+# weight sits in a host buffer of the CPU backend to a GPU backend when ``sched->op_offload`` is on (the default;
+# ``--no-op-offload`` in common/arg.cpp, ``cparams.op_offload`` in src/llama-context.cpp) and that backend's
+# ``offload_op`` wants it; ggml_backend_cuda_device_offload_op (ggml/src/ggml-cuda/ggml-cuda.cu) wants every op whose
+# batch is at least ``op_offload_min_batch_size``, 32 tokens unless GGML_OP_OFFLOAD_MIN_BATCH says otherwise
+# (get_op_batch_size: a MUL_MAT's ne[1], a MUL_MAT_ID's ne[2]; never GET_ROWS, so the token embeddings stay). The
+# scheduler then copies the weight to the GPU for that graph: every micro-batch (``n_ubatch``, 512 by default) moves
+# the host weights over PCIe once, every expert of a routed-expert tensor included (512 tokens route to all of them).
+# The output layer's product is the last token's logits only (llama-bench's and llama-server's prompt batches ask
+# for one output: ne[1] = 1 < 32), so it stays on the CPU and moves nothing. So
+#
+#     seconds per micro-batch = n_ubatch / compute tokens/s + host weight bytes / (PCIe bandwidth × e_pcie)
+#     prompt tokens/s = n_ubatch / seconds per micro-batch
+#
+# ``e_pcie`` is fitted by ``benchmarks/speed_accuracy.py --fit`` on the only published rows that place it: one RTX
+# 5090 machine's gpt-oss-120b pp512 with --n-cpu-moe 32 and 64 (weiso131/schedcp, spd-558c6aa591 and spd-c7b2a992c4;
+# its host and PCIe slot unstated): 0.463, and the rows within 4 % of the estimate. Two rows of one machine: the
+# figure is the share of a 5.0 x16 link that machine reached, about half. The experts that ``--n-cpu-moe`` keeps sit
+# in the buffer type named "CPU" (pageable or memory-mapped pages, which CUDA copies through a staging buffer), where
+# the layers ``-ngl`` leaves may sit in the GPU's pinned host buffer (make_cpu_buft_list in src/llama-model.cpp) and
+# copy faster; a board that runs the card at PCIe 4.0 would look like this one. So the band is wide on purpose, and
+# not fitted. Not modelled: the attention of layers left on the CPU reads its KV cache there (long prompts add time).
+@dataclass(frozen=True, slots=True)
+class PcieCalibration:
+    efficiency: float  # share of the link's data rate a micro-batch's weight copies reach
+    band: tuple[float, float]  # the transfer's rate may be this many times the estimate's, low and high
+
+
+PCIE_CALIBRATION = PcieCalibration(efficiency=0.463, band=(0.5, 1.6))
+
+
+def streamed_prefill_speed(
+    active_params: int,
+    host_weight_bytes: int,
+    *,
+    fp16_tflops: float,
+    backend: str,
+    pcie_gbs: float,
+    n_ubatch: int = 512,
+    geforce: bool = False,
+    calibration: PrefillCalibration = PREFILL_CALIBRATION,
+    pcie: PcieCalibration = PCIE_CALIBRATION,
+    bound: bool = False,
+) -> DecodeSpeed | None:
+    """Prompt tokens per second with ``host_weight_bytes`` of weights in system RAM, copied to the GPU once per
+    micro-batch of ``n_ubatch`` tokens (the rule above), or None when the GPU's throughput or its link is unknown.
+    The band puts the compute and the transfer each at its own band's end (``bound``: both at their peaks)."""
+    compute = _prefill_rate(active_params, fp16_tflops, backend, calibration, bound, geforce)
+    if compute is None or n_ubatch <= 0 or (host_weight_bytes and pcie_gbs <= 0):
+        return None
+    e = 1.0 if bound else pcie.efficiency
+    (c_low, c_high), (p_low, p_high) = ((1.0, 1.0), (1.0, 1.0)) if bound else (calibration.band, pcie.band)
+
+    def rate(compute_share: float, link_share: float) -> float:
+        seconds = n_ubatch / (compute * compute_share)
+        if host_weight_bytes:
+            seconds += host_weight_bytes / (pcie_gbs * 1e9 * e * link_share)
+        return n_ubatch / seconds
+
+    return DecodeSpeed(round(rate(1, 1), 1), round(rate(c_low, p_low), 1), round(rate(c_high, p_high), 1))

@@ -25,7 +25,7 @@ from vramfit.calc.request import GpuChoice, KvType, Request
 from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
-from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed, prefill_speed
+from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed, streamed_prefill_speed
 from vramfit.calc.weights import model_weights
 
 
@@ -211,6 +211,10 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     experts = None
     if verdict in (Verdict.PARTIAL, Verdict.NO) and not gpu.is_unified:
         experts = _expert_offload(parts, total, usable, ram_usable, gpu, request.users)
+    prefill = None
+    if placed or gpu_layers > 0:
+        prefill = _prefill(parts, gpu, host_weight_bytes(parts, cpu_layers=cpu_layers))
+    streams = (prefill is not None and cpu_layers > 0) or (experts is not None and experts.prefill is not None)
     return Fit(
         gpu=gpu.id,
         name=gpu.name,
@@ -225,15 +229,9 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         max_context=max_ctx,
         tokens_per_second=ceiling,
         decode=decode_estimate(decode),
-        # One GPU's throughput however many share the layers: llama.cpp's layer split runs a micro-batch through the
-        # GPUs one after another (two RX 7900 XTX run pp512 slower than one: speed.jsonl), as decode reads them.
-        prefill=decode_estimate(
-            prefill_speed(
-                active_params(parts), fp16_tflops=gpu.fp16_tflops, backend=gpu.backend, geforce=is_geforce(gpu)
-            )
-            if placed
-            else None
-        ),
+        prefill=decode_estimate(prefill),
+        pcie_gbs=round(gpu.pcie_gbs, 1) if streams else None,
+        pcie_assumed=streams and gpu.pcie_assumed,
         host_bytes=on_host,
         ram_bytes=ram,
         ram_usable_bytes=ram_usable,
@@ -283,6 +281,29 @@ def bytes_per_token(
     else:
         gpu += weights.output_bytes
     return BytesPerToken(gpu=gpu, host=host)
+
+
+def host_weight_bytes(parts: _Parts, *, cpu_layers: int = 0, cpu_expert_blocks: int = 0) -> int:
+    """The weights a prompt's micro-batch copies to the GPU (:func:`calc.speed.streamed_prefill_speed`): every
+    weight of the first ``cpu_layers`` layers (``-ngl``), and the routed-expert tensors of the first
+    ``cpu_expert_blocks`` blocks (``--n-cpu-moe``). Not the output layer (its one-token product stays on the CPU)."""
+    weights = parts.weights
+    return sum(weights.layer_bytes[:cpu_layers]) + sum(weights.expert_layer_bytes[cpu_layers:cpu_expert_blocks])
+
+
+def _prefill(parts: _Parts, gpu: Gpu, host_weights: int) -> DecodeSpeed | None:
+    """Prompt tokens per second on ``gpu`` with ``host_weights`` bytes of weights in system RAM. One GPU's throughput
+    however many share the layers: llama.cpp's layer split runs a micro-batch through the GPUs one after another (two
+    RX 7900 XTX run pp512 slower than one: speed.jsonl), as decode reads them."""
+    return streamed_prefill_speed(
+        active_params(parts),
+        host_weights,
+        fp16_tflops=gpu.fp16_tflops,
+        backend=gpu.backend,
+        pcie_gbs=gpu.pcie_gbs,
+        n_ubatch=parts.n_ubatch,
+        geforce=is_geforce(gpu),
+    )
 
 
 def active_params(parts: _Parts) -> int:
@@ -339,6 +360,7 @@ def _expert_offload(
         host_bytes=on_host,
         ram_fits=on_host <= ram_usable,
         decode=decode_estimate(_decode(bytes_per_token(parts, users, cpu_expert_blocks=split.n_cpu_moe), gpu, parts)),
+        prefill=decode_estimate(_prefill(parts, gpu, host_weight_bytes(parts, cpu_expert_blocks=split.n_cpu_moe))),
     )
 
 

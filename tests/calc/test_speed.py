@@ -11,7 +11,7 @@ from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.engines import fit_gpu
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import GpuChoice, ModelRef, Request
-from vramfit.calc.speed import CALIBRATION, PREFILL_CALIBRATION, BytesPerToken, decode_speed
+from vramfit.calc.speed import CALIBRATION, PREFILL_CALIBRATION, BytesPerToken, decode_speed, prefill_speed
 
 SPEED = Path(__file__).parents[1] / "data" / "groundtruth" / "speed.jsonl"
 GIB = 1 << 30
@@ -144,3 +144,125 @@ def test_prefill_is_bound_by_the_tensor_throughput() -> None:
     assert pro_fit.prefill.tokens_per_second == round(pro_expected, 1)
     unknown = Request(model=request.model, gpus=(GpuChoice(gpu=catalog.gpus["rtx-3060-12gb"]),))
     assert fit_gpu(unknown, unknown.gpus[0], with_max_context=False).prefill is None  # no sourced FP16 figure
+
+
+# Prefill with weights in system RAM: each micro-batch of n_ubatch tokens copies them to the GPU over PCIe once
+# (llama.cpp's op offload, calc.speed.streamed_prefill_speed). A PCIe 5.0 lane runs 32 GT/s and a 4.0 lane 16, both
+# coding 128 bits in 130: 5.0 x16 = 32 × 16 × 128/130 / 8 = 63.015 GB/s, 4.0 x16 = 31.508 GB/s.
+PCIE_5_X16 = 32 * 16 * 128 / 130 / 8 * 1e9
+PCIE_4_X16 = 16 * 16 * 128 / 130 / 8 * 1e9
+
+
+@pytest.mark.parametrize(
+    ("gen", "lanes", "gbs"),
+    [(3, 16, 15.754), (4, 16, 31.508), (4, 8, 15.754), (5, 16, 63.015), (5, 8, 31.508), (6, 16, 0.0)],
+)
+def test_a_pcie_link_moves_its_lanes_times_their_rate_less_the_line_code(gen: int, lanes: int, gbs: float) -> None:
+    from vramfit.calc.pcie import link_gbs
+
+    assert round(link_gbs(gen, lanes), 3) == gbs  # gen 6: not a link the presets carry (0: unknown)
+
+
+def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.463, ubatch: int = 512) -> float:
+    """The rule by hand: seconds per micro-batch = its compute + the moved weights over the link at its share."""
+    return ubatch / (ubatch / compute_tps + moved / (link * e))
+
+
+def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_batch() -> None:
+    """gpt-oss-120b MXFP4 on an RTX 5090 at 8,192 tokens (the CLI's "gpt-oss-120b on a 5090 with 64GB RAM"): the plan
+    is --n-cpu-moe 19, and its 19 blocks' expert tensors (1,696,481,280 bytes each, 32,233,144,320 in all) cross the
+    5090's PCIe 5.0 x16 once per 512-token micro-batch at the fitted 0.463 of it; the compute is the whole-GPU rule
+    (0.356 of twice the 5090's 209.5 TFLOPS, two FLOPs per active parameter)."""
+    from vramfit.calc.engines import llama_cpp
+    from vramfit.calc.speed import PCIE_CALIBRATION
+
+    catalog = load_catalog()
+    request = Request(model=catalog.models["gpt-oss-120b"].ref(), quant="MXFP4_MOE", context=8192,
+                      ram_bytes=64 * GIB, gpus=(GpuChoice(gpu=catalog.gpus["rtx-5090"]),))  # fmt: skip
+    fit = fit_gpu(request, request.gpus[0], with_max_context=False)
+    plan = fit.expert_offload
+    assert plan is not None and plan.n_cpu_moe == 19 and plan.prefill is not None
+    assert plan.cpu_expert_bytes == 19 * 1_696_481_280 == 32_233_144_320
+    assert PCIE_CALIBRATION.efficiency == 0.463
+    active = llama_cpp.active_params(llama_cpp._parts(request))
+    compute = PREFILL_CALIBRATION.efficiency["cuda"] * 2 * 209.5e12 / (2 * active)  # ≈ 9,600 prompt tokens/s
+    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.053 s + 1.105 s) ≈ 442
+    assert plan.prefill.tokens_per_second == round(expected, 1)
+    (c_low, c_high), (p_low, p_high) = PREFILL_CALIBRATION.band, PCIE_CALIBRATION.band
+    assert plan.prefill.low == round(_streamed(compute * c_low, 32_233_144_320, PCIE_5_X16 * p_low), 1)
+    assert plan.prefill.high == round(_streamed(compute * c_high, 32_233_144_320, PCIE_5_X16 * p_high), 1)
+    assert (fit.pcie_gbs, fit.pcie_assumed) == (63.0, False)  # the 5090's preset states its link
+
+
+@pytest.mark.parametrize(
+    ("row_id", "n_cpu_moe", "moved"),
+    [("spd-558c6aa591", 32, 32 * 1_696_481_280),  # weiso131/schedcp, pp512 260.14 t/s
+     ("spd-c7b2a992c4", 64, 36 * 1_696_481_280)],  # 64 > 36 blocks: every expert in RAM, pp512 245.63 t/s
+)  # fmt: skip
+def test_the_published_rtx_5090_expert_offload_prefill_rows_sit_near_the_estimate(
+    row_id: str, n_cpu_moe: int, moved: int
+) -> None:
+    """The two rows the PCIe efficiency is fitted on (benchmarks/speed_accuracy.py --fit): each within 10 % of the
+    estimate, and far below the bound of the same bytes at the link's full rate."""
+    from vramfit.calc.engines import llama_cpp
+    from vramfit.calc.speed import streamed_prefill_speed
+
+    catalog = load_catalog()
+    gpu = catalog.gpus["rtx-5090"]
+    request = Request(
+        model=catalog.models["gpt-oss-120b"].ref(), quant="MXFP4", context=512, gpus=(GpuChoice(gpu=gpu),)
+    )
+    parts = llama_cpp._parts(request)
+    assert llama_cpp.host_weight_bytes(parts, cpu_expert_blocks=n_cpu_moe) == moved
+    args = {"fp16_tflops": gpu.fp16_tflops, "backend": "cuda", "pcie_gbs": gpu.pcie_gbs, "geforce": True}
+    estimate = streamed_prefill_speed(llama_cpp.active_params(parts), moved, **args)  # type: ignore[arg-type]
+    bound = streamed_prefill_speed(llama_cpp.active_params(parts), moved, bound=True, **args)  # type: ignore[arg-type]
+    assert estimate is not None and bound is not None
+    measured = _published(row_id)
+    assert 0.9 <= measured / estimate.tokens_per_second <= 1.1
+    assert estimate.low <= measured <= estimate.high
+    assert measured < bound.tokens_per_second / 1.8
+
+
+def test_layers_left_on_the_cpu_cross_pcie_whole_each_micro_batch_on_an_assumed_link() -> None:
+    """Llama 3.3 70B Q8_0 at 8,192 tokens with 128 GB of RAM on two 48 GB cards: partial fits, 52 of 81 layers on
+    the GPU. Every weight of the 28 layers left on the CPU crosses the link per micro-batch (not the output layer: its
+    one-token product stays on the CPU). The RTX A6000's preset states PCIe 4.0 x16; the A40's states no link, so the
+    4.0 x16 of calc.pcie.ASSUMED_LINK stands in, the same figure, and the fit says it assumed it."""
+    from vramfit.calc.engines import llama_cpp
+    from vramfit.calc.weights import model_weights
+
+    catalog = load_catalog()
+    for gpu, tflops, link, assumed in (("rtx-a6000", 154.8, PCIE_4_X16, False), ("a40", 149.67, PCIE_4_X16, True)):
+        req = Request(model=catalog.models["llama-3.3-70b"].ref(), quant="Q8_0", context=8192, ram_bytes=128 * GIB,
+                      gpus=(GpuChoice(gpu=catalog.gpus[gpu]),))  # fmt: skip
+        fit = fit_gpu(req, req.gpus[0], with_max_context=False)
+        assert fit.verdict.value == "partial" and fit.gpu_layers == 52 and fit.prefill is not None
+        cpu_layers = 80 - fit.gpu_layers
+        moved = sum(model_weights(req.model, req.quant).layer_bytes[:cpu_layers])
+        active = llama_cpp.active_params(llama_cpp._parts(req))
+        compute = PREFILL_CALIBRATION.efficiency["cuda"] * tflops * 1e12 / (2 * active)  # workstation: one rate
+        assert fit.prefill.tokens_per_second == round(_streamed(compute, moved, link), 1)
+        assert (fit.pcie_gbs, fit.pcie_assumed) == (31.5, assumed)
+
+
+def test_prefill_with_weights_in_ram_is_slower_than_with_every_layer_on_the_gpu() -> None:
+    """Llama 3.3 70B Q4_K_M at 8,192 tokens: on one RTX 4090 half its layers stay on the CPU; on two the layers split
+    and a micro-batch runs through one GPU's throughput at a time, with nothing to copy (no link to assume)."""
+    catalog = load_catalog()
+    one = Request(model=catalog.models["llama-3.3-70b"].ref(), context=8192, ram_bytes=64 * GIB,
+                  gpus=(GpuChoice(gpu=catalog.gpus["rtx-4090"]),))  # fmt: skip
+    two = Request(model=one.model, context=8192, gpus=(GpuChoice(gpu=catalog.gpus["rtx-4090"], count=2),))
+    partial = fit_gpu(one, one.gpus[0], with_max_context=False)
+    whole = fit_gpu(two, two.gpus[0], with_max_context=False)
+    assert partial.verdict.value == "partial" and whole.verdict.value in ("fits", "tight")
+    assert partial.prefill is not None and whole.prefill is not None
+    assert partial.prefill.tokens_per_second < whole.prefill.tokens_per_second / 2  # 272 against 834
+    assert (whole.pcie_gbs, whole.pcie_assumed) == (None, False)
+    from vramfit.calc.speed import streamed_prefill_speed
+
+    args = {"fp16_tflops": 165.2, "backend": "cuda", "pcie_gbs": 31.5, "geforce": True}
+    speeds = [streamed_prefill_speed(8_000_000_000, moved, **args) for moved in (0, GIB, 8 * GIB, 32 * GIB)]  # type: ignore[arg-type]
+    rates = [s.tokens_per_second for s in speeds if s is not None]
+    assert len(rates) == 4 and rates == sorted(rates, reverse=True) and len(set(rates)) == 4
+    assert rates[0] == prefill_speed(8_000_000_000, fp16_tflops=165.2, backend="cuda", geforce=True).tokens_per_second  # type: ignore[union-attr]
