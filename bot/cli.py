@@ -345,8 +345,8 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     checkpoint = overrides["model"].checkpoint
     if checkpoint is not None and overrides.get("engine") == Engine.VLLM and "quant" not in overrides:
         overrides["quant"] = checkpoint.file_type  # a safetensors repo: vLLM runs its checkpoint as it is
-    fit = answer(Request(**overrides), tuple(load_catalog().gpus.values()))
-    return FitResult(answer=fit), args.lang or "en", assumed, ()
+    fit = FitResult(answer=answer(Request(**overrides), tuple(load_catalog().gpus.values())))
+    return fit, args.lang or "en", still_assumed(fit, assumed), ()
 
 
 def run(argv: Sequence[str], out: Any = sys.stdout) -> int:

@@ -136,6 +136,7 @@ class ExpertPlan:
     host_bytes: int
     ram_fits: bool
     decode: Speed | None = None
+    prefill: Speed | None = None  # prompt tokens per second, the experts crossing PCIe per micro-batch (calc.speed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,8 @@ class GpuFit:
     ram_fits: bool = True
     expert_plan: ExpertPlan | None = None  # MoE models that do not fit whole: the --n-cpu-moe plan
     decode: Speed | None = None  # decode speed with every layer (or what fits) on the GPU
-    prefill: Speed | None = None  # prompt tokens per second with every layer on the GPU (rough; calc.speed)
+    prefill: Speed | None = None  # prompt tokens per second (rough; with layers on the CPU, their PCIe copies)
+    pcie_assumed: bool = False  # the prefill moved weights over a link the preset does not state (PCIe 4.0 x16)
 
     @property
     def total_memory_bytes(self) -> int:

@@ -427,6 +427,7 @@ class CalcBackend:
             expert_plan=_expert_plan(fit),
             decode=_speed(fit.decode),
             prefill=_speed(fit.prefill),
+            pcie_assumed=fit.pcie_assumed,
         )
 
     def tips(
@@ -593,6 +594,7 @@ def _expert_plan(fit: Fit) -> ExpertPlan | None:
         host_bytes=plan.host_bytes,
         ram_fits=plan.ram_fits,
         decode=_speed(plan.decode),
+        prefill=_speed(plan.prefill),
     )
 
 

@@ -95,6 +95,8 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "expert_offload": f.expert_offload.model_dump(mode="json") if f.expert_offload is not None else None,
         "decode": f.decode.model_dump(mode="json") if f.decode is not None else None,
         "prefill": f.prefill.model_dump(mode="json") if f.prefill is not None else None,
+        "pcie_gbs": f.pcie_gbs,
+        "pcie_assumed": f.pcie_assumed,
     }
 
 

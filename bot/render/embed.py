@@ -33,7 +33,9 @@ from vramfit.bot.render.labels import VERDICT_LABELS
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
+from vramfit.calc.pcie import ASSUMED_LINK, link_label
 from vramfit.calc.request import MAX_GPU_COUNT
+from vramfit.calc.results import DecodeEstimate
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor
@@ -218,8 +220,7 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
             parts.append(tr(_("Largest context {n} tokens"), n=tr.num(fit.max_context)))
     plan = fit.expert_plan
     decode = plan.decode if plan is not None else fit.decode
-    runs = fit.verdict != "no" or plan is not None
-    if decode is not None and runs and (plan is None or plan.ram_fits) and (plan is not None or fit.ram_fits):
+    if decode is not None and _runs(fit):
         parts.append(
             tr(
                 _("≈ {n} tok/s (likely {low}–{high})"),
@@ -228,12 +229,28 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
                 high=tr.num(round(decode.high)),
             )
         )
-    if fit.prefill is not None and fit.verdict in ("fits", "tight"):
-        parts.append(first_token_text(card.assumptions.context, fit.prefill, tr))
+    prefill = shown_prefill(fit)
+    if prefill is not None:
+        parts.append(first_token_text(card.assumptions.context, prefill, tr))
     return " · ".join(parts)
 
 
-def first_token_text(prompt: int, prefill: Speed, tr: Tr) -> str:
+def _runs(fit: GpuFit) -> bool:
+    """The placement the card shows runs: on the GPU, or with what stays on the CPU fitting in system RAM."""
+    plan = fit.expert_plan
+    if plan is not None:
+        return plan.ram_fits
+    return fit.verdict != "no" and fit.ram_fits
+
+
+def shown_prefill(fit: GpuFit) -> Speed | None:
+    """The prefill estimate of the placement the card shows (the --n-cpu-moe plan's where there is one), when it
+    runs: with layers or experts in system RAM it includes their PCIe copies (calc.speed.streamed_prefill_speed)."""
+    prefill = fit.expert_plan.prefill if fit.expert_plan is not None else fit.prefill
+    return prefill if prefill is not None and _runs(fit) else None
+
+
+def first_token_text(prompt: int, prefill: Speed | DecodeEstimate, tr: Tr) -> str:
     """ "first token after ≈ 8 s for a prompt of 32K (4–12 s)": the asked context read as the prompt, at the prefill
     estimate and its band (the slower end of the band is the longer wait)."""
     return tr(
@@ -290,6 +307,8 @@ def _footer(card: Card, tr: Tr) -> str:
         footer = footer.replace("llama.cpp", "Ollama (llama.cpp)", 1)
     if card.ram_assumed and card.fits:
         footer = tr(_("RAM {ram} assumed"), ram=tr.gib(card.fits[0].ram_bytes)) + " · " + footer
+    if card.fits and card.fits[0].pcie_assumed and shown_prefill(card.fits[0]) is not None:
+        footer = tr(_("{link} assumed"), link=link_label(*ASSUMED_LINK)) + " · " + footer
     return footer
 
 

@@ -12,6 +12,7 @@ from vramfit.bot.render.errors import describe_error, number_limits
 from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
+from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
 from vramfit.calc.presets import Catalog
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Answer, DecodeEstimate, Fit
@@ -30,6 +31,7 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "gpu_generic": _("a GPU known only by its memory size"),
     "model_fuzzy": _("the closest model name to what you typed"),
     "ram": _("{ram} of system RAM"),
+    "pcie": _("a {link} host link, {gbs} GB/s (the GPU's preset states none)"),
 }
 
 
@@ -166,6 +168,20 @@ def offload_lines(fit: Fit, tr: Tr) -> list[str]:
     return lines
 
 
+def first_token_line(fit: Fit, prompt: int, tr: Tr) -> str:
+    """ "GeForce RTX 5090: first token after ≈ 18.5 s for a prompt of 8K (11.6–36.5 s)", as the card says it (bot.render
+    .embed.first_token_text), for the placement the answer shows when it runs ("" otherwise, or without a figure)."""
+    from vramfit.bot.render.embed import first_token_text
+
+    plan = fit.expert_offload
+    runs = plan.ram_fits if plan is not None else fit.verdict.value != "no" and fit.ram_fits
+    prefill = plan.prefill if plan is not None else fit.prefill
+    if prefill is None or not runs:
+        return ""
+    name = fit.name if fit.count == 1 else f"{fit.count}× {fit.name}"
+    return tr(_("{gpu}: {first_token}"), gpu=name, first_token=first_token_text(prompt, prefill, tr))
+
+
 def context_limit_line(tr: Tr, model: str, context: int, trained: int, scaled: int, scaling: str) -> str:
     """The line that compares the asked context with the model's limits ("" within them): past its training context
     and any RoPE scaling its config declares, a warning; past the training context on a declared YaRN scaling, a
@@ -277,6 +293,9 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append("  " + tr(_("No preset GPU holds this, even eight of them.")))
     for fit in answer.fits:
         lines.extend(offload_lines(fit, tr))
+    first_token = first_token_line(answer.fits[0], request.context, tr) if request.gpus and answer.fits else ""
+    if first_token:
+        lines.append("  " + first_token)
     if request.gpus and unified and answer.fits:
         lines.append("  " + unified_memory_line(request.gpus[0].gpu, tr))
     if request.runner == "ollama" and request.gpus and answer.fits:
@@ -300,6 +319,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             "kv": request.kv_cache.value,
             "engine": request.engine.value,
             "ram": tr.gib(answer.fits[0].ram_bytes) if answer.fits else "",
+            "link": link_label(*ASSUMED_LINK),
+            "gbs": format_number(link_gbs(*ASSUMED_LINK), lang, digits=1),
         }
         notes = [tr(ASSUMPTION_LABELS[key], **filled) for key in assumed if key in ASSUMPTION_LABELS]
         lines.append(tr(_("Assumed: {items}"), items="; ".join(notes)))

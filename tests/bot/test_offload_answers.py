@@ -279,6 +279,52 @@ def test_the_card_says_when_the_first_token_comes_for_the_asked_prompt() -> None
     assert "first token" not in (render_card(no_figure, no_figure.lang).description or "")
 
 
+def _first_token(prompt: int, prefill: dict[str, float], lang: str = "en") -> str:
+    seconds, fast, slow = (prompt / prefill[k] for k in ("tokens_per_second", "high", "low"))
+    if lang == "ko":
+        return f"첫 토큰까지 약 {seconds:.1f}초 ({fast:.1f}–{slow:.1f}초)"
+    return f"first token after ≈ {seconds:.1f} s for a prompt of 8K ({fast:.1f}–{slow:.1f} s)"
+
+
+@pytest.mark.parametrize(
+    ("question", "where", "link_assumed"),
+    [
+        # --n-cpu-moe 19: the plan's prefill, its experts over the 5090's stated PCIe 5.0 x16
+        ("gpt-oss-120b on a 5090 with 64GB RAM", "expert_offload", False),
+        ("gpt-oss 120b 5090 램 64기가", "expert_offload", False),
+        # -ngl 44 of 81: the layers left on the CPU over the 4090's stated PCIe 4.0 x16
+        ("llama 3.3 70b on a 4090 with 64GB RAM", "fit", False),
+        # -ngl 52 of 81 on an A40, whose preset states no link: PCIe 4.0 x16 assumed, and said
+        ("llama 3.3 70b q8_0 on an a40 with 128GB RAM", "fit", True),
+        ("라마3.3 70b q8_0 a40 램 128기가", "fit", True),
+    ],
+)
+def test_offloaded_answers_say_when_the_first_token_comes_and_whether_the_link_was_assumed(
+    question: str, where: str, link_assumed: bool
+) -> None:
+    """The first token at the prefill estimate that includes the PCIe copies of the weights kept in RAM, on the card
+    and in the terminal alike; an assumed PCIe link is listed with the other assumptions."""
+    _, out = vram("--json", question)
+    data = json.loads(out)
+    fit = data["fits"][0]
+    assert fit["verdict"] == "partial"
+    prefill = fit["expert_offload"]["prefill"] if where == "expert_offload" else fit["prefill"]
+    assert prefill is not None and prefill["low"] < prefill["tokens_per_second"] < prefill["high"]
+    assert fit["pcie_gbs"] == 31.5 if link_assumed or where == "fit" else fit["pcie_gbs"] == 63.0
+    assert fit["pcie_assumed"] is link_assumed
+    assert ("pcie" in data["request"]["assumed"]) is link_assumed
+    lang = data["lang"]
+    line = _first_token(8192, prefill, lang)
+    _, text = vram(question)
+    assert line in text
+    assert ("PCIe 4.0 x16" in text.splitlines()[-1]) is link_assumed  # the "Assumed:" line
+    card = default_backend().answer(question, None, {})
+    embed = render_card(card, card.lang)
+    assert line in (embed.description or "")
+    footer = embed.footer.text or ""
+    assert (("PCIe 4.0 x16 가정" if lang == "ko" else "PCIe 4.0 x16 assumed") in footer) is link_assumed
+
+
 @pytest.mark.parametrize(
     ("question", "flash", "same_as"),
     [
