@@ -78,6 +78,9 @@ HF_TO_LLAMA_ARCH: dict[str, str] = {
     "lfm2": "lfm2",
     "deepseek_v32": "deepseek32",  # DeepSeek V3.2 (conversion/deepseek.py DeepseekV32Model): MLA + DSA indexer
     "glm_moe_dsa": "glm-dsa",  # GLM-5 / 5.1 / 5.2 (conversion/glm.py GlmMoeDsaModel): DeepSeek V3.2's layout
+    # DeepSeek V4 Flash / Pro (conversion/deepseek.py DeepseekV4Model): a 128-token window plus compressed KV
+    # (calc/kv.py _dsv4_cache), hyper-connections, hash-routed first layers.
+    "deepseek_v4": "deepseek4",
     "llama4": "llama4",  # Llama 4 Scout / Maverick (conversion/llama.py Llama4Model)
     "llama4_text": "llama4",
     # Nemotron-H; nemotron_h_moe when the config has num_experts_per_tok (conversion/nemotron.py NemotronHModel).
@@ -173,6 +176,15 @@ class Architecture(BaseModel):
         default=(),
         description="True where the layer has its own indexer (GLM-5.2's 'full' layers); empty: every layer has one",
     )
+    # DeepSeek V4 (LLM_ARCH_DEEPSEEK4): per-layer KV compression, hyper-connections, grouped low-rank output.
+    compress_ratios: tuple[int, ...] = Field(
+        default=(),
+        description="DeepSeek V4's compress_ratios per trunk layer: 0 window only, 4 CSA (+ indexer), 128 HCA",
+    )
+    hc_mult: int = Field(default=0, ge=0, description="hyper-connection copies of the residual stream (hc_mult)")
+    hash_layers: int = Field(default=0, ge=0, description="leading layers routed by token id (num_hash_layers)")
+    o_groups: int = Field(default=0, ge=0, description="grouped output projection: groups (o_groups)")
+    o_lora_rank: int = Field(default=0, ge=0, description="grouped output projection: rank per group (o_lora_rank)")
     # Small tensors that change byte counts (biases, norms).
     attention_bias: bool = False
     qk_norm: bool = False
@@ -193,7 +205,7 @@ class Architecture(BaseModel):
         for name in ("n_heads", "n_kv_heads", "ffn_size"):
             if len(getattr(self, name)) != self.n_layers:
                 raise ValueError(f"{name} must have one value per layer ({self.n_layers})")
-        for name in ("swa_layers", "moe_layers", "recurrent_layers", "indexer_layers"):
+        for name in ("swa_layers", "moe_layers", "recurrent_layers", "indexer_layers", "compress_ratios"):
             value = getattr(self, name)
             if value and len(value) != self.n_layers:
                 raise ValueError(f"{name} must be empty or have one value per layer ({self.n_layers})")
@@ -621,6 +633,68 @@ def _dsa_indexer(fields: _ConfigFields, kv_lora_rank: int, model_type: str) -> d
     }
 
 
+# DeepSeek V4's two compressions (src/llama-kv-cache-dsv4.cpp at 0c1e57098: DSV4_CSA_RATIO, DSV4_HCA_RATIO); the loader
+# refuses any other nonzero ratio ("DeepSeek-V4 loader only supports compression ratios 0, 4, and 128").
+DSV4_CSA_RATIO = 4
+DSV4_HCA_RATIO = 128
+
+
+def _deepseek4(fields: _ConfigFields, n_layers: int, n_heads: tuple[int, ...]) -> dict[str, Any]:
+    """DeepSeek V4 as llama.cpp 0c1e57098 loads it (src/models/deepseek4.cpp; conversion/deepseek.py DeepseekV4Model,
+    the text-model registration: the second DeepseekV4ForCausalLM registration is the vision variant's mmproj).
+
+    * Attention: one K-only head of ``head_dim`` per token (the loader's wkv {n_embd, head_dim}; the caches are made
+      K-only with dsv4_make_k_only), 128-token sliding window in every layer (load_arch_hparams: set_swa_pattern(0)).
+    * ``compress_ratios`` per layer: 0 window only; 4 "CSA", a compressor (wkv/wgate of 2 x head_dim, ape {2 x
+      head_dim, 4}) and the lightning indexer with its own compressor; 128 "HCA", a compressor of head_dim. The
+      converter writes the list as config.json gives it (one entry more than the trunk: the MTP block's); the
+      loader needs at least one per block and refuses other ratios, and so does this.
+    * ``hc_mult`` hyper-connections: hc_attn/hc_ffn fn {hc_mult x n_embd, (2 + hc_mult) x hc_mult}, base, scale {3}
+      per layer, and output_hc_fn / base / scale at the head.
+    * Grouped low-rank output: attn_output_a {n_head x head_dim / o_groups, o_lora_rank x o_groups}, attn_output_b.
+    * MoE in every layer with one shared expert; the first ``num_hash_layers`` route by token id (ffn_gate_tid2eid,
+      I32 {n_expert_used, n_vocab}; modify_tensors drops their gate.bias), the rest carry exp_probs_b. The loader
+      accepts sqrtsoftplus scoring only.
+    * The checkpoint's MTP block (mtp.*) is skipped by filter_tensors unless the converter runs with --mtp-only, which
+      writes it to a separate mtp-*.gguf: the main file has num_hidden_layers blocks and no nextn key.
+    """
+    ratios = (
+        fields.int_list("compress_ratios", MAX_LAYERS)
+        if isinstance(fields.config.get("compress_ratios"), Sequence)
+        else ()
+    )
+    if len(ratios) < n_layers:
+        raise BadConfigError(
+            f"config.json: compress_ratios must list a ratio for each of the {n_layers} layers", field="compress_ratios"
+        )
+    bad = sorted({r for r in ratios[:n_layers] if r not in (0, DSV4_CSA_RATIO, DSV4_HCA_RATIO)})
+    if bad:
+        raise unsupported(f"deepseek_v4 with compression ratio {bad[0]}", field="compress_ratios")
+    scoring = str(fields.config.get("scoring_func") or "sqrtsoftplus")
+    if scoring != "sqrtsoftplus":
+        raise unsupported(f"deepseek_v4 with {scoring} scoring", field="scoring_func")
+    groups = fields.number("o_groups", low=1, high=MAX_HEADS)
+    head_dim = fields.number("head_dim", low=1, high=MAX_HEAD_DIM)
+    if any(h and (h * head_dim) % groups for h in n_heads):
+        raise BadConfigError("config.json: o_groups must divide num_attention_heads x head_dim", field="o_groups")
+    return {
+        "compress_ratios": ratios[:n_layers],
+        "hc_mult": fields.number("hc_mult", low=1, high=64),
+        "hash_layers": fields.number("num_hash_layers", default=0, high=MAX_LAYERS),
+        "o_groups": groups,
+        "o_lora_rank": fields.number("o_lora_rank", low=1, high=MAX_HIDDEN),
+        "indexer_heads": fields.number("index_n_heads", low=1, high=MAX_HEADS),
+        "indexer_head_dim": fields.number("index_head_dim", low=1, high=MAX_HEAD_DIM),
+        "indexer_layers": tuple(r == DSV4_CSA_RATIO for r in ratios[:n_layers]),
+        "sliding_window": fields.number("sliding_window", low=1, high=MAX_CONTEXT_LENGTH),
+        "swa_layers": (True,) * n_layers,
+        "q_lora_rank": fields.number("q_lora_rank", low=1, high=MAX_HIDDEN),
+        "n_kv_heads": tuple(1 if h else 0 for h in n_heads),
+        "moe_layers": (True,) * n_layers,
+        "ffn_size": (0,) * n_layers,
+    }
+
+
 # The DeepSeek-style MLA architectures whose router may carry the noaux_tc routing bias (exp_probs_b).
 _DSA_LIKE = ("deepseek2", "deepseek32", "glm-dsa")
 
@@ -959,6 +1033,17 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
         moe_layers, dense_ffn, expert_ffn = llama4["moe_layers"], llama4["ffn_size"], llama4["expert_ffn_size"]
         n_shared, shared_ffn = llama4["n_shared_experts"], llama4["shared_expert_ffn_size"]
         window, swa = llama4["sliding_window"], llama4["swa_layers"]
+    dsv4: dict[str, Any] = {}
+    if arch == "deepseek4":
+        dsv4 = _deepseek4(f, n_layers, n_heads)
+        n_kv_heads, moe_layers, dense_ffn = dsv4.pop("n_kv_heads"), dsv4.pop("moe_layers"), dsv4.pop("ffn_size")
+        window, swa, q_lora_rank = dsv4.pop("sliding_window"), dsv4.pop("swa_layers"), dsv4.pop("q_lora_rank")
+        if not (n_experts and n_used and expert_ffn):
+            raise BadConfigError(
+                "config.json: a deepseek_v4 model needs n_routed_experts, num_experts_per_tok and "
+                "moe_intermediate_size",
+                field="n_routed_experts",
+            )
     if arch == "gemma4":
         gemma4 = _gemma4_experts(f, n_layers)
         n_experts, n_used = gemma4.get("n_experts", 0), gemma4.get("n_experts_used", 0)
@@ -1009,6 +1094,7 @@ def from_hf_config(config: Mapping[str, Any]) -> Architecture:
             **rope_scaling,
             **recurrent,
             **mtp,
+            **dsv4,
         )
     except ValidationError as exc:
         first = exc.errors()[0]

@@ -45,6 +45,7 @@ _TRAITS: dict[str, _Traits] = {
     "IQ2_S": _Traits(22, 256, 82),
     "IQ4_XS": _Traits(23, 256, 136),
     "IQ1_M": _Traits(29, 256, 56),
+    "I32": _Traits(26, 1, 4),  # DeepSeek V4's token-to-expert hash routing table (ffn_gate_tid2eid)
     "BF16": _Traits(30, 1, 2),
     "MXFP4": _Traits(39, 32, 17),  # one E8M0 scale + 16 B of FP4 pairs
 }
@@ -55,6 +56,7 @@ class GgmlType(StrEnum):
 
     F32 = "F32"
     F16 = "F16"
+    I32 = "I32"
     BF16 = "BF16"
     Q8_0 = "Q8_0"
     Q8_1 = "Q8_1"

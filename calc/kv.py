@@ -14,6 +14,8 @@ llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.c
   layers, 4 × 512 on global ones) every layer's V is padded to the widest (``n_embd_v_gqa_max``,
   [TAG_V_CACHE_VARIABLE] in llama-kv-cache.cpp).
 * Block types carry their scales: q8_0 is 34 bytes per 32 values (1.0625 B), q4_0 18 bytes per 32 (0.5625 B).
+* DeepSeek V4 (llama_kv_cache_dsv4, src/llama-kv-cache-dsv4.cpp): a window cache plus compressed caches that grow
+  with the context by 1/4 and 1/128 (:func:`_dsv4_cache`); its compressor state is in :mod:`calc.recurrent`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from vramfit.calc.architecture import Architecture
+from vramfit.calc.architecture import DSV4_CSA_RATIO, DSV4_HCA_RATIO, Architecture
 from vramfit.calc.ggml import GgmlType, row_bytes
 from vramfit.calc.request import KvType
 
@@ -71,6 +73,9 @@ class KvCache(BaseModel):
     layer_bytes: tuple[int, ...]
     swa_bytes: int = 0  # the part in sliding-window layers (llama.cpp's second cache of an iSWA model)
     indexer_bytes: int = 0  # DeepSeek V3.2's / GLM-5's indexer keys (llama_kv_cache_dsa's second cache, logged apart)
+    # Every buffer in llama.cpp's order where the cache is not one cache plus a window or indexer cache (DeepSeek V4:
+    # window, CSA, HCA, indexer); empty otherwise.
+    buffers: tuple[int, ...] = ()
     type_k: KvType
     type_v: KvType
 
@@ -115,6 +120,8 @@ def kv_cache(
     type_v = type_k if type_v is None else type_v
     if not flash_attn and type_v not in (KvType.F32, KvType.F16, KvType.BF16):
         type_v = KvType.F16  # quantized V needs flash attention (llama.cpp refuses; front-ends fall back to f16)
+    if arch.compress_ratios:
+        return _dsv4_cache(arch, context, users, type_k, n_ubatch=n_ubatch, unified=unified, swa_full=swa_full)
     full = context_cells(context, users, unified)
     window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
     k_total = v_total = window_total = indexer_total = 0
@@ -151,6 +158,68 @@ def kv_cache(
     )
 
 
+def dsv4_compressed_cells(kv_size: int, ratio: int) -> int:
+    """Cells of one stream of a DeepSeek V4 compressed cache: ``GGML_PAD(dsv4_comp_size(kv_size, ratio), 256)``,
+    one row per ``ratio`` tokens (``max(1, ceil(kv_size / ratio))``)."""
+    return pad(max(1, -(-kv_size // ratio)), KV_PAD)
+
+
+def _dsv4_cache(
+    arch: Architecture,
+    context: int,
+    users: int,
+    type_k: KvType,
+    *,
+    n_ubatch: int,
+    unified: bool,
+    swa_full: bool,
+) -> KvCache:
+    """DeepSeek V4's caches as llama_kv_cache_dsv4's constructor builds them (src/llama-kv-cache-dsv4.cpp, llama.cpp
+    0c1e57098), every one K-only in type_k (dsv4_make_k_only) with one stream per sequence whatever --kv-unified says
+    (``unified_raw`` and ``unified_compressed`` are false), each stream ``kv_size = n_ctx_seq`` cells long:
+
+    * raw: a llama_kv_cache_iswa whose every layer slides (set_swa_pattern(0)): per stream
+      ``pad(min(kv_size, n_swa + n_ubatch), 256)`` cells (kv_size with --swa-full) of head_dim in all layers; its
+      non-SWA half holds no layer and allocates nothing;
+    * CSA: layers with ratio 4, ``dsv4_compressed_cells(kv_size, 4)`` cells of head_dim;
+    * HCA: layers with ratio 128, ``dsv4_compressed_cells(kv_size, 128)`` cells of head_dim;
+    * lightning indexer: the CSA layers again, same cells, one head of index_head_dim.
+    """
+    kv_size = stream_cells(context, users, unified)
+    streams = max(1, users)
+    window = kv_size if swa_full else min(kv_size, pad(arch.sliding_window + n_ubatch, KV_PAD))
+    csa_cells = dsv4_compressed_cells(kv_size, DSV4_CSA_RATIO)
+    hca_cells = dsv4_compressed_cells(kv_size, DSV4_HCA_RATIO)
+    head_row = kv_row_bytes(type_k, arch.head_dim_k)
+    index_row = kv_row_bytes(type_k, arch.indexer_head_dim)
+    raw = csa = hca = lid = 0
+    per_layer: list[int] = []
+    for il in range(arch.n_layers):
+        layer = head_row * window * streams
+        raw += layer
+        ratio = arch.compress_ratios[il]
+        if ratio == DSV4_CSA_RATIO:
+            csa += head_row * csa_cells * streams
+            lid += index_row * csa_cells * streams
+            layer += (head_row + index_row) * csa_cells * streams
+        elif ratio == DSV4_HCA_RATIO:
+            hca += head_row * hca_cells * streams
+            layer += head_row * hca_cells * streams
+        per_layer.append(layer)
+    return KvCache(
+        k_bytes=raw + csa + hca + lid,
+        v_bytes=0,
+        full_cells=context_cells(context, users, unified),
+        swa_cells=window * streams,
+        layer_bytes=tuple(per_layer),
+        swa_bytes=raw,
+        indexer_bytes=lid,
+        buffers=tuple(b for b in (raw, csa, hca, lid) if b),
+        type_k=type_k,
+        type_v=type_k,
+    )
+
+
 def naive_heads_and_dim(arch: Architecture) -> tuple[int, int]:
     """KV heads and head size as people plug them into the textbook formula (config.json values, no MLA)."""
     if arch.is_mla:
@@ -168,6 +237,13 @@ def naive_kv_bytes(arch: Architecture, context: int, users: int = 1, kv_type: Kv
 
 def kv_bytes_per_token(arch: Architecture, kv_type: KvType = KvType.F16) -> int:
     """Bytes one more token of context costs in a full-attention cache (all layers)."""
+    if arch.compress_ratios:
+        # DeepSeek V4: the window does not grow; a CSA row (head_dim + the indexer's key) per 4 tokens, an HCA row
+        # per 128 (rounded down here; llama.cpp allocates whole 256-row blocks of them).
+        head, index = kv_row_bytes(kv_type, arch.head_dim_k), kv_row_bytes(kv_type, arch.indexer_head_dim)
+        csa = sum(r == DSV4_CSA_RATIO for r in arch.compress_ratios)
+        hca = sum(r == DSV4_HCA_RATIO for r in arch.compress_ratios)
+        return (csa * (head + index)) // DSV4_CSA_RATIO + (hca * head) // DSV4_HCA_RATIO
     total = 0
     for il, heads in enumerate(arch.n_kv_heads):
         if heads:

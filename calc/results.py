@@ -32,7 +32,11 @@ class Estimate(BaseModel):
     kv_type_v: str
     gpu_count: int = 1
     recurrent_state_bytes: int = Field(
-        default=0, description="hybrid models' recurrent state (f32, per sequence; does not grow with context)"
+        default=0,
+        description=(
+            "hybrid models' recurrent state, DeepSeek V4's compressor state (f32, per sequence; does not grow with "
+            "context)"
+        ),
     )
     vllm_reserved_bytes: int | None = None
     vllm_kv_pool_tokens: int | None = None

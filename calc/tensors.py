@@ -291,6 +291,59 @@ def _layers_deepseek2(b: _Builder, arch: Architecture) -> None:
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
+def _layers_deepseek4(b: _Builder, arch: Architecture) -> None:
+    """LLM_ARCH_DEEPSEEK4 (src/models/deepseek4.cpp load_arch_tensors at 0c1e57098; conversion/deepseek.py
+    DeepseekV4Model): per layer the attention (sinks, q_a / q_a_norm / q_b, one K head wkv {n_embd, head_dim} and its
+    norm, the grouped output attn_output_a {n_head x head_dim / o_groups, o_lora_rank x o_groups} as the file holds
+    it and attn_output_b), the hyper-connection mixers of attention and FFN, the compressor where compress_ratios
+    says so (ratio 4: 2 x head_dim wide plus the lightning indexer and its compressor of 2 x index_head_dim; ratio
+    128: head_dim wide; ape {width, ratio}), and a MoE block with one shared expert whose router is hash-routed in
+    the first num_hash_layers layers (ffn_gate_tid2eid, I32, {n_expert_used, n_vocab}) and bias-corrected after
+    (exp_probs_b). The checkpoint's MTP block is not in the file (DeepseekV4Model.filter_tensors skips mtp.*)."""
+    n_embd, vocab = arch.hidden_size, arch.vocab_size
+    head, q_lora = arch.head_dim_k, arch.q_lora_rank
+    index_heads, index_dim = arch.indexer_heads, arch.indexer_head_dim
+    hc_dim, hc_mix = arch.hc_mult * n_embd, (2 + arch.hc_mult) * arch.hc_mult
+    for il in range(arch.n_layers):
+        n_head = arch.n_heads[il]
+        b.blk(il, "attn_norm.weight", n_embd)
+        b.blk(il, "attn_sinks.weight", n_head)
+        b.blk(il, "attn_q_a.weight", n_embd, q_lora)
+        b.blk(il, "attn_q_a_norm.weight", q_lora)
+        b.blk(il, "attn_q_b.weight", q_lora, n_head * head)
+        b.blk(il, "attn_kv.weight", n_embd, head)
+        b.blk(il, "attn_kv_a_norm.weight", head)
+        b.blk(il, "attn_output_a.weight", n_head * head // arch.o_groups, arch.o_lora_rank * arch.o_groups)
+        b.blk(il, "attn_output_b.weight", arch.o_groups * arch.o_lora_rank, n_embd)
+        for part in ("attn", "ffn"):
+            b.blk(il, f"hc_{part}_fn.weight", hc_dim, hc_mix)
+            b.blk(il, f"hc_{part}_base.weight", hc_mix)
+            b.blk(il, f"hc_{part}_scale.weight", 3)
+        ratio = arch.compress_ratios[il]
+        if ratio:
+            width = (2 if ratio == 4 else 1) * head
+            b.blk(il, "attn_compressor_kv.weight", n_embd, width)
+            b.blk(il, "attn_compressor_gate.weight", n_embd, width)
+            b.blk(il, "attn_compressor_ape.weight", width, ratio)
+            b.blk(il, "attn_compressor_norm.weight", head)
+        if ratio == 4:
+            b.blk(il, "indexer.proj.weight", n_embd, index_heads)
+            b.blk(il, "indexer.attn_q_b.weight", q_lora, index_heads * index_dim)
+            b.blk(il, "indexer_compressor_kv.weight", n_embd, 2 * index_dim)
+            b.blk(il, "indexer_compressor_gate.weight", n_embd, 2 * index_dim)
+            b.blk(il, "indexer_compressor_ape.weight", 2 * index_dim, ratio)
+            b.blk(il, "indexer_compressor_norm.weight", index_dim)
+        if il < arch.hash_layers:
+            b.blk(il, "ffn_gate_tid2eid.weight", arch.n_experts_used, vocab, source=GgmlType.I32)
+        else:
+            b.blk(il, "exp_probs_b.bias", arch.n_experts)
+        b.blk(il, "ffn_norm.weight", n_embd)
+        _moe_ffn(b, arch, il)  # with ffn_gate_inp {n_embd, n_expert}
+    b.add("output_hc_fn.weight", hc_dim, arch.hc_mult)
+    b.add("output_hc_base.weight", arch.hc_mult)
+    b.add("output_hc_scale.weight", 1)
+
+
 def _layers_gpt_oss(b: _Builder, arch: Architecture) -> None:
     """LLM_ARCH_OPENAI_MOE: biased attention with per-head sinks; biased experts (MXFP4 in OpenAI's checkpoints)."""
     n_embd, n_exp, n_ff = arch.hidden_size, arch.n_experts, arch.expert_ffn_size
@@ -612,6 +665,8 @@ def gguf_tensors(arch: Architecture) -> tuple[TensorSpec, ...]:
         _layers_phi3(b, arch)
     elif name in ("deepseek2", "deepseek32", "glm-dsa"):
         _layers_deepseek2(b, arch)
+    elif name == "deepseek4":
+        _layers_deepseek4(b, arch)
     elif name == "gpt-oss":
         _layers_gpt_oss(b, arch)
     elif name in ("command-r", "cohere2"):

@@ -324,7 +324,11 @@ def test_cli_from_config_matches_llamacpp(row: dict[str, Any], tmp_path: Path) -
     assert abs(estimate["file_bytes"] - row["file_bytes"]) <= max(row["file_bytes"] // 50, 16 << 20)
     assert abs(estimate["kv_cache_bytes"] - row["kv_buffer_mib"] * (1 << 20)) <= 0.01 * (1 << 20) * 2
     state_mib = row.get("recurrent_buffer_mib") or 0.0
-    assert round(estimate["recurrent_state_bytes"] / (1 << 20), 2) == state_mib
+    dsv4_state = row.get("dsv4_state_buffers_mib") or {}
+    if dsv4_state:  # DeepSeek V4's compressor state, logged as three buffers rounded apart
+        assert abs(estimate["recurrent_state_bytes"] / (1 << 20) - sum(dsv4_state.values())) <= 0.005 * len(dsv4_state)
+    else:
+        assert round(estimate["recurrent_state_bytes"] / (1 << 20), 2) == state_mib
 
 
 @pytest.mark.parametrize(

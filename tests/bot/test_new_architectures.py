@@ -62,6 +62,8 @@ PRESET_CONFIGS = {
     "glm-5.2": "GLM-5.2.json",
     "ministral-3-3b": "Ministral-3-3B-Instruct-2512.mlc.json",
     "minimax-m2.5": "MiniMax-M2.5.trimmed.json",
+    "deepseek-v4-flash": "DeepSeek-V4-Flash.json",
+    "deepseek-v4-pro": "DeepSeek-V4-Pro.json",
 }
 
 

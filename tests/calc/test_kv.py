@@ -127,7 +127,40 @@ def test_kv_equals_llamacpp_buffer(row: dict[str, object]) -> None:
     # keys) in MiB with two decimals.
     main = cache.total_bytes - cache.swa_bytes - cache.indexer_bytes
     buffers = [main] + [b for b in (cache.swa_bytes, cache.indexer_bytes) if b]
+    if cache.buffers:  # DeepSeek V4: the window, CSA, HCA and indexer caches of llama_kv_cache_dsv4
+        buffers = list(cache.buffers)
     assert [round(b / MIB, 2) for b in buffers] == row["kv_buffers_mib"]
+
+
+DSV4_ROWS = [row for row in llamacpp_rows() if row["llama_arch"] == "deepseek4"]
+
+
+@pytest.mark.parametrize("row", DSV4_ROWS, ids=[_row_id(r) for r in DSV4_ROWS])
+def test_dsv4_compressor_state_equals_llamacpp_buffers(row: dict[str, Any]) -> None:
+    # llama_dsv4_comp_state logs the csa, hca and lid state buffers apart, in MiB with two decimals.
+    state = recurrent_state(from_hf_config(row["config"]), int(row["n_seq"]))
+    logged = row["dsv4_state_buffers_mib"]
+    assert list(logged) == ["csa", "hca", "lid"]
+    assert [round(b / MIB, 2) for b in state.compressor_bytes] == list(logged.values())
+
+
+def test_dsv4_caches_by_hand() -> None:
+    # The 4-layer copy of DeepSeek V4 Flash (compress_ratios 0, 0, 4, 128) at 32,768 tokens, f16, one sequence:
+    # window pad(128 + 512, 256) = 768 cells x 4 layers x 512 x 2 B; CSA 32768 / 4 = 8192 cells x 512 x 2 B (one
+    # layer); HCA pad(32768 / 128, 256) = 256 cells x 512 x 2 B; indexer 8192 cells x 128 x 2 B.
+    (row,) = [r for r in DSV4_ROWS if r["n_ctx"] == 32768 and r["n_seq"] == 1 and not r["swa_full"] and
+              r["type_k"] == "f16" and not r["flash_attn"]]  # fmt: skip
+    cache = kv_cache(from_hf_config(row["config"]), 32768, flash_attn=False)
+    assert cache.buffers == (768 * 4 * 1024, 8192 * 1024, 256 * 1024, 8192 * 256)
+    assert cache.v_bytes == 0
+    # Compressor state, f32: CSA 2 x (2 x 512) x 8, HCA 2 x 512 x 128, indexer 2 x (2 x 128) x 8 values per layer.
+    state = recurrent_state(from_hf_config(row["config"]))
+    assert state.compressor_bytes == (2 * 1024 * 8 * 4, 2 * 512 * 128 * 4, 2 * 256 * 8 * 4)
+    # Four sequences sharing n_ctx 4096 with a unified KV cache: llama_kv_cache_dsv4 still keeps one stream per
+    # sequence, each n_ctx_seq = 4096 cells long (4 x 1024 CSA cells, not 4 x 256).
+    assert kv_cache(from_hf_config(row["config"]), 1024, 4, unified=True).buffers == (
+        4 * 768 * 4 * 1024, 4 * 1024 * 1024, 4 * 256 * 1024, 4 * 1024 * 256
+    )  # fmt: skip
 
 
 RECURRENT_ROWS = [row for row in llamacpp_rows() if row.get("recurrent_caches")]

@@ -107,13 +107,18 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
 NEMOTRON_H_MAMBA = {"mamba_num_heads": 8, "mamba_head_dim": 32, "ssm_state_size": 16, "n_groups": 2, "conv_kernel": 4}
 # Gemma 4 needs its layer kinds as well (sliding layers have their own head size); GLM-4.5 and MiniMax M2 their
 # experts (llama.cpp's glm4moe loader asserts n_expert > 0; every minimax-m2 block is a MoE block), Llama 4 too
-# ("cannot have zero experts"); DeepSeek V3.2 its MLA and indexer, GLM-5 those and its experts.
+# ("cannot have zero experts"); DeepSeek V3.2 its MLA and indexer, GLM-5 those and its experts, DeepSeek V4 its
+# compress_ratios, hyper-connections, grouped output and experts.
 LAYER_KEYS: dict[str, dict[str, Any]] = {
     **HYBRID_KEYS,
     "llama4": {"num_local_experts": 4, "num_experts_per_tok": 1, "intermediate_size_mlp": 256},
     "deepseek32": {"kv_lora_rank": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32},
     "glm-dsa": {"kv_lora_rank": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32,
                 "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64},
+    "deepseek4": {"head_dim": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32, "n_routed_experts": 8,
+                  "num_experts_per_tok": 2, "moe_intermediate_size": 64, "n_shared_experts": 1, "o_groups": 2,
+                  "o_lora_rank": 32, "hc_mult": 4, "num_hash_layers": 1, "sliding_window": 128,
+                  "compress_ratios": [0, 4, 128, 4, 0]},
     "glm4moe": {"n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 64, "n_shared_experts": 1},
     "minimax-m2": {"num_local_experts": 8, "num_experts_per_tok": 2},
     "nemotron_h": NEMOTRON_H_MAMBA | {"hybrid_override_pattern": "M*-M"},
