@@ -131,13 +131,13 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 22 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.94, 68 % within ±30 %):
+# Fitted on the 24 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.98, 71 % within ±30 %):
 # rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), faster than
 # the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.356, "metal": 0.673, "vulkan": 0.361, "rocm": 0.352},
-    band=(0.75, 1.49),
-    default_efficiency=0.394,
+    efficiency={"cuda": 0.355, "metal": 0.673, "vulkan": 0.358, "rocm": 0.352},
+    band=(0.66, 1.5),
+    default_efficiency=0.377,
 )
 
 
