@@ -245,11 +245,13 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         if request.engine == Engine.VLLM
         else tr(RUNTIME_NOTES.get(backend, RUNTIME_NOTES["cuda"]))
     )
+    # DeepSeek V4's fixed per-sequence buffers are its KV compressor's, not a recurrent layer's (calc/recurrent.py).
+    state_label = tr(_("Compressor state")) if request.model.architecture.compress_ratios else tr(_("Recurrent state"))
     rows = [
         (tr(_("Weights")), est.weights_bytes, host),
         (tr(_("KV cache")), est.kv_cache_bytes, naive),
         *(
-            [(tr(_("Recurrent state")), est.recurrent_state_bytes, tr(_("(per user; does not grow with context)")))]
+            [(state_label, est.recurrent_state_bytes, tr(_("(per user; does not grow with context)")))]
             if est.recurrent_state_bytes
             else []
         ),
@@ -268,7 +270,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         ),
     ]
     for label, size, note in rows:
-        shown = tr.small_size(size) if label == tr(_("Recurrent state")) else tr.gib(size)
+        shown = tr.small_size(size) if label == state_label else tr.gib(size)
         lines.append(f"  {ljust(label, 16)} {rjust(shown, 11)}  {note}".rstrip())
     if request.model.mmproj:
         lines.append("  " + mmproj_line(tr, request.model.mmproj, request.model.mmproj_bytes))

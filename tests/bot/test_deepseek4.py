@@ -155,3 +155,19 @@ def test_what_llama_cpp_would_not_load_is_refused(change: dict[str, Any], error:
     with pytest.raises(error) as exc:
         from_hf_config({**_config("deepseek-v4-flash"), **change})
     assert exc.value.details["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("question", "label", "other"),
+    [
+        ("deepseek v4 flash 32k on a 4090", "Compressor state", "Recurrent state"),
+        ("딥시크 v4 플래시 32k 4090에서 돌아가?", "압축기 상태", "순환 상태"),
+        ("qwen3.5 9b 32k on a 3060", "Recurrent state", "Compressor state"),  # a hybrid model's state keeps its name
+    ],
+)
+def test_the_card_names_deepseek_v4s_fixed_state_for_what_it_is(question: str, label: str, other: str) -> None:
+    """DeepSeek V4's per-sequence buffers are its KV compressor's (llama_dsv4_comp_state), not a recurrent layer's."""
+    out = io.StringIO()
+    assert run([question], out) == 0
+    text = out.getvalue()
+    assert label in text and other not in text
