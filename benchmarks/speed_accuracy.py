@@ -160,7 +160,7 @@ def fit(rows: list[SpeedRow]) -> DecodeCalibration:
     fit itself weights rows alike: weighting it by GPU too checked worse out of sample, 85 % of rows and 68 % of GPUs
     within ±30 % against 90 % and 76 %, as single rows of noisy machines then pull it around.)"""
     features = [(row, *read_of(row), load_catalog().gpus[row.gpu].bandwidth_gbs * 1e9,
-                 (row.host_bandwidth_gbs or ASSUMED_RAM_BANDWIDTH_GBS) * 1e9, 1.0) for row in rows]  # fmt: skip
+                 (row.host_bandwidth_gbs or ASSUMED_RAM_BANDWIDTH_GBS) * 1e9) for row in rows]  # fmt: skip
     backends = sorted({row.backend for row in rows})
 
     def unpack(x: list[float]) -> tuple[dict[str, float], float, float, float]:
@@ -170,12 +170,12 @@ def fit(rows: list[SpeedRow]) -> DecodeCalibration:
     def loss(x: list[float]) -> float:
         efficiency, moe_factor, host, overhead = unpack(x)
         total = 0.0
-        for row, read, moe, layers, bandwidth, ram, weight in features:
+        for row, read, moe, layers, bandwidth, ram in features:
             m = moe_factor if moe else 1.0
             seconds = read.gpu / (bandwidth * efficiency[row.backend] * m) + layers * overhead
             if read.host:
                 seconds += read.host / (ram * host * m)
-            total += weight * math.log(row.measured * seconds) ** 2
+            total += math.log(row.measured * seconds) ** 2
         return total
 
     x = minimize(loss, [0.5] * len(backends) + [0.0, 1.0, 1.0])
