@@ -61,7 +61,9 @@ class Gpu(BaseModel):
     aliases: tuple[str, ...] = ()
     source: str = ""
     fp16_tflops: float = Field(
-        default=0.0, ge=0, description="dense FP16 tensor throughput (Apple: GPU FP32), TFLOPS; 0: unknown"
+        default=0.0,
+        ge=0,
+        description="dense FP16 tensor throughput, TFLOPS (GeForce: with FP32 accumulate; Apple: GPU FP32); 0: unknown",
     )
     gpu_share_bytes: int = Field(
         default=0, ge=0, description="unified memory: what the GPU may use (0: Apple's Metal share, or all of it)"

@@ -275,7 +275,7 @@ def test_the_card_says_when_the_first_token_comes_for_the_asked_prompt() -> None
     card = default_backend().answer("llama 3.1 8b 32k on a 4090", None, {})
     description = render_card(card, card.lang).description or ""
     assert f"first token after ≈ {seconds:.1f} s for a prompt of 32K ({fast:.1f}–{slow:.1f} s)" in description
-    no_figure = default_backend().answer("llama 3.1 8b 32k on a 3060", None, {})  # no sourced FP16 figure
+    no_figure = default_backend().answer("llama 3.1 8b 32k on a 1080 ti", None, {})  # no tensor cores: no figure
     assert "first token" not in (render_card(no_figure, no_figure.lang).description or "")
 
 

@@ -127,3 +127,29 @@ def test_ids_are_unique_in_the_files(name: str, table: str) -> None:
 
     ids = [row["id"] for row in tomllib.loads((PRESETS_DIR / name).read_text(encoding="utf-8"))[table]]
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+
+
+# Cards without tensor or matrix units: llama.cpp runs their prompts on FP32 or DP4A paths, so they carry no FP16
+# tensor figure and get no prompt speed (presets/gpus.toml, fp16_tflops).
+NO_TENSOR_CORES = {
+    "gtx-1050-ti", "gtx-1060-6gb", "gtx-1060-3gb", "gtx-1070", "gtx-1070-ti", "gtx-1080", "gtx-1080-ti",
+    "gtx-1650", "gtx-1660", "gtx-1660-super", "gtx-1660-ti", "tesla-p40", "tesla-p100-16gb",
+}  # fmt: skip
+
+
+def test_every_gpu_with_tensor_units_carries_its_fp16_figure_with_the_page_that_gives_it() -> None:
+    """Each figure names its page and shows where the number comes from: the number itself in the quote or in the
+    arithmetic of a derived row, or the sparse figure the source halves (NVIDIA's datasheets print only that)."""
+    import tomllib
+
+    rows = tomllib.loads((Path(__file__).parents[2] / "presets" / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
+    without = {row["id"] for row in rows if not row.get("fp16_tflops")}
+    assert without == NO_TENSOR_CORES
+    for row in rows:
+        if row["id"] in NO_TENSOR_CORES:
+            assert "fp16_tflops_source" not in row
+            continue
+        figure, source = float(row["fp16_tflops"]), str(row["fp16_tflops_source"])
+        assert source.startswith("http"), row["id"]
+        shown = {f"{figure:g}", f"{figure:.1f}", f"{figure:.2f}", f"{figure:,.1f}", f"{figure / 1000:g} PFLOPS"}
+        assert any(text in source for text in shown) or "sparsity" in source or "halved" in source, row["id"]
