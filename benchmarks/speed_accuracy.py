@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from speed_rows import SpeedRow, speed_rows  # noqa: E402
 
+from vramfit.calc.attention_flops import attention_flops_per_token  # noqa: E402
 from vramfit.calc.engines import llama_cpp  # noqa: E402
 from vramfit.calc.presets import load_catalog  # noqa: E402
 from vramfit.calc.request import GpuChoice, Request  # noqa: E402
@@ -194,10 +195,16 @@ def fit(rows: list[SpeedRow]) -> DecodeCalibration:
 def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False) -> float | None:
     gpu = load_catalog().gpus[row.gpu]
     request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
-    speed = prefill_speed(llama_cpp.active_params(llama_cpp._parts(request)), fp16_tflops=gpu.fp16_tflops,
+    parts = llama_cpp._parts(request)
+    speed = prefill_speed(llama_cpp.active_params(parts), fp16_tflops=row.fp16_tflops,
                           backend=row.backend, calibration=calibration, bound=bound,
-                          geforce=llama_cpp.is_geforce(gpu))  # fmt: skip
+                          geforce=llama_cpp.is_geforce(gpu), attention_flops=attention_of(row))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
+
+
+def attention_of(row: SpeedRow) -> float:
+    """The row's attention FLOPs per prompt token: ``pp512 @ d32768`` reads 32,768 cells and more."""
+    return attention_flops_per_token(row.model.architecture, row.tokens, depth=row.depth)
 
 
 def host_weights_of(row: SpeedRow) -> tuple[int, int]:
@@ -221,9 +228,9 @@ def _streamed(row: SpeedRow, pcie: PcieCalibration, bound: bool = False) -> floa
     (llama-bench's n_ubatch, 512)."""
     gpu = load_catalog().gpus[row.gpu]
     params, moved = host_weights_of(row)
-    speed = streamed_prefill_speed(params, moved, fp16_tflops=gpu.fp16_tflops, backend=row.backend,
+    speed = streamed_prefill_speed(params, moved, fp16_tflops=row.fp16_tflops, backend=row.backend,
                                    pcie_gbs=gpu.pcie_gbs, geforce=llama_cpp.is_geforce(gpu), pcie=pcie,
-                                   bound=bound)  # fmt: skip
+                                   bound=bound, attention_flops=attention_of(row))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -246,7 +253,7 @@ def fit_pcie(rows: list[SpeedRow]) -> float:
 def offloaded_prefill_table(rows: list[SpeedRow]) -> None:
     """The pp rows with weights in system RAM (-ngl N, --n-cpu-moe N) beside their bound (compute and link at peak)
     and the estimate with the shipped PCIe efficiency."""
-    usable = [r for r in rows if r.kind == "pp" and r.offload != "all" and load_catalog().gpus[r.gpu].fp16_tflops]
+    usable = [r for r in rows if r.kind == "pp" and r.offload != "all" and r.fp16_tflops]
     print(f"\nprefill with weights in system RAM: {len(usable)} pp rows (the compute plus the host weights over PCIe "
           "once per micro-batch)")  # fmt: skip
     print(f"{'row':<15} {'device':<18} {'model':<22} {'offload':<9} {'moved GB':>9} {'link GB/s':>9} "
@@ -284,7 +291,7 @@ def fit_prefill(rows: list[SpeedRow]) -> PrefillCalibration:
 
 
 def prefill_table(rows: list[SpeedRow]) -> None:
-    usable = [r for r in rows if r.kind == "pp" and r.offload == "all" and load_catalog().gpus[r.gpu].fp16_tflops]
+    usable = [r for r in rows if r.kind == "pp" and r.offload == "all" and r.fp16_tflops]
     folds = [fit_prefill([r for r in usable if r.fold != k]) for k in (0, 1)]
     print(f"\nprefill: {len(usable)} pp rows with every layer on a GPU whose FP16 throughput the presets carry")
     print(f"{'row':<15} {'fold':<4} {'backend':<7} {'device':<24} {'model':<24} {'test':<14} "
@@ -310,6 +317,12 @@ def prefill_table(rows: list[SpeedRow]) -> None:
         rows_k = [r for r in usable if r.fold == k]
         _summary(f"fold {k}", [r.measured / (_prefill(r, PREFILL_CALIBRATION) or 1.0) for r in rows_k],
                  [r.measured / (_prefill(r, fold) or 1.0) for r in rows_k])  # fmt: skip
+    if usable:
+        weights = device_weights(usable)
+        check_all = [r.measured / (_prefill(r, folds[r.fold]) or 1.0) for r in usable]
+        within = sum(w for r, w in zip(check_all, weights, strict=True) if abs(r - 1) <= 0.30) / sum(weights)
+        print(f"each GPU counted once ({len(set(r.gpu for r in usable))} GPUs): check median "
+              f"{weighted_percentile(check_all, weights, 0.5):.2f}, {within:.0%} within ±30%")  # fmt: skip
     if "--fit" in sys.argv:
         print(f"\nprefill fitted on every row: {fit_prefill(usable)}")
 

@@ -31,7 +31,7 @@ DEVICES: dict[str, tuple[str, int]] = {
     "AMD Radeon RX 5700 XT (RADV NAVI10)": ("rx-5700-xt", 1),
     "AMD RX 6800 XT": ("rx-6800-xt", 1),
     "AMD Radeon RX 9070 XT (RADV GFX1201)": ("rx-9070-xt", 1),
-    "Apple M1": ("apple-m1-16gb", 1),
+    "Apple M1": ("apple-m1-8gb", 1),  # "M1 7-Core GPU 8GB"
     "Apple M1 Max": ("apple-m1-max-64gb", 1),
     "Apple M2 Ultra": ("apple-m2-ultra-192gb", 1),
     "M2 Ultra": ("apple-m2-ultra-192gb", 1),
@@ -97,6 +97,19 @@ QUANTS = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "F16", "MXFP4", "Q3_K_M"}
 HOST_BANDWIDTH_GBS = {"Intel i9-10900X": 93.9}
 
 
+# The machines measured whose GPU is a larger build than the preset row the device maps to (the preset takes the base
+# configuration sold with that memory): their FP16 (Apple: FP32) throughput, TFLOPS, with its source.
+MACHINE_TFLOPS: dict[str, tuple[float, str]] = {
+    # ggerganov's Mac Studio, 76-core GPU (device_note); Apple: "76 cores capable of delivering 27.2 teraflops"
+    # (https://tekspecz.com/new-blog-2/2023/6/8/hardware-breakdown-presents-apples-m2-ultra-processor)
+    "M2 Ultra": (27.2, "76-core GPU"),
+    "Apple M2 Ultra": (27.2, "76-core GPU"),
+    # "M1 Ultra Mac Studio (64 core 128Gb)"; "The Apple M1 Ultra with 64 GPU cores achieves an FP32 processing
+    # performance (single precision) of 21.2 TFLOP/s" (https://www.cpu-monkey.com/en/cpu-apple_m1_ultra_64_gpu)
+    "M1 Ultra": (21.2, "64-core GPU"),
+}
+
+
 @dataclass(frozen=True)
 class SpeedRow:
     row: dict[str, Any]
@@ -110,6 +123,12 @@ class SpeedRow:
     offload: str  # "all", "ngl N", "ncmoe N", "cpu"
     host_bandwidth_gbs: float | None
     backend: str  # as the row ran it: cuda, metal, vulkan, rocm, sycl
+
+    @property
+    def fp16_tflops(self) -> float:
+        """The measured machine's GPU throughput: MACHINE_TFLOPS where its GPU is a larger build, else the preset's."""
+        machine = MACHINE_TFLOPS.get(str(self.row["device"]))
+        return machine[0] if machine else load_catalog().gpus[self.gpu].fp16_tflops
 
     @property
     def fold(self) -> int:

@@ -131,13 +131,16 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 24 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 0.98, 71 % within ±30 %):
-# rough, and the band says so. Quantized models run their matrix products on INT8 paths (llama.cpp's MMQ), faster than
-# the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one the presets can source.
+# Fitted on the 169 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 1.04, 61 % within ±30 %,
+# and 61 % of the 33 GPUs, each counted once): rough, and the band says so. The FLOPs are 2 per active parameter plus
+# the attention's (calc.attention_flops), every one at the backend's one share of the peak. Quantized models run their
+# matrix products on INT8 paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot;
+# the FP16 figure is the one the presets can source. Vulkan's share is low because the Strix Halo and Intel Arc rows
+# are slow there (coopmat paths); NVIDIA and RDNA 3 cards on Vulkan run faster than it says.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.355, "metal": 0.673, "vulkan": 0.358, "rocm": 0.352},
-    band=(0.66, 1.5),
-    default_efficiency=0.377,
+    efficiency={"cuda": 0.32, "metal": 0.741, "vulkan": 0.167, "rocm": 0.251, "sycl": 0.175},
+    band=(0.52, 1.43),
+    default_efficiency=0.318,
 )
 
 
@@ -149,14 +152,16 @@ def prefill_speed(
     calibration: PrefillCalibration = PREFILL_CALIBRATION,
     bound: bool = False,
     geforce: bool = False,
+    attention_flops: float = 0.0,
 ) -> DecodeSpeed | None:
     """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak).
 
     ``geforce``: the card is an NVIDIA GeForce, whose sourced FP16 figure (NVIDIA's "FP16 Tensor with FP32
     Accumulate") is half its FP16-accumulate rate; llama.cpp's matrix products accumulate in FP16 (cuBLAS) or in
     INT32 on the INT8 path (MMQ), which GeForce runs at full rate, so its peak here is twice the figure. Workstation
-    and datacenter cards run both at one rate."""
-    speed = _prefill_rate(active_params, fp16_tflops, backend, calibration, bound, geforce)
+    and datacenter cards run both at one rate. ``attention_flops``: the prompt's attention FLOPs per token
+    (:func:`calc.attention_flops.attention_flops_per_token`), on top of the 2 per active parameter."""
+    speed = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce)
     if speed is None:
         return None
     low, high = (1.0, 1.0) if bound else calibration.band
@@ -164,13 +169,20 @@ def prefill_speed(
 
 
 def _prefill_rate(
-    active_params: int, fp16_tflops: float, backend: str, calibration: PrefillCalibration, bound: bool, geforce: bool
+    active_params: int,
+    attention_flops: float,
+    fp16_tflops: float,
+    backend: str,
+    calibration: PrefillCalibration,
+    bound: bool,
+    geforce: bool,
 ) -> float | None:
-    """Prompt tokens per second from the GPU's compute alone, unrounded (None: its throughput is unknown)."""
+    """Prompt tokens per second from the GPU's compute alone, unrounded (None: its throughput is unknown): 2 FLOPs per
+    active parameter and the prompt's attention FLOPs per token (:mod:`calc.attention_flops`)."""
     if fp16_tflops <= 0 or active_params <= 0:
         return None
     e = 1.0 if bound else calibration.efficiency.get(backend, calibration.default_efficiency)
-    return e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params)
+    return e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params + max(attention_flops, 0.0))
 
 
 # Prefill with weights in system RAM. llama.cpp 0c1e57098 runs a prompt's matrix products on the GPU even where their
@@ -190,7 +202,7 @@ def _prefill_rate(
 #
 # ``e_pcie`` is fitted by ``benchmarks/speed_accuracy.py --fit`` on the only published rows that place it: one RTX
 # 5090 machine's gpt-oss-120b pp512 with --n-cpu-moe 32 and 64 (weiso131/schedcp, spd-558c6aa591 and spd-c7b2a992c4;
-# its host and PCIe slot unstated): 0.463, and the rows within 4 % of the estimate. Two rows of one machine: the
+# its host and PCIe slot unstated): 0.464, and the rows within 4 % of the estimate. Two rows of one machine: the
 # figure is the share of a 5.0 x16 link that machine reached, about half. The experts that ``--n-cpu-moe`` keeps sit
 # in the buffer type named "CPU" (pageable or memory-mapped pages, which CUDA copies through a staging buffer), where
 # the layers ``-ngl`` leaves may sit in the GPU's pinned host buffer (make_cpu_buft_list in src/llama-model.cpp) and
@@ -202,7 +214,7 @@ class PcieCalibration:
     band: tuple[float, float]  # the transfer's rate may be this many times the estimate's, low and high
 
 
-PCIE_CALIBRATION = PcieCalibration(efficiency=0.463, band=(0.5, 1.6))
+PCIE_CALIBRATION = PcieCalibration(efficiency=0.464, band=(0.5, 1.6))
 
 
 def streamed_prefill_speed(
@@ -217,11 +229,12 @@ def streamed_prefill_speed(
     calibration: PrefillCalibration = PREFILL_CALIBRATION,
     pcie: PcieCalibration = PCIE_CALIBRATION,
     bound: bool = False,
+    attention_flops: float = 0.0,
 ) -> DecodeSpeed | None:
     """Prompt tokens per second with ``host_weight_bytes`` of weights in system RAM, copied to the GPU once per
     micro-batch of ``n_ubatch`` tokens (the rule above), or None when the GPU's throughput or its link is unknown.
     The band puts the compute and the transfer each at its own band's end (``bound``: both at their peaks)."""
-    compute = _prefill_rate(active_params, fp16_tflops, backend, calibration, bound, geforce)
+    compute = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce)
     if compute is None or n_ubatch <= 0 or (host_weight_bytes and pcie_gbs <= 0):
         return None
     e = 1.0 if bound else pcie.efficiency

@@ -13,6 +13,7 @@ import threading
 from functools import lru_cache
 
 from vramfit.calc.architecture import Architecture
+from vramfit.calc.attention_flops import attention_flops_per_token
 from vramfit.calc.compute import ComputeBuffers, compute_buffers, offloaded_compute_bytes, output_stage_bytes
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
@@ -75,6 +76,8 @@ class _Parts:
         )
         self.flash_attn = request.flash_attn_effective
         self.n_ubatch = request.n_ubatch
+        # The answer's prompt is the context asked for, read from an empty cache (its time to first token).
+        self.prompt_attention_flops = attention_flops_per_token(self.arch, request.context, n_ubatch=request.n_ubatch)
         self._compute: dict[tuple[int, bool], ComputeBuffers] = {}
 
     def compute(self, gpu_count: int, output_on_gpu: bool = True) -> ComputeBuffers:
@@ -292,9 +295,10 @@ def host_weight_bytes(parts: _Parts, *, cpu_layers: int = 0, cpu_expert_blocks: 
 
 
 def _prefill(parts: _Parts, gpu: Gpu, host_weights: int) -> DecodeSpeed | None:
-    """Prompt tokens per second on ``gpu`` with ``host_weights`` bytes of weights in system RAM. One GPU's throughput
-    however many share the layers: llama.cpp's layer split runs a micro-batch through the GPUs one after another (two
-    RX 7900 XTX run pp512 slower than one: speed.jsonl), as decode reads them."""
+    """Prompt tokens per second on ``gpu`` with ``host_weights`` bytes of weights in system RAM, averaged over a
+    prompt of the context asked for (its attention grows with the cache, :mod:`calc.attention_flops`). One GPU's
+    throughput however many share the layers: llama.cpp's layer split runs a micro-batch through the GPUs one after
+    another (two RX 7900 XTX run pp512 slower than one: speed.jsonl), as decode reads them."""
     return streamed_prefill_speed(
         active_params(parts),
         host_weights,
@@ -303,6 +307,7 @@ def _prefill(parts: _Parts, gpu: Gpu, host_weights: int) -> DecodeSpeed | None:
         pcie_gbs=gpu.pcie_gbs,
         n_ubatch=parts.n_ubatch,
         geforce=is_geforce(gpu),
+        attention_flops=parts.prompt_attention_flops,
     )
 
 

@@ -126,21 +126,24 @@ def test_prefill_is_bound_by_the_tensor_throughput() -> None:
     """Two FLOPs per parameter per prompt token: Llama 3.1 8B (8,030,261,248 parameters) on an RTX 4090, whose dense
     FP16 tensor peak is 165.2 TFLOPS with FP32 accumulate (NVIDIA's Ada whitepaper, in presets/gpus.toml) and twice
     that, 330.4, with the FP16 accumulate llama.cpp's matrix products use (GeForce halves only the former). An RTX
-    A6000 (workstation) runs both at its 154.8."""
+    A6000 (workstation) runs both at its 154.8. Plus the prompt's attention: a 4,096-token prompt is 8 micro-batches
+    of 512 whose tokens read 512, 1,024, ... 4,096 cells, 2,304 on average, in 32 layers of 32 heads of 128 (2 × 32 ×
+    (128 + 128) FLOPs a cell)."""
     catalog = load_catalog()
     request = Request(model=catalog.models["llama-3.1-8b"].ref(), context=4096,
                       gpus=(GpuChoice(gpu=catalog.gpus["rtx-4090"]),))  # fmt: skip
     fit = fit_gpu(request, request.gpus[0], with_max_context=False)
     assert fit.prefill is not None
     params = 8_030_261_248
-    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 330.4e12 / (2 * params)
+    attention = 32 * (2 * 32 * 256) * 2304
+    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 330.4e12 / (2 * params + attention)
     assert fit.prefill.tokens_per_second == round(expected, 1)
     low, high = PREFILL_CALIBRATION.band
     assert (fit.prefill.low, fit.prefill.high) == (round(expected * low, 1), round(expected * high, 1))
     pro = Request(model=request.model, context=4096, gpus=(GpuChoice(gpu=catalog.gpus["rtx-a6000"]),))
     pro_fit = fit_gpu(pro, pro.gpus[0], with_max_context=False)
     assert pro_fit.prefill is not None
-    pro_expected = PREFILL_CALIBRATION.efficiency["cuda"] * 154.8e12 / (2 * params)
+    pro_expected = PREFILL_CALIBRATION.efficiency["cuda"] * 154.8e12 / (2 * params + attention)
     assert pro_fit.prefill.tokens_per_second == round(pro_expected, 1)
     unknown = Request(model=request.model, gpus=(GpuChoice(gpu=catalog.gpus["gtx-1080"]),))
     assert fit_gpu(unknown, unknown.gpus[0], with_max_context=False).prefill is None  # no tensor cores: no figure
@@ -163,7 +166,7 @@ def test_a_pcie_link_moves_its_lanes_times_their_rate_less_the_line_code(gen: in
     assert round(link_gbs(gen, lanes), 3) == gbs  # gen 6: not a link the presets carry (0: unknown)
 
 
-def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.463, ubatch: int = 512) -> float:
+def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.464, ubatch: int = 512) -> float:
     """The rule by hand: seconds per micro-batch = its compute + the moved weights over the link at its share."""
     return ubatch / (ubatch / compute_tps + moved / (link * e))
 
@@ -171,8 +174,10 @@ def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.463, uba
 def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_batch() -> None:
     """gpt-oss-120b MXFP4 on an RTX 5090 at 8,192 tokens (the CLI's "gpt-oss-120b on a 5090 with 64GB RAM"): the plan
     is --n-cpu-moe 19, and its 19 blocks' expert tensors (1,696,481,280 bytes each, 32,233,144,320 in all) cross the
-    5090's PCIe 5.0 x16 once per 512-token micro-batch at the fitted 0.463 of it; the compute is the whole-GPU rule
-    (0.356 of twice the 5090's 209.5 TFLOPS, two FLOPs per active parameter)."""
+    5090's PCIe 5.0 x16 once per 512-token micro-batch at the fitted 0.464 of it; the compute is the whole-GPU rule
+    (the CUDA share of twice the 5090's 209.5 TFLOPS, two FLOPs per active parameter and the attention's: 18 full
+    layers read 4,352 cells on average over 16 micro-batches, 18 layers of a 128-token window 512 cells in the first
+    micro-batch and 640 in the others, 632 on average, all 64 heads of 64, 2 × 64 × 128 FLOPs a cell)."""
     from vramfit.calc.engines import llama_cpp
     from vramfit.calc.speed import PCIE_CALIBRATION
 
@@ -183,10 +188,11 @@ def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_ba
     plan = fit.expert_offload
     assert plan is not None and plan.n_cpu_moe == 19 and plan.prefill is not None
     assert plan.cpu_expert_bytes == 19 * 1_696_481_280 == 32_233_144_320
-    assert PCIE_CALIBRATION.efficiency == 0.463
+    assert PCIE_CALIBRATION.efficiency == 0.464
     active = llama_cpp.active_params(llama_cpp._parts(request))
-    compute = PREFILL_CALIBRATION.efficiency["cuda"] * 2 * 209.5e12 / (2 * active)  # ≈ 9,600 prompt tokens/s
-    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.053 s + 1.105 s) ≈ 442
+    attention = (2 * 64 * 128) * (18 * 4352 + 18 * 632)
+    compute = PREFILL_CALIBRATION.efficiency["cuda"] * 2 * 209.5e12 / (2 * active + attention)  # ≈ 7,900 tokens/s
+    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.065 s + 1.102 s) ≈ 439
     assert plan.prefill.tokens_per_second == round(expected, 1)
     (c_low, c_high), (p_low, p_high) = PREFILL_CALIBRATION.band, PCIE_CALIBRATION.band
     assert plan.prefill.low == round(_streamed(compute * c_low, 32_233_144_320, PCIE_5_X16 * p_low), 1)
@@ -228,7 +234,8 @@ def test_layers_left_on_the_cpu_cross_pcie_whole_each_micro_batch_on_an_assumed_
     """Llama 3.3 70B Q8_0 at 8,192 tokens with 128 GB of RAM on two 48 GB cards: partial fits, 52 of 81 layers on
     the GPU. Every weight of the 28 layers left on the CPU crosses the link per micro-batch (not the output layer: its
     one-token product stays on the CPU). The RTX A6000's preset states PCIe 4.0 x16; the A40's states no link, so the
-    4.0 x16 of calc.pcie.ASSUMED_LINK stands in, the same figure, and the fit says it assumed it."""
+    4.0 x16 of calc.pcie.ASSUMED_LINK stands in, the same figure, and the fit says it assumed it. The attention: 80
+    layers of 64 heads of 128 (2 × 64 × 256 FLOPs a cell), 4,352 cells on average over 16 micro-batches."""
     from vramfit.calc.engines import llama_cpp
     from vramfit.calc.weights import model_weights
 
@@ -241,7 +248,8 @@ def test_layers_left_on_the_cpu_cross_pcie_whole_each_micro_batch_on_an_assumed_
         cpu_layers = 80 - fit.gpu_layers
         moved = sum(model_weights(req.model, req.quant).layer_bytes[:cpu_layers])
         active = llama_cpp.active_params(llama_cpp._parts(req))
-        compute = PREFILL_CALIBRATION.efficiency["cuda"] * tflops * 1e12 / (2 * active)  # workstation: one rate
+        attention = 80 * (2 * 64 * 256) * 4352
+        compute = PREFILL_CALIBRATION.efficiency["cuda"] * tflops * 1e12 / (2 * active + attention)  # one rate
         assert fit.prefill.tokens_per_second == round(_streamed(compute, moved, link), 1)
         assert (fit.pcie_gbs, fit.pcie_assumed) == (31.5, assumed)
 
