@@ -25,6 +25,7 @@ from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
 from vramfit.calc.gpu import GIB
+from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import (
     MAX_CONTEXT,
     MAX_GPU_COUNT,
@@ -88,6 +89,15 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     p.add_argument(
         "--ram",
         help=tr(_("system RAM, e.g. 64GB (default: 32 GB assumed): checked when layers or experts stay on the CPU")),
+    )
+    p.add_argument(
+        "--ram-speed",
+        help=tr(
+            _(
+                "system RAM kind, rate and channels, e.g. ddr4, ddr5-6000, 'ddr4-3200 4 channel' (default: DDR5-5600, "
+                "2 channels assumed): the speed of weights kept in RAM"
+            )
+        ),
     )
     p.add_argument(
         "--flash-attn", choices=["on", "off"], help=tr(_("flash attention (default on, as llama.cpp's -fa auto)"))
@@ -259,7 +269,25 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["gpus"] = gpus
     if args.ram:
         overrides["ram_bytes"] = _ram_bytes(args.ram)
+    if args.ram_speed:
+        overrides["ram_speed"] = _ram_speed(args.ram_speed)
     return overrides
+
+
+def _ram_speed(text: str) -> RamSpeed:
+    """``--ram-speed ddr5-6000``, ``ddr4``, ``"ddr4-3200 4 channel"``: read as the question's words are."""
+    from vramfit.bot.parser import slots
+    from vramfit.bot.parser.text import clean
+
+    scratch = slots.Scratch(clean(text))
+    found = slots.extract_ram_speed(scratch)
+    rest = scratch.text.replace(slots.USED, " ").replace("ram", " ").strip()
+    if found is None or not found.kind_named or rest:
+        raise BadNumberError(
+            f"ram-speed: not a memory kind and rate: {text}", field="ram_speed", value=text,
+            suggestions=["ddr4", "ddr5-6000", "ddr4-3200 4 channel"],
+        )  # fmt: skip
+    return found.speed
 
 
 _RAM_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gb|gib|g|tb|tib|t)?\s*$", re.IGNORECASE)
@@ -324,6 +352,8 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
         lang: Lang = args.lang or parsed.lang
         result = resolve(parsed, **overrides)
         given = set(overrides) - {"quant_files"} | ({"gpu_variant", "gpu_generic"} if "gpus" in overrides else set())
+        if "ram_bytes" in overrides:  # --ram: the size is given, not assumed
+            given.add("ram")
         if "model" in overrides:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.gguf import GgufHeader
 from vramfit.calc.gpu import Gpu
+from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.safetensors import Checkpoint
 
 MAX_CONTEXT = 10_485_760  # 10M tokens: beyond any released model; larger numbers are typos
@@ -101,6 +102,9 @@ class Request(BaseModel):
     )
     ram_bytes: int | None = Field(
         default=None, ge=0, le=MAX_RAM_BYTES, description="system RAM; None: calc.host_memory.ASSUMED_RAM_BYTES"
+    )
+    ram_speed: RamSpeed | None = Field(
+        default=None, description="system RAM kind, rate and channels; None: calc.ram_speed.ASSUMED_RAM_SPEED"
     )
 
     @property

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from vramfit.calc.fit import Verdict
+from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Request
 
 
@@ -108,6 +109,12 @@ class Fit(BaseModel):
     ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")
     ram_usable_bytes: int = Field(default=0, description="the part of the RAM a model may use")
     ram_fits: bool = Field(default=True, description="host_bytes within ram_usable_bytes")
+    ram_speed: RamSpeed | None = Field(
+        default=None, description="the system RAM the decode estimate reads weights from (None: it reads none)"
+    )
+    ram_speed_assumed: bool = Field(
+        default=False, description="ram_speed is calc.ram_speed.ASSUMED_RAM_SPEED: the question named none"
+    )
     expert_offload: ExpertOffload | None = Field(
         default=None, description="MoE models that do not fit whole: the smallest --n-cpu-moe plan"
     )

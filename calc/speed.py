@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED
+
 
 @dataclass(frozen=True, slots=True)
 class DecodeCalibration:
@@ -60,8 +62,8 @@ CALIBRATION = DecodeCalibration(
     layer_overhead_us=93.4,
 )
 
-# When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s (a 2026 desktop).
-ASSUMED_RAM_BANDWIDTH_GBS = 89.6
+# When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s = 89.6 GB/s (calc.ram_speed).
+ASSUMED_RAM_BANDWIDTH_GBS = ASSUMED_RAM_SPEED.bandwidth_gbs
 
 
 @dataclass(frozen=True, slots=True)

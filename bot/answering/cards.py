@@ -12,13 +12,17 @@ deterministic fake. Errors are :class:`AnswerError` with the stable codes of the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
+from pydantic import ValidationError
+
 from vramfit.bot.i18n import Lang
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import VramfitError
+from vramfit.calc.ram_speed import RamKind, RamSpeed
 from vramfit.calc.request import ModelRef
 
 if TYPE_CHECKING:
@@ -49,6 +53,7 @@ class Overrides(TypedDict, total=False):
     model_prefix: str  # what fits: only preset models whose id starts with this ("qwen")
     engines: bool  # llama.cpp and vLLM side by side
     ram_gb: int  # the system RAM the question named, in whole GB (GiB, as the parser reads "64GB RAM")
+    ram_speed: str  # its kind, rate and channels as ram_speed_code writes them ("ddr4-3200x2")
     runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
@@ -171,6 +176,8 @@ class GpuFit:
     decode: Speed | None = None  # decode speed with every layer (or what fits) on the GPU
     prefill: Speed | None = None  # prompt tokens per second (rough; with layers on the CPU, their PCIe copies)
     pcie_assumed: bool = False  # the prefill moved weights over a link the preset does not state (PCIe 4.0 x16)
+    ram_speed: RamSpeed | None = None  # the system RAM the decode read weights from (None: it read none there)
+    ram_speed_assumed: bool = False  # that speed is calc.ram_speed.ASSUMED_RAM_SPEED: the question named none
 
     @property
     def total_memory_bytes(self) -> int:
@@ -224,6 +231,7 @@ class Card:
     ram_assumed: bool = False  # the question named no RAM size and RAM matters here (something stays on the CPU)
     ollama_split: tuple[int, int] | None = None  # asked on Ollama: what `ollama ps` would show, (CPU %, GPU %)
     ram_gb: int = 0  # the system RAM the question named, whole GB (0: none named, or not a whole number)
+    ram_speed: str = ""  # its speed as ram_speed_code writes it ("": none named)
     runner: str = ""  # "ollama" when the question named Ollama
 
     @property
@@ -240,6 +248,8 @@ class Card:
             out["engines"] = True
         if self.ram_gb:
             out["ram_gb"] = self.ram_gb
+        if self.ram_speed:
+            out["ram_speed"] = self.ram_speed
         if self.runner:
             out["runner"] = self.runner
         return out
@@ -401,3 +411,23 @@ class Backend:
 def settings_of(source: object) -> Overrides:
     """The :data:`SETTINGS` of anything that has them as attributes (card assumptions, a button's state)."""
     return cast(Overrides, {name: getattr(source, name) for name in SETTINGS})
+
+
+_RAM_SPEED_CODE = re.compile(r"(ddr[45])-(\d{4,5})x(\d{1,2})")
+
+
+def ram_speed_code(speed: RamSpeed | None) -> str:
+    """A RAM speed as buttons carry it: "ddr4-3200x2" (kind, MT/s, channels); "" for none."""
+    return f"{speed.kind}-{speed.mts}x{speed.channels}" if speed is not None else ""
+
+
+def ram_speed_of(code: str) -> RamSpeed:
+    """:func:`ram_speed_code`'s output read back; raises ``ValueError`` on anything else."""
+    found = _RAM_SPEED_CODE.fullmatch(code)
+    if found is None:
+        raise ValueError(f"bad RAM speed: {code!r}")
+    kind: RamKind = "ddr4" if found[1] == "ddr4" else "ddr5"
+    try:
+        return RamSpeed(kind=kind, mts=int(found[2]), channels=int(found[3]))
+    except ValidationError as exc:
+        raise ValueError(f"bad RAM speed: {code!r}") from exc

@@ -76,7 +76,11 @@ def still_assumed(result: IntentResult, assumed: tuple[str, ...]) -> tuple[str, 
     solved = SOLVED_FIELD.get(result.intent)
     # The assumed RAM size matters only where something stays on the CPU: said there, and nowhere else.
     ram_matters = any(fit.verdict in (Verdict.PARTIAL, Verdict.NO) for fit in _fits(result))
-    kept = tuple(a for a in assumed if a != solved and (a != "ram" or ram_matters))
+    # The assumed RAM speed matters only where the decode estimate reads weights from system RAM (calc.ram_speed).
+    speed_matters = any(fit.ram_speed is not None for fit in _fits(result))
+    kept = tuple(
+        a for a in assumed if a != solved and (a != "ram" or ram_matters) and (a != "ram_speed" or speed_matters)
+    )
     # A prefill estimate that moved weights over a host link the GPU's preset does not state (calc.pcie).
     pcie = ("pcie",) if any(fit.pcie_assumed for fit in _fits(result)) and "pcie" not in kept else ()
     return kept + pcie

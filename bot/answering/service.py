@@ -40,11 +40,13 @@ from vramfit.bot.answering.cards import (
     Tip,
     Verdict,
     WhatFitsCard,
+    ram_speed_code,
+    ram_speed_of,
     rope_scaling_label,
 )
 from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.i18n import Lang
-from vramfit.calc.errors import VramfitError
+from vramfit.calc.errors import BadNumberError, VramfitError
 
 GIB = 1 << 30  # calc.gpu.GIB, without importing pydantic models on the bot's start-up path
 
@@ -189,6 +191,11 @@ class CalcBackend:
             fields["engine"] = _enum(Engine, overrides["engine"], "engine")
         if "ram_gb" in overrides:  # a button's state: the RAM the question named
             fields["ram_bytes"] = int(overrides["ram_gb"]) * GIB
+        if "ram_speed" in overrides:  # and its speed
+            try:
+                fields["ram_speed"] = ram_speed_of(str(overrides["ram_speed"]))
+            except ValueError as exc:
+                raise BadNumberError(str(exc), field="ram_speed", value=overrides["ram_speed"]) from exc
         if overrides.get("runner") == "ollama":
             fields["runner"] = "ollama"
         if "flash_attn" in overrides:
@@ -338,6 +345,7 @@ class CalcBackend:
             ram_assumed=offloaded and request.ram_bytes is None,
             ollama_split=split,
             ram_gb=_whole_gb(request.ram_bytes),
+            ram_speed=ram_speed_code(request.ram_speed),
             runner=request.runner,
         )
 
@@ -428,6 +436,8 @@ class CalcBackend:
             decode=_speed(fit.decode),
             prefill=_speed(fit.prefill),
             pcie_assumed=fit.pcie_assumed,
+            ram_speed=fit.ram_speed,
+            ram_speed_assumed=fit.ram_speed_assumed,
         )
 
     def tips(

@@ -22,6 +22,7 @@ from vramfit.bot.parser.text import clean
 from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
 from vramfit.calc.gpu import GIB
 from vramfit.calc.presets import Catalog, load_catalog
+from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request, unstated_context
 
 # "min_gpus": how many of the named GPU the model needs ("how many 3090s do i need for deepseek v3", "3090 몇 장
@@ -41,6 +42,7 @@ ASSUMED_KEYS: tuple[str, ...] = (
     "gpu_generic",  # only a memory size named: a generic GPU of that size ("24gb card")
     "model_fuzzy",  # the model was read loosely (misspelt, or a family plus a size); the answer should say so
     "ram",  # no system RAM size: calc.host_memory.ASSUMED_RAM_BYTES (said only where RAM matters: offload)
+    "ram_speed",  # no RAM kind or rate ("ddr4-3200"): calc.ram_speed.ASSUMED_RAM_SPEED (said where weights sit in RAM)
 )
 
 DEFAULT_QUANT = "Q4_K_M"
@@ -76,6 +78,7 @@ class ParsedQuery(BaseModel):
     assumed: tuple[str, ...] = ()
     unparsed: tuple[str, ...] = ()  # words that look like settings but no slot took ("5090ti", "q9")
     ram_bytes: int | None = None  # system RAM ("with 64GB RAM", "램 64기가")
+    ram_speed: RamSpeed | None = None  # its kind, rate and channels ("ddr4-3200 dual channel", "ddr5 4채널")
     runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
 
     _catalog: Catalog | None = PrivateAttr(default=None)
@@ -131,6 +134,7 @@ class ParsedQuery(BaseModel):
             "flash_attn": self.flash_attn,
             "gpus": self.gpus,
             "ram_bytes": self.ram_bytes,
+            "ram_speed": self.ram_speed,
             "runner": self.runner,
         }
         fields.update(given)
@@ -204,6 +208,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     flash_attn = slots.extract_flash_attn(scratch)
     kv_cache = slots.extract_kv_cache(scratch, engine)
     apple_hint = slots.remove_apple_words(scratch)
+    ram_speed = slots.extract_ram_speed(scratch)  # before the tokens: "ddr5 128gb" keeps its RAM word
 
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
@@ -240,6 +245,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         "gpu_generic": gpus.generic and bool(gpus.choices),
         "model_fuzzy": models.fuzzy,
         "ram": ram_gb is None,
+        "ram_speed": ram_speed is None or not ram_speed.kind_named,
     }
     parsed = ParsedQuery(
         lang=lang,
@@ -259,6 +265,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         assumed=tuple(k for k in ASSUMED_KEYS if filled[k]),
         unparsed=unparsed,
         ram_bytes=int(ram_gb * GIB) if ram_gb is not None else None,
+        ram_speed=ram_speed.speed if ram_speed is not None else None,
         runner=runner,
     )
     parsed._catalog = cat

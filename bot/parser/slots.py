@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from vramfit.bot.parser.numbers import count_from_suffix, tokens_from_suffix
 from vramfit.calc.errors import BadNumberError, UnknownQuantError
 from vramfit.calc.file_types import FileType
+from vramfit.calc.ram_speed import DESKTOP_CHANNELS, MAX_CHANNELS, MTS_RANGE, TYPICAL_MTS, RamKind, RamSpeed, typical
 from vramfit.calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
 
 USED = "\x00"
@@ -274,6 +275,61 @@ def extract_quant(s: Scratch, engine: Engine | None) -> str | None:
     if not found:
         return ("INT4" if engine == Engine.VLLM else "Q4_0") if qat else None
     return min(found)[1]
+
+
+# --- system RAM speed ------------------------------------------------------------------------------------------
+
+# "ddr4", "ddr5-6000", "ddr5 6400mt/s", "ddr4 3200mhz" (MHz as kits are sold: the transfer rate).
+_RAM_KIND = re.compile(r"(?<![a-z0-9])ddr\s?([45])(?:[\s-]?(\d{4,5})(?:\s?(?:mt/s|mts|mhz))?)?(?![a-z0-9])")
+# "dual channel" (read by clean() as "2x channel"), "4-channel", "8 channels", "듀얼채널", "4채널".
+_CHANNELS = re.compile(
+    r"(?<![a-z0-9])(\d{1,2})\s?x?\s?-?\s?(?:channels?|ch)(?![a-z])|(싱글|듀얼|트리플|쿼드|옥타|\d{1,2})\s?채널"
+)
+_KO_CHANNELS = {"싱글": 1, "듀얼": 2, "트리플": 3, "쿼드": 4, "옥타": 8}
+
+
+@dataclass(frozen=True)
+class RamSpeedSlot:
+    """What the question says of its system RAM's speed: the speed to compute with, and whether its kind and rate
+    were named (a channel count alone takes DDR5-5600, and the answer says so)."""
+
+    speed: RamSpeed
+    kind_named: bool
+
+
+def extract_ram_speed(s: Scratch) -> RamSpeedSlot | None:
+    """The RAM kind, rate and channels named ("64gb ddr4-3200 dual channel", "ddr5 6000mhz", "램 ddr4 4채널"). The
+    kind's words become "ram" so "ddr5 128gb" still reads as system RAM. Raises BadNumberError for a rate or a
+    channel count no memory runs at."""
+    kind_match = _RAM_KIND.search(s.text)
+    channel_match = _CHANNELS.search(s.text)
+    if kind_match is None and channel_match is None:
+        return None
+    channels = DESKTOP_CHANNELS
+    if channel_match is not None:
+        word = channel_match.group(1) or channel_match.group(2)
+        channels = _KO_CHANNELS[word] if word in _KO_CHANNELS else int(word)
+        if not 1 <= channels <= MAX_CHANNELS:
+            raise BadNumberError(
+                f"memory channels must be between 1 and {MAX_CHANNELS}, not {channels}", field="ram_channels",
+                value=channels, low=1, high=MAX_CHANNELS,
+            )  # fmt: skip
+        s.take(channel_match)
+    if kind_match is None:
+        return RamSpeedSlot(typical("ddr5", channels), kind_named=False)
+    kind: RamKind = "ddr4" if kind_match.group(1) == "4" else "ddr5"
+    mts = TYPICAL_MTS[kind]
+    if kind_match.group(2):
+        mts = int(kind_match.group(2))
+        low, high = MTS_RANGE[kind]
+        if not low <= mts <= high:
+            raise BadNumberError(
+                f"{kind.upper()} runs at {low}-{high} MT/s, not {mts}", field="ram_speed", value=mts, low=low,
+                high=high,
+            )  # fmt: skip
+    start, end = kind_match.span()
+    s.text = s.text[:start] + "ram" + USED * (end - start - 3) + s.text[end:]
+    return RamSpeedSlot(RamSpeed(kind=kind, mts=mts, channels=channels), kind_named=True)
 
 
 # --- users -----------------------------------------------------------------------------------------------------

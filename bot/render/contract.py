@@ -8,6 +8,7 @@ from vramfit.bot.answering.resolve import CompareResult, FitResult, IntentResult
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.kv import naive_heads_and_dim
 from vramfit.calc.model_limits import beyond_trained_context
+from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Request
 from vramfit.calc.results import Answer, Fit
 
@@ -50,6 +51,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "swa_full": request.swa_full,
         "n_batch": request.n_batch,
         "ram_bytes": request.ram_bytes,
+        "ram_speed": _ram_speed_json(request.ram_speed),
         "runner": request.runner,
         "intent": intent,
         "assumed": list(assumed),
@@ -97,7 +99,16 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "prefill": f.prefill.model_dump(mode="json") if f.prefill is not None else None,
         "pcie_gbs": f.pcie_gbs,
         "pcie_assumed": f.pcie_assumed,
+        "ram_speed": _ram_speed_json(f.ram_speed),
+        "ram_speed_assumed": f.ram_speed_assumed,
     }
+
+
+def _ram_speed_json(speed: RamSpeed | None) -> dict[str, Any] | None:
+    """``{"kind": "ddr5", "mts": 5600, "channels": 2, "bandwidth_gbs": 89.6}`` (docs/cli-json.md), or None."""
+    if speed is None:
+        return None
+    return {"kind": speed.kind, "mts": speed.mts, "channels": speed.channels, "bandwidth_gbs": speed.bandwidth_gbs}
 
 
 def answer_json(answer: Answer, lang: str, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:

@@ -29,7 +29,7 @@ from vramfit.bot.answering.cards import (
 )
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, number_limits
-from vramfit.bot.render.labels import VERDICT_LABELS
+from vramfit.bot.render.labels import VERDICT_LABELS, ram_speed_label
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
@@ -188,6 +188,8 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
                 usable=tr.gib(fit.ram_usable_bytes),
                 ram=tr.gib(fit.ram_bytes),
             )
+        if fit.ram_speed is not None and not fit.ram_speed_assumed:  # an assumed one is in the footer
+            ram += " · " + tr(_("RAM bandwidth: {speed}"), speed=ram_speed_label(fit.ram_speed, tr))
         lines.append(ram if fits_ram else tr(_("❌ {ram}: that does not fit in RAM either."), ram=ram))
     return "\n".join(lines), COLOUR[fit.verdict]
 
@@ -305,6 +307,10 @@ def _footer(card: Card, tr: Tr) -> str:
     footer = _fit_footer(card.assumptions, tr)
     if card.ollama_split is not None:
         footer = footer.replace("llama.cpp", "Ollama (llama.cpp)", 1)
+    if card.fits and card.fits[0].ram_speed_assumed and card.fits[0].ram_speed is not None:
+        speed = card.fits[0].ram_speed
+        assumed = tr(_("RAM {name}, {channels}-channel assumed"), name=speed.name, channels=speed.channels)
+        footer = assumed + " · " + footer
     if card.ram_assumed and card.fits:
         footer = tr(_("RAM {ram} assumed"), ram=tr.gib(card.fits[0].ram_bytes)) + " · " + footer
     if card.fits and card.fits[0].pcie_assumed and shown_prefill(card.fits[0]) is not None:

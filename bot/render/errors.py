@@ -80,6 +80,8 @@ NUMBER_FIELDS: dict[str, str] = {
     "ubatch": _("The micro-batch"),
     "batch": _("The batch"),
     "ram": _("The system RAM"),
+    "ram_speed": _("The RAM's rate (MT/s)"),
+    "ram_channels": _("The number of memory channels"),
     "gpu_count": _("The number of GPUs"),
 }
 

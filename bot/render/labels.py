@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from vramfit.bot.i18n import _
+from vramfit.bot.i18n import Tr, _
+from vramfit.calc.ram_speed import RamSpeed
 
 # A verdict as a person reads it; "partial" means N of M layers run on the GPU and the rest on the CPU.
 VERDICT_LABELS: dict[str, str] = {
@@ -20,3 +21,13 @@ RUNTIME_NOTES: dict[str, str] = {
     "sycl": _("(SYCL context and driver)"),
     "metal": _("(Metal's reserve)"),
 }
+
+
+def ram_speed_label(speed: RamSpeed, tr: Tr) -> str:
+    """The system RAM a decode estimate read weights at: "DDR5-5600, 2-channel, 89.6 GB/s"."""
+    return tr(
+        _("{name}, {channels}-channel, {gbs} GB/s"),
+        name=speed.name,
+        channels=speed.channels,
+        gbs=tr.num(speed.bandwidth_gbs, 1),
+    )

@@ -9,11 +9,12 @@ from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_s
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error, number_limits
-from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS
+from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
 from vramfit.calc.presets import Catalog
+from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED, RamSpeed
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Answer, DecodeEstimate, Fit
 
@@ -32,7 +33,13 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "model_fuzzy": _("the closest model name to what you typed"),
     "ram": _("{ram} of system RAM"),
     "pcie": _("a {link} host link, {gbs} GB/s (the GPU's preset states none)"),
+    "ram_speed": _("system RAM {ram_speed}"),
 }
+
+
+def _read_ram_speed(answer: Answer) -> RamSpeed:
+    """The system RAM speed the answer's decode read weights at (the assumed one when no fit read any)."""
+    return next((fit.ram_speed for fit in answer.fits if fit.ram_speed is not None), ASSUMED_RAM_SPEED)
 
 
 def width(text: str) -> int:
@@ -158,11 +165,15 @@ def offload_lines(fit: Fit, tr: Tr) -> list[str]:
                 **ram,
             ),
         ]
+        if fit.ram_speed is not None:
+            lines.append("    " + tr(_("RAM bandwidth: {speed}"), speed=ram_speed_label(fit.ram_speed, tr)))
         if not plan.ram_fits:
             lines.append("    " + tr(_("❌ …but that does not fit in system RAM either.")))
         return lines
     line = tr(_("↳ System RAM: {host} of {usable} usable ({ram} RAM)"), host=tr.gib(fit.host_bytes), **ram)
     lines = ["  " + line]
+    if fit.ram_speed is not None:
+        lines.append("    " + tr(_("RAM bandwidth: {speed}"), speed=ram_speed_label(fit.ram_speed, tr)))
     if not fit.ram_fits:
         lines.append("    " + tr(_("❌ The layers left on the CPU do not fit in system RAM either.")))
     return lines
@@ -323,6 +334,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             "ram": tr.gib(answer.fits[0].ram_bytes) if answer.fits else "",
             "link": link_label(*ASSUMED_LINK),
             "gbs": format_number(link_gbs(*ASSUMED_LINK), lang, digits=1),
+            "ram_speed": ram_speed_label(_read_ram_speed(answer), tr),
         }
         notes = [tr(ASSUMPTION_LABELS[key], **filled) for key in assumed if key in ASSUMPTION_LABELS]
         lines.append(tr(_("Assumed: {items}"), items="; ".join(notes)))

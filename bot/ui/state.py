@@ -40,7 +40,8 @@ _INTENT_CODES: dict[str, str] = {
 }  # fmt: skip
 _INTENTS = {code: name for name, code in _INTENT_CODES.items()}
 UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
-_FLAGS = re.compile(r"([01])(?:r([1-9][0-9]{0,4}))?(o)?")  # flash attention, system RAM in GB, Ollama
+# flash attention, system RAM in GB, its speed (bot.answering.cards.ram_speed_code), Ollama
+_FLAGS = re.compile(r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +54,7 @@ class CardState(Settings):
     intent: str = "fit"  # a bot.answering.cards Intent, or "engines" (llama.cpp and vLLM side by side)
     other: str = ""  # compare: the second model; what fits: the model-id prefix ("" all)
     ram_gb: int = 0  # the system RAM the question named (0: none)
+    ram_speed: str = ""  # its speed, "ddr4-3200x2" ("": none named)
     runner: str = ""  # "ollama": the question named Ollama
 
     @classmethod
@@ -75,6 +77,7 @@ class CardState(Settings):
             intent=intent,
             other=other,
             ram_gb=int(o.get("ram_gb", 0)),
+            ram_speed=str(o.get("ram_speed", "")),
             runner=str(o.get("runner", "")),
         )
 
@@ -103,6 +106,8 @@ class CardState(Settings):
             out["model_prefix"] = self.other
         if self.ram_gb:
             out["ram_gb"] = self.ram_gb
+        if self.ram_speed:
+            out["ram_speed"] = self.ram_speed
         if self.runner:
             out["runner"] = self.runner
         return out
@@ -118,6 +123,7 @@ class CardState(Settings):
             return None
         gpus = ",".join(f"{gpu}*{count}" for gpu, count in self.gpus) or "-"
         flash = ("1" if self.flash_attn else "0") + (f"r{self.ram_gb}" if self.ram_gb else "")
+        flash += f"s{self.ram_speed}" if self.ram_speed else ""
         flash += "o" if self.runner == "ollama" else ""
         fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
         fields.append(self.lang)
@@ -141,7 +147,7 @@ class CardState(Settings):
         found = _FLAGS.fullmatch(flags)
         if engine not in _ENGINES or found is None or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
-        flash, ram, ollama = found.groups()
+        flash, ram, ram_speed, ollama = found.groups()
         gpu_pairs: list[tuple[str, int]] = []
         if gpus != "-":
             for item in gpus.split(","):
@@ -156,6 +162,7 @@ class CardState(Settings):
             engine=_ENGINES[engine],
             flash_attn=flash == "1",
             ram_gb=int(ram or 0),
+            ram_speed=ram_speed or "",
             runner="ollama" if ollama else "",
             gpus=tuple(gpu_pairs),
             lang="ko" if lang == "ko" else "en",

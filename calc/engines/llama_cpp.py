@@ -21,6 +21,7 @@ from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdi
 from vramfit.calc.gpu import Gpu, Segment, Vendor
 from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, host_bytes, usable_ram
 from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
+from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED
 from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import GpuChoice, KvType, Request
 from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
@@ -76,6 +77,8 @@ class _Parts:
         )
         self.flash_attn = request.flash_attn_effective
         self.n_ubatch = request.n_ubatch
+        self.ram_speed = request.ram_speed or ASSUMED_RAM_SPEED
+        self.ram_speed_assumed = request.ram_speed is None
         # The answer's prompt is the context asked for, read from an empty cache (its time to first token).
         self.prompt_attention_flops = attention_flops_per_token(self.arch, request.context, n_ubatch=request.n_ubatch)
         self._compute: dict[tuple[int, bool], ComputeBuffers] = {}
@@ -125,6 +128,7 @@ def _parts(request: Request) -> _Parts:
         request.n_ubatch,
         request.kv_unified,
         request.swa_full,
+        request.ram_speed,
     )
     with _PARTS_LOCK:
         parts = _PARTS_CACHE.get(key)
@@ -202,8 +206,10 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     placed = verdict in (Verdict.FITS, Verdict.TIGHT)
     cpu_layers = 0 if placed else arch.n_layers - gpu_layers
     decode = None
+    reads_host = False
     if placed or gpu_layers > 0:
         read = bytes_per_token(parts, request.users, cpu_layers=cpu_layers, output_on_cpu=not placed)
+        reads_host = read.host > 0
         decode = _decode(read, gpu, parts)
         if placed:
             ceiling = _ceiling(read, gpu, parts)
@@ -218,6 +224,7 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     if placed or gpu_layers > 0:
         prefill = _prefill(parts, gpu, host_weight_bytes(parts, cpu_layers=cpu_layers))
     streams = (prefill is not None and cpu_layers > 0) or (experts is not None and experts.prefill is not None)
+    from_ram = not gpu.is_unified and (reads_host or experts is not None)
     return Fit(
         gpu=gpu.id,
         name=gpu.name,
@@ -239,6 +246,8 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         ram_bytes=ram,
         ram_usable_bytes=ram_usable,
         ram_fits=gpu.is_unified or on_host <= ram_usable,
+        ram_speed=parts.ram_speed if from_ram else None,
+        ram_speed_assumed=from_ram and parts.ram_speed_assumed,
         expert_offload=experts,
     )
 
@@ -328,8 +337,10 @@ def is_geforce(gpu: Gpu) -> bool:
 
 
 def _decode(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> DecodeSpeed | None:
+    """Decode speed: the GPU side at the GPU's bandwidth, the host side at the system RAM's (the question's, or
+    calc.ram_speed.ASSUMED_RAM_SPEED)."""
     return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0,
-                        layers=parts.arch.n_layers)  # fmt: skip
+                        layers=parts.arch.n_layers, ram_bandwidth_gbs=parts.ram_speed.bandwidth_gbs)  # fmt: skip
 
 
 def _ceiling(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> float | None:

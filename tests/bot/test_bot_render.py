@@ -270,10 +270,13 @@ def test_intent_cards_recompute_from_their_state(real: object) -> None:
         ("llama 3.1 8b on ollama 4090", "0o"),  # Ollama runs Llama without flash attention
         ("5090에 램 128기가로 qwen3 235b 올라마에서 돌아가?", "1r128o"),
         ("llama 3.1 8b on a 4090", "1"),  # nothing named: the field as before
+        ("gpt-oss-120b on a 5090 with 64gb ddr4", "1r64sddr4-3200x2"),  # and the RAM's speed
+        ("큐웬3 235b 5090 램 128기가 ddr5-6000 4채널", "1r128sddr5-6000x4"),
     ],
 )
 def test_a_buttons_state_keeps_the_ram_and_ollama(real: object, question: str, flags: str) -> None:
     from vramfit.bot.answering.service import CalcBackend
+    from vramfit.calc.errors import VramfitError
 
     assert isinstance(real, CalcBackend)
     card = real.answer(question, None, {})
@@ -282,11 +285,16 @@ def test_a_buttons_state_keeps_the_ram_and_ollama(real: object, question: str, f
     pressed = real.answer("", card.lang, CardState.decode(packed).with_context(16384).overrides())
     assert pressed.assumptions.context == 16384  # type: ignore[union-attr]
     assert (pressed.ram_gb, pressed.runner) == (card.ram_gb, card.runner)  # type: ignore[union-attr]
+    assert pressed.ram_speed == card.ram_speed  # type: ignore[union-attr]
+    assert pressed.fits[0].ram_speed == card.fits[0].ram_speed  # type: ignore[union-attr]
     # An id posted before these flags existed still decodes, with neither.
     old = CardState.decode("llama-3-8b:Q4_K_M:8192:1:f16:l:1:rtx-4090*1:en")
     assert (old.ram_gb, old.runner) == (0, "")
     with pytest.raises(ValueError):
         CardState.decode("llama-3-8b:Q4_K_M:8192:1:f16:l:1r0:rtx-4090*1:en")  # 0 GB is no RAM size
+    with pytest.raises(VramfitError):  # a speed no memory runs at, in a forged id: a clear error, not a card
+        forged = CardState.decode("gpt-oss-120b:-:8192:1:f16:l:1r64sddr4-9999x2:rtx-5090*1:en")
+        real.answer("", "en", forged.overrides())
 
 
 def test_real_numbers_reach_the_card(real: object) -> None:

@@ -137,7 +137,8 @@ def test_the_card_leads_with_the_plan_and_gives_the_command(question: str, headl
     assert description[1].startswith(ram)
     command = [f.value for f in embed.fields if "--n-cpu-moe" in (f.value or "")]
     assert command == [f"`{card.command}`"]  # type: ignore[union-attr]
-    assert "RAM" not in (embed.footer.text or "").split(" · ")[0]  # the RAM was named: nothing assumed
+    assert "GiB assumed" not in (embed.footer.text or "")  # the RAM was named: its size is not assumed
+    assert "DDR5-5600" in (embed.footer.text or "")  # its speed was not named: the assumed one is said
 
 
 def test_an_assumed_ram_is_in_the_footer_only_where_it_matters() -> None:
@@ -145,7 +146,35 @@ def test_an_assumed_ram_is_in_the_footer_only_where_it_matters() -> None:
     partial = render_card(card := backend.answer("llama 3.3 70b on a 4090", None, {}), card.lang)
     assert (partial.footer.text or "").startswith("RAM 32.0 GiB assumed · ")
     whole = render_card(card := backend.answer("llama 3.1 8b on a 4090", None, {}), card.lang)
-    assert "RAM" not in (whole.footer.text or "")
+    assert "RAM" not in (whole.footer.text or "")  # nothing on the CPU: neither its size nor its speed matters
+
+
+def test_the_ram_speed_asked_is_the_one_the_answer_reads_and_shows() -> None:
+    """gpt-oss-120b on an RTX 5090 with 64 GB: its --n-cpu-moe plan reads 19 blocks' experts from RAM, at two
+    channels of DDR4-3200 (51.2 GB/s) when the question says "ddr4", at the assumed DDR5-5600 (89.6) when it names
+    none, and says which."""
+    _, out = vram("--json", "gpt-oss-120b on a 5090 with 64gb ddr4")
+    named = json.loads(out)
+    ddr4 = {"kind": "ddr4", "mts": 3200, "channels": 2, "bandwidth_gbs": 51.2}
+    assert named["request"]["ram_speed"] == named["fits"][0]["ram_speed"] == ddr4
+    assert named["fits"][0]["ram_speed_assumed"] is False and "ram_speed" not in named["request"]["assumed"]
+    _, out = vram("--json", "gpt-oss-120b on a 5090 with 64gb ram")
+    default = json.loads(out)
+    assert default["request"]["ram_speed"] is None and default["fits"][0]["ram_speed_assumed"] is True
+    assert default["fits"][0]["ram_speed"] == {"kind": "ddr5", "mts": 5600, "channels": 2, "bandwidth_gbs": 89.6}
+    assert "ram_speed" in default["request"]["assumed"]
+    slow, fast = (d["fits"][0]["expert_offload"]["decode"]["tokens_per_second"] for d in (named, default))
+    assert slow < fast
+    _, text = vram("gpt-oss-120b on a 5090 with 64gb ddr4")
+    assert "RAM bandwidth: DDR4-3200, 2-channel, 51.2 GB/s" in text
+    _, text = vram("gpt-oss 120b 5090 램 64기가 ddr4")
+    assert "RAM 대역폭: DDR4-3200 2채널, 51.2GB/s" in text
+    _, text = vram("gpt-oss-120b on a 5090 with 64gb ram")
+    assert text.rstrip().endswith("system RAM DDR5-5600, 2-channel, 89.6 GB/s")  # the "Assumed:" line
+    card = default_backend().answer("gpt-oss-120b on a 5090 with 64gb ddr4", None, {})
+    assert "RAM bandwidth: DDR4-3200, 2-channel, 51.2 GB/s" in (render_card(card, card.lang).description or "")
+    card = default_backend().answer("gpt-oss 120b 5090 램 64기가", None, {})
+    assert (render_card(card, card.lang).footer.text or "").startswith("RAM DDR5-5600 2채널 가정 · ")
 
 
 def test_a_plan_that_does_not_fit_the_ram_says_so_and_gives_no_command() -> None:

@@ -100,7 +100,7 @@ def test_to_request_defaults() -> None:
     assert (request.kv_cache, request.engine, request.flash_attn) == (KvType.F16, Engine.LLAMA_CPP, None)
     assert request.gpus[0].gpu.id == "rtx-3060-12gb"
     assert request.gpus[0].gpu.memory_bytes == 12 * GIB
-    assert parsed.assumed == ("quant", "context", "users", "kv_cache", "engine", "gpu_variant", "ram")
+    assert parsed.assumed == ("quant", "context", "users", "kv_cache", "engine", "gpu_variant", "ram", "ram_speed")
     assert set(parsed.assumed) <= set(ASSUMED_KEYS)
 
 
@@ -288,3 +288,35 @@ def test_system_ram_is_read_and_never_taken_for_a_gpu(question: str, ram_gb: int
 def test_an_absurd_ram_size_is_a_bad_number() -> None:
     with pytest.raises(BadNumberError):
         parse("llama 3 8b 4090 with 99999999gb ram")
+
+
+@pytest.mark.parametrize(
+    ("question", "ram_gb", "speed"),
+    [("gpt-oss-120b on a 5090 with 64gb ddr4", 64, ("ddr4", 3200, 2)),  # the kind alone: its desktop rate
+     ("gpt-oss-120b on a 5090 with 64gb ddr5 ram", 64, ("ddr5", 5600, 2)),
+     ("qwen3 235b 3090 ddr5 128gb", 128, ("ddr5", 5600, 2)),  # "ddr5" still names the size's RAM
+     ("gpt-oss-120b on a 5090, 64GB DDR4-3600 dual channel", 64, ("ddr4", 3600, 2)),
+     ("qwen3 235b on a 3090 with 256gb ddr5 6400mt/s 8 channel", 256, ("ddr5", 6400, 8)),
+     ("gpt-oss 120b 5090 램 64기가 ddr4 듀얼채널", 64, ("ddr4", 3200, 2)),
+     ("큐웬3 235b 3090 램 128기가 ddr5-6000 4채널", 128, ("ddr5", 6000, 4))],
+)  # fmt: skip
+def test_the_ram_kind_rate_and_channels_are_read(question: str, ram_gb: int, speed: tuple[str, int, int]) -> None:
+    parsed = parse(question)
+    assert parsed.ram_bytes == ram_gb * GIB_RAM
+    assert parsed.ram_speed is not None
+    assert (parsed.ram_speed.kind, parsed.ram_speed.mts, parsed.ram_speed.channels) == speed
+    assert "ram_speed" not in parsed.assumed and parsed.unparsed == ()
+    assert parsed.to_request().ram_speed == parsed.ram_speed
+
+
+def test_a_channel_count_alone_takes_ddr5_at_its_desktop_rate_and_says_so() -> None:
+    parsed = parse("gpt-oss-120b on a 5090 with 64gb ram, quad channel")
+    assert parsed.ram_speed is not None and (parsed.ram_speed.kind, parsed.ram_speed.channels) == ("ddr5", 4)
+    assert "ram_speed" in parsed.assumed and parsed.unparsed == ()
+    assert "ram_speed" in parse("gpt-oss-120b on a 5090 with 64gb ram").assumed
+
+
+@pytest.mark.parametrize("question", ["gpt-oss-120b 5090 ddr4-9000", "gpt-oss-120b 5090 ddr5 64 channel"])
+def test_a_ram_rate_or_channel_count_no_memory_runs_at_is_a_bad_number(question: str) -> None:
+    with pytest.raises(BadNumberError):
+        parse(question)

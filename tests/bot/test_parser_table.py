@@ -849,7 +849,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ("라마3 8b 8k 5090ti", {"lang": K, "model": "llama-3-8b", "context": 8192, "unparsed": ["5090ti"]}),
 ]
 
-_PLAIN_DEFAULTS = {"quant", "context", "users", "kv_cache", "engine", "ram"}
+_PLAIN_DEFAULTS = {"quant", "context", "users", "kv_cache", "engine", "ram", "ram_speed"}
 
 
 def _ids() -> list[str]:
