@@ -15,6 +15,7 @@ from typing import Any
 
 from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.presets import load_catalog
+from vramfit.calc.ram_speed import DESKTOP_CHANNELS, RamSpeed
 from vramfit.calc.request import ModelRef
 
 ROWS = Path(__file__).resolve().parents[1] / "tests" / "data" / "groundtruth" / "speed.jsonl"
@@ -50,6 +51,8 @@ DEVICES: dict[str, tuple[str, int]] = {
     "NVIDIA A100-SXM4-80GB": ("a100-80gb", 1),
     "NVIDIA GB10": ("dgx-spark", 1),
     "NVIDIA GeForce RTX 2080 (8 GB)": ("rtx-2080", 1),
+    "NVIDIA GeForce RTX 4070": ("rtx-4070", 1),
+    "2x GeForce RTX 3060": ("rtx-3060-12gb", 2),
     "NVIDIA GeForce RTX 3080": ("rtx-3080-10gb", 1),
     "NVIDIA GeForce RTX 3080 Ti": ("rtx-3080-ti", 1),
     "NVIDIA GeForce RTX 3090": ("rtx-3090", 1),
@@ -88,9 +91,10 @@ MODELS: tuple[tuple[str, str], ...] = (
     ("gpt-oss 120b", "gpt-oss-120b"), ("gemma3 4b", "gemma-3-4b"), ("qwen3moe 30b.a3b", "qwen3-30b-a3b"),
     ("qwen3 14b", "qwen3-14b"), ("qwen3-14b", "qwen3-14b"), ("qwen2 7b", "qwen2.5-7b"), ("gemma2 27b", "gemma-2-27b"),
     ("gemma-3-27b", "gemma-3-27b"), ("gemma4 31b", "gemma-4-31b"), ("gemma-3-12b", "gemma-3-12b"),
-    ("qwen2.5-14b", "qwen2.5-14b"), ("qwen3-4b", "qwen3-4b"),
+    ("qwen2.5-14b", "qwen2.5-14b"), ("qwen3-4b", "qwen3-4b"), ("glm4moe 106b.a12b", "glm-4.5-air"),
+    ("qwen3 32b", "qwen3-32b"), ("gpt-oss-20b", "gpt-oss-20b"),
 )  # fmt: skip
-QUANTS = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "F16", "MXFP4", "Q3_K_M"}
+QUANTS = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "F16", "BF16", "MXFP4", "Q3_K_M", "Q4_K_S"}
 
 # Host RAM bandwidth of the offloaded rows, where the source names the machine: the i9-10900X has four channels
 # of DDR4-2933 (Intel ARK), 4 × 8 B × 2933 MT/s = 93.9 GB/s.
@@ -108,6 +112,15 @@ MACHINE_TFLOPS: dict[str, tuple[float, str]] = {
     # performance (single precision) of 21.2 TFLOP/s" (https://www.cpu-monkey.com/en/cpu-apple_m1_ultra_64_gpu)
     "M1 Ultra": (21.2, "64-core GPU"),
 }
+
+
+def _host_bandwidth(row: dict[str, Any]) -> float | None:
+    """The row's system RAM bandwidth from the kind, rate and channels its source states (``ram_kind``, ``ram_mts``,
+    ``ram_channels``; a desktop's two channels where the source names a desktop platform but not the count)."""
+    kind, mts = row.get("ram_kind"), row.get("ram_mts")
+    if kind not in ("ddr4", "ddr5") or not mts:
+        return None
+    return RamSpeed(kind=kind, mts=int(mts), channels=int(row.get("ram_channels") or DESKTOP_CHANNELS)).bandwidth_gbs
 
 
 @dataclass(frozen=True)
@@ -186,7 +199,7 @@ def speed_rows() -> tuple[list[SpeedRow], list[dict[str, Any]]]:
         else:
             assert test is not None
             kind, tokens, depth = test[1], int(test[2]), int(test[3] or 0)
-        host = HOST_BANDWIDTH_GBS.get(row.get("cpu") or "")
+        host = HOST_BANDWIDTH_GBS.get(row.get("cpu") or "") or _host_bandwidth(row)
         backend = str(row["backend"]).lower()
         count = max(device[1], int(row.get("gpu_count") or 1))  # "2x" in the device, or the row's own count
         fields = (row["quant"], device[0], count, kind, tokens, depth, offload, host, backend)

@@ -49,17 +49,17 @@ class DecodeCalibration:
     layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
 
 
-# Fitted on the 168 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
-# each half of the rows and checks on the other half (out of sample: median 1.01, 90 % of rows within ±30 %; 83 % of
-# the 76 rows of mostly 2023–2025 builds, 97 % of the 92 from three machines' late-2025/2026 result files; with each
-# of the 29 GPUs counted once, 76 %). The band counts each GPU once too, so it is a machine's, not a results file's.
+# Fitted on the 177 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
+# each half of the rows and checks on the other half (out of sample: median 1.01, 91 % of rows within ±30 %; with
+# each of the 31 GPUs counted once, 78 %). The band counts each GPU once too, so it is a machine's, not a results
+# file's. The host share rests on the 11 rows with weights in system RAM, 9 of them with the host's RAM stated.
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.917, "metal": 0.643, "rocm": 0.736, "sycl": 0.334, "vulkan": 0.758},
-    moe_factor=1.011,
-    host_efficiency=0.495,
-    band=(0.74, 1.28),
-    default_efficiency=0.736,
-    layer_overhead_us=93.4,
+    efficiency={"cuda": 0.918, "metal": 0.644, "rocm": 0.737, "sycl": 0.334, "vulkan": 0.759},
+    moe_factor=1.01,
+    host_efficiency=0.5,
+    band=(0.74, 1.26),
+    default_efficiency=0.737,
+    layer_overhead_us=93.9,
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s = 89.6 GB/s (calc.ram_speed).
@@ -133,16 +133,16 @@ class PrefillCalibration:
     default_efficiency: float = 0.3
 
 
-# Fitted on the 169 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 1.04, 61 % within ±30 %,
-# and 61 % of the 33 GPUs, each counted once): rough, and the band says so. The FLOPs are 2 per active parameter plus
+# Fitted on the 171 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 1.04, 63 % within ±30 %,
+# and 56 % of the 34 GPUs, each counted once): rough, and the band says so. The FLOPs are 2 per active parameter plus
 # the attention's (calc.attention_flops), every one at the backend's one share of the peak. Quantized models run their
 # matrix products on INT8 paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot;
 # the FP16 figure is the one the presets can source. Vulkan's share is low because the Strix Halo and Intel Arc rows
 # are slow there (coopmat paths); NVIDIA and RDNA 3 cards on Vulkan run faster than it says.
 PREFILL_CALIBRATION = PrefillCalibration(
     efficiency={"cuda": 0.32, "metal": 0.741, "vulkan": 0.167, "rocm": 0.251, "sycl": 0.175},
-    band=(0.52, 1.43),
-    default_efficiency=0.318,
+    band=(0.52, 1.48),
+    default_efficiency=0.32,
 )
 
 
@@ -195,28 +195,32 @@ def _prefill_rate(
 # batch is at least ``op_offload_min_batch_size``, 32 tokens unless GGML_OP_OFFLOAD_MIN_BATCH says otherwise
 # (get_op_batch_size: a MUL_MAT's ne[1], a MUL_MAT_ID's ne[2]; never GET_ROWS, so the token embeddings stay). The
 # scheduler then copies the weight to the GPU for that graph: every micro-batch (``n_ubatch``, 512 by default) moves
-# the host weights over PCIe once, every expert of a routed-expert tensor included (512 tokens route to all of them).
+# the host weights over PCIe once. Of a routed-expert tensor it copies only the experts the micro-batch's tokens use
+# (ggml_backend_sched_compute_splits: "when offloading MoE weights, we can reduce the amount of data copied by copying
+# only the experts that are used"); 512 tokens spread over all of them if routing were even (gpt-oss-120b: 2,048
+# picks of 128 experts), so the bytes are counted whole and the measured share below takes in what routing leaves.
 # The output layer's product is the last token's logits only (llama-bench's and llama-server's prompt batches ask
 # for one output: ne[1] = 1 < 32), so it stays on the CPU and moves nothing. So
 #
 #     seconds per micro-batch = n_ubatch / compute tokens/s + host weight bytes / (PCIe bandwidth × e_pcie)
 #     prompt tokens/s = n_ubatch / seconds per micro-batch
 #
-# ``e_pcie`` is fitted by ``benchmarks/speed_accuracy.py --fit`` on the only published rows that place it: one RTX
-# 5090 machine's gpt-oss-120b pp512 with --n-cpu-moe 32 and 64 (weiso131/schedcp, spd-558c6aa591 and spd-c7b2a992c4;
-# its host and PCIe slot unstated): 0.464, and the rows within 4 % of the estimate. Two rows of one machine: the
-# figure is the share of a 5.0 x16 link that machine reached, about half. The experts that ``--n-cpu-moe`` keeps sit
-# in the buffer type named "CPU" (pageable or memory-mapped pages, which CUDA copies through a staging buffer), where
-# the layers ``-ngl`` leaves may sit in the GPU's pinned host buffer (make_cpu_buft_list in src/llama-model.cpp) and
-# copy faster; a board that runs the card at PCIe 4.0 would look like this one. So the band is wide on purpose, and
-# not fitted. Not modelled: the attention of layers left on the CPU reads its KV cache there (long prompts add time).
+# ``e_pcie`` is fitted by ``benchmarks/speed_accuracy.py --fit`` on the published rows that place it, 8 pp512 rows
+# of three machines: an RTX 5090 with gpt-oss-120b at --n-cpu-moe 32 and 64 (weiso131/schedcp), an RTX 4070 with 31
+# of its 36 expert blocks in RAM (carteakey.dev, three KV cache types) and two RTX 3060 with every expert in RAM
+# (reynardo-tjhin/localllm-commands: GLM-4.5-Air, gpt-oss-120b, Qwen3-Coder-30B-A3B): 0.812, the least squares of
+# log(measured ÷ estimate). The machines disagree by 3×: the 5090's and two of the 3060 rows sit at 0.57-0.67 of the
+# estimate, the 4070's at 1.8-1.9, faster than every expert at the full link rate allows, so fewer experts crossed
+# (the copy above; that run also used --no-mmap, and pinned host memory copies faster than the pageable or
+# memory-mapped pages the "CPU" buffer type otherwise holds). The band covers that spread, and says how rough this is.
+# Not modelled: the attention of layers left on the CPU reads its KV cache there (long prompts add time).
 @dataclass(frozen=True, slots=True)
 class PcieCalibration:
     efficiency: float  # share of the link's data rate a micro-batch's weight copies reach
     band: tuple[float, float]  # the transfer's rate may be this many times the estimate's, low and high
 
 
-PCIE_CALIBRATION = PcieCalibration(efficiency=0.464, band=(0.5, 1.6))
+PCIE_CALIBRATION = PcieCalibration(efficiency=0.812, band=(0.5, 2.0))
 
 
 def streamed_prefill_speed(

@@ -166,7 +166,7 @@ def test_a_pcie_link_moves_its_lanes_times_their_rate_less_the_line_code(gen: in
     assert round(link_gbs(gen, lanes), 3) == gbs  # gen 6: not a link the presets carry (0: unknown)
 
 
-def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.464, ubatch: int = 512) -> float:
+def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.812, ubatch: int = 512) -> float:
     """The rule by hand: seconds per micro-batch = its compute + the moved weights over the link at its share."""
     return ubatch / (ubatch / compute_tps + moved / (link * e))
 
@@ -174,7 +174,7 @@ def _streamed(compute_tps: float, moved: int, link: float, e: float = 0.464, uba
 def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_batch() -> None:
     """gpt-oss-120b MXFP4 on an RTX 5090 at 8,192 tokens (the CLI's "gpt-oss-120b on a 5090 with 64GB RAM"): the plan
     is --n-cpu-moe 19, and its 19 blocks' expert tensors (1,696,481,280 bytes each, 32,233,144,320 in all) cross the
-    5090's PCIe 5.0 x16 once per 512-token micro-batch at the fitted 0.464 of it; the compute is the whole-GPU rule
+    5090's PCIe 5.0 x16 once per 512-token micro-batch at the fitted 0.812 of it; the compute is the whole-GPU rule
     (the CUDA share of twice the 5090's 209.5 TFLOPS, two FLOPs per active parameter and the attention's: 18 full
     layers read 4,352 cells on average over 16 micro-batches, 18 layers of a 128-token window 512 cells in the first
     micro-batch and 640 in the others, 632 on average, all 64 heads of 64, 2 × 64 × 128 FLOPs a cell)."""
@@ -188,11 +188,11 @@ def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_ba
     plan = fit.expert_offload
     assert plan is not None and plan.n_cpu_moe == 19 and plan.prefill is not None
     assert plan.cpu_expert_bytes == 19 * 1_696_481_280 == 32_233_144_320
-    assert PCIE_CALIBRATION.efficiency == 0.464
+    assert PCIE_CALIBRATION.efficiency == 0.812
     active = llama_cpp.active_params(llama_cpp._parts(request))
     attention = (2 * 64 * 128) * (18 * 4352 + 18 * 632)
     compute = PREFILL_CALIBRATION.efficiency["cuda"] * 2 * 209.5e12 / (2 * active + attention)  # ≈ 7,900 tokens/s
-    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.065 s + 1.102 s) ≈ 439
+    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.065 s + 0.630 s) ≈ 737
     assert plan.prefill.tokens_per_second == round(expected, 1)
     (c_low, c_high), (p_low, p_high) = PREFILL_CALIBRATION.band, PCIE_CALIBRATION.band
     assert plan.prefill.low == round(_streamed(compute * c_low, 32_233_144_320, PCIE_5_X16 * p_low), 1)
@@ -201,33 +201,45 @@ def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_ba
 
 
 @pytest.mark.parametrize(
-    ("row_id", "n_cpu_moe", "moved"),
-    [("spd-558c6aa591", 32, 32 * 1_696_481_280),  # weiso131/schedcp, pp512 260.14 t/s
-     ("spd-c7b2a992c4", 64, 36 * 1_696_481_280)],  # 64 > 36 blocks: every expert in RAM, pp512 245.63 t/s
+    ("row_id", "model", "quant", "gpu", "count", "n_cpu_moe", "blocks"),
+    [("spd-558c6aa591", "gpt-oss-120b", "MXFP4", "rtx-5090", 1, 32, 32),  # weiso131/schedcp, pp512 260.14 t/s
+     ("spd-c7b2a992c4", "gpt-oss-120b", "MXFP4", "rtx-5090", 1, 64, 36),  # 64 > 36 blocks: every expert, 245.63 t/s
+     ("spd-1bfcb42d9c", "gpt-oss-120b", "MXFP4", "rtx-4070", 1, 31, 31),  # carteakey.dev, pp 429.90 t/s
+     ("spd-68619ef90d", "glm-4.5-air", "Q4_K_S", "rtx-3060-12gb", 2, 99, 45),  # reynardo-tjhin, pp512 98.54 t/s
+     ("spd-d229834058", "qwen3-30b-a3b", "BF16", "rtx-3060-12gb", 2, 99, 48)],  # Qwen3-Coder-30B-A3B, 130.28 t/s
 )  # fmt: skip
-def test_the_published_rtx_5090_expert_offload_prefill_rows_sit_near_the_estimate(
-    row_id: str, n_cpu_moe: int, moved: int
+def test_the_published_expert_offload_prefill_rows_sit_in_the_band(
+    row_id: str, model: str, quant: str, gpu: str, count: int, n_cpu_moe: int, blocks: int
 ) -> None:
-    """The two rows the PCIe efficiency is fitted on (benchmarks/speed_accuracy.py --fit): each within 10 % of the
-    estimate, and far below the bound of the same bytes at the link's full rate."""
+    """Rows the PCIe share is fitted on (benchmarks/speed_accuracy.py --fit), one machine's row or two each: the
+    routed experts of the blocks kept in RAM cross the link (each block's own tensors, counted here from the expert
+    layer sizes), and the measured rate lies in the estimate's band. The 4070's is faster than every expert at the
+    link's full rate would allow: llama.cpp copies only the experts a micro-batch uses."""
     from vramfit.calc.engines import llama_cpp
     from vramfit.calc.speed import streamed_prefill_speed
+    from vramfit.calc.weights import model_weights
 
     catalog = load_catalog()
-    gpu = catalog.gpus["rtx-5090"]
+    card = catalog.gpus[gpu]
     request = Request(
-        model=catalog.models["gpt-oss-120b"].ref(), quant="MXFP4", context=512, gpus=(GpuChoice(gpu=gpu),)
+        model=catalog.models[model].ref(), quant=quant, context=512, gpus=(GpuChoice(gpu=card, count=count),)
     )
     parts = llama_cpp._parts(request)
-    assert llama_cpp.host_weight_bytes(parts, cpu_expert_blocks=n_cpu_moe) == moved
-    args = {"fp16_tflops": gpu.fp16_tflops, "backend": "cuda", "pcie_gbs": gpu.pcie_gbs, "geforce": True}
+    experts = [b for b in model_weights(request.model, quant).expert_layer_bytes if b]
+    assert len(experts) >= blocks
+    moved = llama_cpp.host_weight_bytes(parts, cpu_expert_blocks=n_cpu_moe)
+    layer_bytes = model_weights(request.model, quant).expert_layer_bytes
+    assert moved == sum(layer_bytes[:n_cpu_moe]) and sum(1 for b in layer_bytes[:n_cpu_moe] if b) == blocks
+    args = {"fp16_tflops": card.fp16_tflops, "backend": "cuda", "pcie_gbs": card.pcie_gbs, "geforce": True}
     estimate = streamed_prefill_speed(llama_cpp.active_params(parts), moved, **args)  # type: ignore[arg-type]
     bound = streamed_prefill_speed(llama_cpp.active_params(parts), moved, bound=True, **args)  # type: ignore[arg-type]
     assert estimate is not None and bound is not None
     measured = _published(row_id)
-    assert 0.9 <= measured / estimate.tokens_per_second <= 1.1
     assert estimate.low <= measured <= estimate.high
-    assert measured < bound.tokens_per_second / 1.8
+    if gpu == "rtx-4070":
+        assert measured > bound.tokens_per_second  # fewer bytes crossed than every expert
+    else:
+        assert measured < bound.tokens_per_second / 1.5
 
 
 def test_layers_left_on_the_cpu_cross_pcie_whole_each_micro_batch_on_an_assumed_link() -> None:
@@ -265,7 +277,7 @@ def test_prefill_with_weights_in_ram_is_slower_than_with_every_layer_on_the_gpu(
     whole = fit_gpu(two, two.gpus[0], with_max_context=False)
     assert partial.verdict.value == "partial" and whole.verdict.value in ("fits", "tight")
     assert partial.prefill is not None and whole.prefill is not None
-    assert partial.prefill.tokens_per_second < whole.prefill.tokens_per_second / 2  # 272 against 834
+    assert partial.prefill.tokens_per_second < whole.prefill.tokens_per_second * 0.6  # 351 against 693
     assert (whole.pcie_gbs, whole.pcie_assumed) == (None, False)
     from vramfit.calc.speed import streamed_prefill_speed
 
