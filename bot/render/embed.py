@@ -234,6 +234,8 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
     prefill = shown_prefill(fit)
     if prefill is not None:
         parts.append(first_token_text(card.assumptions.context, prefill, tr))
+    elif decode is not None and _runs(fit):  # a GPU without a sourced FP16 figure (no tensor cores, or generic)
+        parts.append(tr(NO_PREFILL))
     return " · ".join(parts)
 
 
@@ -250,6 +252,10 @@ def shown_prefill(fit: GpuFit) -> Speed | None:
     runs: with layers or experts in system RAM it includes their PCIe copies (calc.speed.streamed_prefill_speed)."""
     prefill = fit.expert_plan.prefill if fit.expert_plan is not None else fit.prefill
     return prefill if prefill is not None and _runs(fit) else None
+
+
+# Said where the decode speed is shown but no prompt speed can be: the GPU has no FP16 throughput (presets/gpus.toml).
+NO_PREFILL = _("first token: not estimated (no FP16 throughput known for this GPU)")
 
 
 def first_token_text(prompt: int, prefill: Speed | DecodeEstimate, tr: Tr) -> str:

@@ -181,16 +181,19 @@ def offload_lines(fit: Fit, tr: Tr) -> list[str]:
 
 def first_token_line(fit: Fit, prompt: int, tr: Tr) -> str:
     """ "GeForce RTX 5090: first token after ≈ 18.5 s for a prompt of 8K (11.6–36.5 s)", as the card says it (bot.render
-    .embed.first_token_text), for the placement the answer shows when it runs ("" otherwise, or without a figure)."""
-    from vramfit.bot.render.embed import first_token_text
+    .embed.first_token_text), for the placement the answer shows when it runs ("" otherwise); "not estimated" where
+    the GPU carries no FP16 figure but a decode speed is shown."""
+    from vramfit.bot.render.embed import NO_PREFILL, first_token_text
 
     plan = fit.expert_offload
     runs = plan.ram_fits if plan is not None else fit.verdict.value != "no" and fit.ram_fits
     prefill = plan.prefill if plan is not None else fit.prefill
-    if prefill is None or not runs:
+    decode = plan.decode if plan is not None else fit.decode
+    if not runs or (prefill is None and decode is None):
         return ""
     name = fit.name if fit.count == 1 else f"{fit.count}× {fit.name}"
-    return tr(_("{gpu}: {first_token}"), gpu=name, first_token=first_token_text(prompt, prefill, tr))
+    said = first_token_text(prompt, prefill, tr) if prefill is not None else tr(NO_PREFILL)
+    return tr(_("{gpu}: {first_token}"), gpu=name, first_token=said)
 
 
 def context_limit_line(tr: Tr, model: str, context: int, trained: int, scaled: int, scaling: str) -> str:

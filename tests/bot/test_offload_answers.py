@@ -305,7 +305,11 @@ def test_the_card_says_when_the_first_token_comes_for_the_asked_prompt() -> None
     description = render_card(card, card.lang).description or ""
     assert f"first token after ≈ {seconds:.1f} s for a prompt of 32K ({fast:.1f}–{slow:.1f} s)" in description
     no_figure = default_backend().answer("llama 3.1 8b 32k on a 1080 ti", None, {})  # no tensor cores: no figure
-    assert "first token" not in (render_card(no_figure, no_figure.lang).description or "")
+    description = render_card(no_figure, no_figure.lang).description or ""
+    assert "first token after" not in description  # no number where there is no FP16 figure, and it says so
+    assert "first token: not estimated (no FP16 throughput known for this GPU)" in description
+    _, text = vram("라마3.1 8b 1080 ti")
+    assert "GeForce GTX 1080 Ti: 첫 토큰 시간은 추정하지 않았어요 (이 GPU의 FP16 성능 정보가 없어요)" in text
 
 
 def _first_token(prompt: int, prefill: dict[str, float], lang: str = "en") -> str:
