@@ -246,12 +246,7 @@ class Card:
             out["intent"] = self.solution.kind
         if self.engines:
             out["engines"] = True
-        if self.ram_gb:
-            out["ram_gb"] = self.ram_gb
-        if self.ram_speed:
-            out["ram_speed"] = self.ram_speed
-        if self.runner:
-            out["runner"] = self.runner
+        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner))
         return out
 
 
@@ -411,6 +406,19 @@ class Backend:
 def settings_of(source: object) -> Overrides:
     """The :data:`SETTINGS` of anything that has them as attributes (card assumptions, a button's state)."""
     return cast(Overrides, {name: getattr(source, name) for name in SETTINGS})
+
+
+def machine_overrides(ram_gb: int, ram_speed: str, runner: str) -> Overrides:
+    """The question's machine as a card and its buttons carry it: the RAM named, its speed, Ollama (each only when
+    the question said it)."""
+    out = Overrides()
+    if ram_gb:
+        out["ram_gb"] = ram_gb
+    if ram_speed:
+        out["ram_speed"] = ram_speed
+    if runner:
+        out["runner"] = runner
+    return out
 
 
 _RAM_SPEED_CODE = re.compile(r"(ddr[45])-(\d{4,5})x(\d{1,2})")

@@ -25,7 +25,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from vramfit.bot.answering.cards import INTENTS, AnyCard, Card, CompareCard, Intent, Overrides, Settings, settings_of
+from vramfit.bot.answering.cards import (
+    INTENTS,
+    AnyCard,
+    Card,
+    CompareCard,
+    Intent,
+    Overrides,
+    Settings,
+    machine_overrides,
+    settings_of,
+)
 from vramfit.bot.i18n import Lang
 
 PREFIX = "vf"
@@ -104,12 +114,7 @@ class CardState(Settings):
             out["compare_model"] = self.other
         if self.intent == "what_fits" and self.other:
             out["model_prefix"] = self.other
-        if self.ram_gb:
-            out["ram_gb"] = self.ram_gb
-        if self.ram_speed:
-            out["ram_speed"] = self.ram_speed
-        if self.runner:
-            out["runner"] = self.runner
+        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner))
         return out
 
     def encode(self) -> str | None:

@@ -142,7 +142,9 @@ def test_every_gpu_with_tensor_units_carries_its_fp16_figure_with_the_page_that_
     arithmetic of a derived row, or the sparse figure the source halves (NVIDIA's datasheets print only that)."""
     import tomllib
 
-    rows = tomllib.loads((Path(__file__).parents[2] / "presets" / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
+    from vramfit.calc.presets import PRESETS_DIR
+
+    rows = tomllib.loads((PRESETS_DIR / "gpus.toml").read_text(encoding="utf-8"))["gpu"]
     without = {row["id"] for row in rows if not row.get("fp16_tflops")}
     assert without == NO_TENSOR_CORES
     for row in rows:
