@@ -103,14 +103,14 @@ HOST_BANDWIDTH_GBS = {"Intel i9-10900X": 93.9}
 
 # The machines measured whose GPU is a larger build than the preset row the device maps to (the preset takes the base
 # configuration sold with that memory): their FP16 (Apple: FP32) throughput, TFLOPS, with its source.
-MACHINE_TFLOPS: dict[str, tuple[float, str]] = {
+MACHINE_TFLOPS: dict[str, float] = {
     # ggerganov's Mac Studio, 76-core GPU (device_note); Apple: "76 cores capable of delivering 27.2 teraflops"
     # (https://tekspecz.com/new-blog-2/2023/6/8/hardware-breakdown-presents-apples-m2-ultra-processor)
-    "M2 Ultra": (27.2, "76-core GPU"),
-    "Apple M2 Ultra": (27.2, "76-core GPU"),
+    "M2 Ultra": 27.2,
+    "Apple M2 Ultra": 27.2,
     # "M1 Ultra Mac Studio (64 core 128Gb)"; "The Apple M1 Ultra with 64 GPU cores achieves an FP32 processing
     # performance (single precision) of 21.2 TFLOP/s" (https://www.cpu-monkey.com/en/cpu-apple_m1_ultra_64_gpu)
-    "M1 Ultra": (21.2, "64-core GPU"),
+    "M1 Ultra": 21.2,
 }
 
 
@@ -140,8 +140,7 @@ class SpeedRow:
     @property
     def fp16_tflops(self) -> float:
         """The measured machine's GPU throughput: MACHINE_TFLOPS where its GPU is a larger build, else the preset's."""
-        machine = MACHINE_TFLOPS.get(str(self.row["device"]))
-        return machine[0] if machine else load_catalog().gpus[self.gpu].fp16_tflops
+        return MACHINE_TFLOPS.get(str(self.row["device"])) or load_catalog().gpus[self.gpu].fp16_tflops
 
     @property
     def fold(self) -> int:
