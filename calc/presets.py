@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Mapping
 from functools import cached_property, lru_cache
@@ -20,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.errors import UnknownGpuError, UnknownModelError
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gpu import GIB, Gpu, Machine
@@ -139,42 +139,21 @@ def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
 PRESETS_DIR = Path(import_module("vramfit.presets").__file__ or "").parent
 
 
-def cache_dir() -> Path | None:
-    """Where parsed presets are kept between runs: ``VRAMFIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/vramfit`` or
-    ``~/.cache/vramfit``; ``VRAMFIT_CACHE_DIR=""`` turns the cache off."""
-    configured = os.environ.get("VRAMFIT_CACHE_DIR")
-    if configured is not None:
-        return Path(configured) if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "vramfit"
-
-
-def write_cache_file(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` in the cache folder atomically (a concurrent reader sees the old file or the whole
-    new one); a cache that cannot be written is simply not used."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(data)
-        partial.replace(path)
-    except OSError:
-        pass
-
-
-def _load_toml(name: str) -> tuple[dict[str, Any], str]:
+def _load_toml(name: str, *, use_cache: bool = True) -> tuple[dict[str, Any], str]:
     """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
-    as JSON next to the user's other caches, under the TOML's SHA-256: an edited preset file is parsed afresh, and a
-    cache that cannot be read or written is simply not used."""
+    as JSON next to the user's other caches (:mod:`calc.cache_files`), under the TOML's SHA-256: an edited preset
+    file is parsed afresh, and a cache that cannot be read or written is simply not used."""
     raw = (PRESETS_DIR / name).read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
-    folder = cache_dir()
+    folder = cache_dir() if use_cache else None
     cached = folder / f"{Path(name).stem}-{digest[:20]}.json" if folder else None
-    if cached is not None:
+    if cached is not None and (found := read_cache_file(cached)) is not None:
         try:
-            data: dict[str, Any] = json.loads(cached.read_bytes())
+            data = json.loads(found[0])
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
             return data, digest
-        except (OSError, ValueError):
-            pass
     import tomllib  # only when the cache misses: not on the start-up path
 
     data = tomllib.loads(raw.decode("utf-8"))
@@ -198,9 +177,17 @@ def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
 
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
-    """The shipped catalog (parsed once per process)."""
-    model_rows, model_digest = _load_toml("models.toml")
-    gpu_rows, gpu_digest = _load_toml("gpus.toml")
+    """The shipped catalog (parsed once per process); rows from a cache file that do not make a catalog (edited or
+    truncated by hand) are read again from the TOML."""
+    try:
+        return _catalog(use_cache=True)
+    except (ValueError, TypeError, KeyError, AttributeError):  # pydantic's ValidationError is a ValueError
+        return _catalog(use_cache=False)
+
+
+def _catalog(*, use_cache: bool) -> Catalog:
+    model_rows, model_digest = _load_toml("models.toml", use_cache=use_cache)
+    gpu_rows, gpu_digest = _load_toml("gpus.toml", use_cache=use_cache)
     models = [ModelPreset(**row) for row in model_rows.get("model", [])]
     gpus = [_gpu_from_row(row) for row in gpu_rows.get("gpu", [])]
     machines = tuple(

@@ -10,7 +10,7 @@ join the rest without separators. "Llama-3.1 8B", "llama3.1-8b" and "라마3.1 8
 from __future__ import annotations
 
 import hashlib
-import pickle
+import json
 import re
 import weakref
 from collections import defaultdict
@@ -19,8 +19,9 @@ from pathlib import Path
 
 from vramfit.bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
 from vramfit.bot.parser.text import prepare
+from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.gpu import Gpu
-from vramfit.calc.presets import Catalog, cache_dir, write_cache_file
+from vramfit.calc.presets import Catalog
 
 TOKEN_RE = re.compile(r"[a-z0-9][a-z0-9._]*|[\uac00-\ud7a3\u3131-\u318e]+")
 _SEPARATORS = re.compile(r"[\s\-_.]+")
@@ -171,14 +172,73 @@ def index_for(catalog: Catalog) -> CatalogIndex:
 _INDEX_SOURCES = ("index.py", "lexicon.py", "text.py")
 
 
+def index_to_json(index: CatalogIndex) -> bytes:
+    """The index as JSON: sets and tuples as sorted lists, read back by :func:`index_from_json`."""
+    data = {
+        "vocab": index.vocab,
+        "model_keys": {key: sorted(ids) for key, ids in index.model_keys.items()},
+        "gpu_keys": {key: sorted(ids) for key, ids in index.gpu_keys.items()},
+        "model_max_tokens": index.model_max_tokens,
+        "gpu_max_tokens": index.gpu_max_tokens,
+        "sorted_model_keys": index.sorted_model_keys,
+        "family_words": sorted(index.family_words),
+        "model_keys_by_digits": index.model_keys_by_digits,
+        "model_key_pieces": {key: [list(words) for words in pieces] for key, pieces in index.model_key_pieces.items()},
+        "decomposed_vocab": index.decomposed_vocab,
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _strings(value: object) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError("not a list of strings")
+    return value
+
+
+def _string_map(value: object) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError("not a map of strings")
+    return value
+
+
+def _count(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 1000:
+        raise ValueError("not a token count")
+    return value
+
+
+def index_from_json(raw: bytes) -> CatalogIndex:
+    """The index :func:`index_to_json` wrote; ValueError for anything else (a damaged or hand-made file)."""
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    try:
+        return CatalogIndex(
+            vocab=_string_map(data["vocab"]),
+            model_keys={str(k): frozenset(_strings(v)) for k, v in dict(data["model_keys"]).items()},
+            gpu_keys={str(k): frozenset(_strings(v)) for k, v in dict(data["gpu_keys"]).items()},
+            model_max_tokens=_count(data["model_max_tokens"]),
+            gpu_max_tokens=_count(data["gpu_max_tokens"]),
+            sorted_model_keys=_strings(data["sorted_model_keys"]),
+            family_words=frozenset(_strings(data["family_words"])),
+            model_keys_by_digits={str(k): _strings(v) for k, v in dict(data["model_keys_by_digits"]).items()},
+            model_key_pieces={
+                str(k): [tuple(_strings(words)) for words in pieces]
+                for k, pieces in dict(data["model_key_pieces"]).items()
+            },
+            decomposed_vocab=_string_map(data["decomposed_vocab"]),
+        )
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a name index: {exc}") from exc
+
+
 def _stored_index(catalog: Catalog) -> CatalogIndex:
     """Building the index takes a tenth of a question's cold start, so the shipped catalog's index is kept in the
     user's cache folder under the SHA-256 of the preset files and of the parser modules that build it; a custom
     catalog (no fingerprint), a cache turned off or a file that cannot be read or written just builds it.
 
-    pickle rather than JSON: the index is dataclasses of dicts, frozensets and tuples, which JSON would turn into
-    lists to convert back (the saving would go). The file is the user's own, in the user's own cache folder, written
-    by this function; anyone who can write there can already change what this program runs."""
+    JSON, never pickle: whatever is in the cache folder is data, so a file planted there cannot run code; one that
+    is not an index as :func:`index_to_json` writes it is rebuilt."""
     folder = cache_dir()
     if not catalog.fingerprint or folder is None:
         return build_index(catalog)
@@ -186,13 +246,13 @@ def _stored_index(catalog: Catalog) -> CatalogIndex:
     digest = hashlib.sha256(catalog.fingerprint.encode())
     for name in _INDEX_SOURCES:
         digest.update((here / name).read_bytes())
-    stored = folder / f"parser-index-{digest.hexdigest()[:20]}.pickle"
-    try:
-        loaded = pickle.loads(stored.read_bytes())
-        if isinstance(loaded, CatalogIndex):
-            return loaded
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
-        pass
+    stored = folder / f"parser-index-{digest.hexdigest()[:20]}.json"
+    found = read_cache_file(stored)
+    if found is not None:
+        try:
+            return index_from_json(found[0])
+        except ValueError:
+            pass
     index = build_index(catalog)
-    write_cache_file(stored, pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL))
+    write_cache_file(stored, index_to_json(index))
     return index

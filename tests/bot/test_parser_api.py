@@ -254,14 +254,14 @@ def test_the_name_index_is_kept_in_the_cache_folder_and_rebuilt_when_damaged(
     shipped = load_catalog()
     built = index_module.build_index(shipped)
     assert index_module._stored_index(shipped) == built  # built, and written
-    (stored,) = tmp_path.glob("parser-index-*.pickle")
+    (stored,) = tmp_path.glob("parser-index-*.json")
     assert index_module._stored_index(shipped) == built  # read back
-    stored.write_bytes(b"not a pickle")
+    stored.write_bytes(b"not an index")
     assert index_module._stored_index(shipped) == built  # a damaged file is rebuilt
     custom = Catalog(list(shipped.models.values())[:2], list(shipped.gpus.values())[:2])
     assert custom.fingerprint == ""
     assert index_module._stored_index(custom).model_keys == index_module.build_index(custom).model_keys
-    assert len(list(tmp_path.glob("parser-index-*.pickle"))) == 1  # a catalog built in code is never stored
+    assert len(list(tmp_path.glob("parser-index-*.json"))) == 1  # a catalog built in code is never stored
 
 
 GIB_RAM = 1 << 30
