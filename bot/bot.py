@@ -13,6 +13,7 @@ import asyncio
 import functools
 import logging
 import pkgutil
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +26,10 @@ from vramfit.bot.answering.cards import AnswerError, AnyCard, Backend, Overrides
 from vramfit.bot.cooldowns import UserCooldown
 from vramfit.bot.i18n import Lang
 from vramfit.bot.settings import Settings
+from vramfit.bot.sources.budget import cancel_scope
+from vramfit.bot.sources.huggingface import hub_deadline_seconds
+from vramfit.bot.sources.ollama import timeout_seconds as ollama_deadline_seconds
+from vramfit.bot.sources.references import mentions_remote_model
 from vramfit.bot.storage import StorageError, Store, open_store
 from vramfit.bot.translator import VramTranslator
 from vramfit.bot.tree import VramTree
@@ -56,6 +61,11 @@ def intents(*, message_content: bool = False) -> discord.Intents:
     value.dm_messages = True
     value.message_content = message_content
     return value
+
+
+def remote_deadline_seconds() -> float:
+    """The longest a remote read may take: the Hub's deadline or the registry's, whichever is longer."""
+    return max(hub_deadline_seconds(), ollama_deadline_seconds())
 
 
 class VramBot(commands.AutoShardedBot):
@@ -97,6 +107,9 @@ class VramBot(commands.AutoShardedBot):
         self.store_error: str | None = None  # why the store could not be opened (the bot then runs without it)
         # The parser and the calculator are CPU work: they run here, so no question can hold up the event loop.
         self.answer_pool = ThreadPoolExecutor(max_workers=settings.answer_workers, thread_name_prefix="vramfit-answer")
+        # Questions that read the Hub or a registry: their own threads, so a stalled server cannot hold the workers
+        # that answer preset questions; each is cancelled (bot.sources.budget.cancel_scope) when given up on.
+        self.remote_pool = ThreadPoolExecutor(max_workers=settings.remote_workers, thread_name_prefix="vramfit-remote")
 
     async def setup_hook(self) -> None:
         if self.store is None and self.store_error is None:
@@ -128,6 +141,7 @@ class VramBot(commands.AutoShardedBot):
         if store is not None:
             await store.close()
         self.answer_pool.shutdown(wait=False, cancel_futures=True)
+        self.remote_pool.shutdown(wait=False, cancel_futures=True)
 
     async def sync_commands(self, guild_id: int | None = None) -> list[discord.app_commands.AppCommand]:
         """Push the commands (with their Korean localizations) to Discord: globally, or to one guild now."""
@@ -156,13 +170,27 @@ class VramBot(commands.AutoShardedBot):
             overrides = defaults.apply(text, overrides)
         return self.backend.answer(text, lang, overrides)
 
-    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run CPU work (a parse) in the answering threads, within ``answer_timeout_seconds``."""
+    async def off_loop(self, fn: Callable[..., T], *args: Any, remote: bool = False) -> T:
+        """Run CPU work (a parse) in the answering threads, within ``answer_timeout_seconds``; with ``remote``, work
+        that may read the Hub or a registry in the remote threads, within its read deadline on top, cancelled (its
+        reads stop within a quarter second) when that passes."""
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.answer_pool, functools.partial(fn, *args))
-        await asyncio.wait((future,), timeout=self.settings.answer_timeout_seconds)  # no wrapper task, as wait_for has
+        timeout = self.settings.answer_timeout_seconds
+        cancelled = threading.Event()
+        if remote:
+            timeout += remote_deadline_seconds()
+
+            def call() -> T:
+                with cancel_scope(cancelled):
+                    return fn(*args)
+
+            future = loop.run_in_executor(self.remote_pool, call)
+        else:
+            future = loop.run_in_executor(self.answer_pool, functools.partial(fn, *args))
+        await asyncio.wait((future,), timeout=timeout)  # no wrapper task, as wait_for has
         if not future.done():
-            future.cancel()  # a job not started yet is dropped; a running one finishes in its thread, unheard
+            future.cancel()  # a job not started yet is dropped; a running one is told to stop its reads
+            cancelled.set()
             raise TimeoutError
         return future.result()
 
@@ -170,11 +198,17 @@ class VramBot(commands.AutoShardedBot):
         self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
     ) -> AnyCard:
         """:meth:`answer_card` in a worker thread, within ``answer_timeout_seconds``: a question that takes longer
-        is answered "too long or too complex" (``AnswerError("too_complex")``) and the event loop never waits."""
+        is answered "too long or too complex" (``AnswerError("too_complex")``) and the event loop never waits. A
+        question naming a Hub repo or an Ollama tag runs in the remote threads and, past its deadline, is answered
+        "the Hub did not answer in time"."""
+        remote = mentions_remote_model(text)
         try:
-            return await self.off_loop(self.answer_card, text, lang, overrides, defaults)
+            return await self.off_loop(self.answer_card, text, lang, overrides, defaults, remote=remote)
         except TimeoutError:
             log.warning("Gave up answering after %.1f s: %r", self.settings.answer_timeout_seconds, text[:200])
+            if remote:
+                why = f"no answer within {remote_deadline_seconds():g} s"
+                raise AnswerError("remote_unavailable", why, reason=why) from None
             raise AnswerError("too_complex", "the question took too long to answer", subject=text[:60]) from None
 
     async def on_ready(self) -> None:

@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     # Answering: the parse and the calculation run in worker threads, never on the event loop, within a time limit.
     answer_workers: int = Field(default=2, ge=1, le=64)
     answer_timeout_seconds: float = Field(default=5.0, gt=0)
+    # Questions that read a model from the Hub or the Ollama registry run in their own threads, so a stalled server
+    # holds only the questions that need it; each read has its own deadline (VRAMFIT_HUB_DEADLINE_SECONDS).
+    remote_workers: int = Field(default=4, ge=1, le=64)
     # The settings store on the answer path: a read slower than this answers with cached or default settings.
     storage_timeout_seconds: float = Field(default=1.0, gt=0)
     # An interaction whose answer is not ready by then is deferred (Discord's window is 3 s).

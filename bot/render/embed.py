@@ -31,6 +31,7 @@ from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, number_limits
 from vramfit.bot.render.labels import VERDICT_LABELS, ram_speed_label
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
+from vramfit.bot.untrusted_text import inert
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.pcie import ASSUMED_LINK, link_label
@@ -54,8 +55,9 @@ SEGMENT_GROUP = {"laptop": "consumer"}  # laptops sit with the consumer cards
 
 
 def clean(text: str) -> str:
-    """User-supplied text made inert in Markdown (mentions are also blocked by ``allowed_mentions``)."""
-    return escape_mentions(escape_markdown(text))
+    """User-supplied text made inert in Markdown (mentions are also blocked by ``allowed_mentions``), without the
+    control, bidi-override and zero-width characters a model file's name may carry (:func:`bot.parser.text.inert`)."""
+    return escape_mentions(escape_markdown(inert(text)))
 
 
 def engine_name(engine: str) -> str:

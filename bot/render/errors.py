@@ -40,6 +40,11 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "**{subject}** has neither GGUF files nor a Transformers safetensors checkpoint (model.safetensors or its "
         "index), so there is nothing to size."
     ),
+    "conflicting_sources": _("**{subject}**: each names a model, so give only one of them."),
+    "remote_bad_answer": _(
+        "**{subject}** answered with something that is neither a file list nor a file header, so vramfit stopped "
+        "reading. Try again in a while."
+    ),
     "ollama_not_found": _("I couldn't find **{subject}** in the Ollama registry."),
     "ollama_rate_limited": _("The Ollama registry is limiting requests: try again in **{subject}** seconds."),
     "ollama_no_model": _("**{subject}**: the Ollama registry lists no GGUF model file for it."),
@@ -57,6 +62,10 @@ REASON_MESSAGES: dict[str, str] = {
     ),
     "ollama_unavailable": _(
         "The Ollama registry didn't answer in time or refused the request ({reason}). Try again in a moment."
+    ),
+    "remote_too_large": _(
+        "That model's files are larger than vramfit reads from Hugging Face or the Ollama registry ({reason}), so it "
+        "gives no number for it."
     ),
     "bad_config": _("This configuration can't describe a model: {reason}"),
     "bad_file": _("That file could not be read: {reason}"),

@@ -5,49 +5,72 @@ A question may name a repo (``unsloth/Qwen3.5-9B-GGUF``), a link to it or to one
 :func:`find_reference` takes that out of the text; :func:`gguf_model` lists the repo's files, picks the one of the
 asked quant (every part of a split file), and reads each header with HTTP range requests: the metadata and the
 tensor table only, at most :data:`vramfit.calc.limits.MAX_GGUF_HEADER_BYTES`. What was read is cached in the user's
-cache folder (``calc.presets.cache_dir``) for a day, so a second question about the same file needs no network, and
-``VRAMFIT_OFFLINE=1`` answers from that cache only. The bot keeps these reads in its store instead
-(:mod:`bot.sources.cache`), under the same rules.
+cache folder (:mod:`calc.cache_files`) for a day, so a second question about the same file needs no network, and
+``VRAMFIT_OFFLINE=1`` answers from that cache only; a cached entry is checked with a fresh read's limits
+(:mod:`bot.sources.entries`). The bot keeps these reads in its store instead (:mod:`bot.sources.cache`), under the
+same rules.
 
-huggingface_hub does the talking (it honours ``HF_ENDPOINT`` and ``HF_TOKEN``): the file list
-(:meth:`HfApi.list_repo_tree`), the file's metadata and the storage URL the Hub redirects to
-(:func:`get_hf_file_metadata`) and its HTTP session for the ranged reads, which huggingface_hub has no call for
-(:class:`HfFileSystem` would, but reads ahead in blocks of several MiB and lists the repo again). Links to
-huggingface.co or hf.co are read through ``HF_ENDPOINT``, so a mirror serves them; a URL to any other host is
-refused, and the ranged reads go only to the endpoint's host or the Hub's own storage.
+Every request goes through huggingface_hub's HTTP session as :mod:`bot.sources.budget` builds it, within one budget
+per question (a total deadline, caps on requests, bytes, split parts and tensors; every redirect hop checked; the
+token sent to the endpoint's host only). The file list (the Hub's ``/api/models/{repo}/tree`` pages, as
+:meth:`HfApi.list_repo_tree` reads them) and the file's metadata (a HEAD of its resolve URL, as
+:func:`get_hf_file_metadata` reads it) are read here, so that each page and hop counts against the budget and a
+malformed answer is ``remote_bad_answer``; huggingface_hub's own calls read a safetensors repo's config.json and
+headers. The ranged reads of a GGUF header have no huggingface_hub call (:class:`HfFileSystem` would read ahead in
+blocks of several MiB and list the repo again). Links to huggingface.co or hf.co are read through ``HF_ENDPOINT``,
+so a mirror serves them; a URL to any other host is refused, and the ranged reads go only to the endpoint's host or
+the Hub's own storage.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar, cast
-from urllib.parse import urlparse
+from typing import TYPE_CHECKING, Any, BinaryIO, ParamSpec, TypeVar, cast
+from urllib.parse import quote, urljoin, urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.budget import (
+    MAX_REDIRECTS,
+    MAX_SPLIT_PARTS,
+    BudgetExceeded,
+    Origin,
+    RemoteBudget,
+    RemoteLimits,
+    checked_session,
+    current_budget,
+    origin_of,
+    read_body,
+    remote_budget,
+)
 from vramfit.bot.sources.cache import CachedRead, RemoteCache, hub_key
+from vramfit.bot.sources.entries import CheckpointEntry, HubHeaderEntry, ListingEntry, SharedHubHeaderEntry, read_entry
 from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
+from vramfit.bot.untrusted_text import inert
 from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
-from vramfit.calc.presets import write_cache_file
 from vramfit.calc.request import GpuChoice, ModelRef
 from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
 
+if TYPE_CHECKING:
+    import httpx2
+
 TIMEOUT_SECONDS = 10.0
 DEFAULT_DEADLINE_SECONDS = 15.0
-T = TypeVar("T")
 DEFAULT_QUANT = "Q4_K_M"
 _SPLIT = re.compile(r"^(?P<stem>.*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
@@ -70,6 +93,61 @@ def _http_error(status: int, subject: str, retry_after: str | None = None) -> An
     return AnswerError("remote_unavailable", f"the Hub answered HTTP {status}{wait}", subject=subject[:120])
 
 
+def hub_deadline_seconds() -> float:
+    """How long one question may spend on the Hub, every request and every byte together:
+    ``VRAMFIT_HUB_DEADLINE_SECONDS``, else 15."""
+    try:
+        value = float(os.environ.get("VRAMFIT_HUB_DEADLINE_SECONDS", ""))
+    except ValueError:
+        return DEFAULT_DEADLINE_SECONDS
+    return min(600.0, max(0.1, value)) if math.isfinite(value) else DEFAULT_DEADLINE_SECONDS
+
+
+def hub_limits() -> RemoteLimits:
+    return RemoteLimits(deadline_seconds=hub_deadline_seconds())
+
+
+def _hub_origin_allowed(target: Origin) -> bool:
+    """The endpoint itself (scheme, host and port), or the Hub's hosts and storage over HTTPS on port 443."""
+    scheme, host, port = target
+    if target == origin_of(endpoint()):
+        return True
+    return scheme == "https" and port == 443 and allowed_storage_host(host)
+
+
+def _refused(host: str) -> AnswerError:
+    return AnswerError("remote_host_refused", f"the Hub redirected to {host}, not its own storage", subject=host)
+
+
+def _spent(exc: BudgetExceeded) -> AnswerError:
+    if exc.what in ("deadline", "cancelled"):
+        return AnswerError("remote_unavailable", str(exc), reason=str(exc))
+    return AnswerError("remote_too_large", str(exc), reason=str(exc))
+
+
+@contextmanager
+def hub_budget() -> Iterator[RemoteBudget]:
+    """The question's budget on the Hub (:mod:`bot.sources.budget`): the token goes to the endpoint's host only."""
+    with remote_budget(hub_limits(), allowed=_hub_origin_allowed, token_origin=origin_of(endpoint()),
+                       refuse=_refused, exceeded=_spent) as budget:  # fmt: skip
+        yield budget
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def within_hub_budget(read: Callable[P, R]) -> Callable[P, R]:
+    """``read`` with every Hub request it makes within one :func:`hub_budget` (an open one is used as it is)."""
+
+    @functools.wraps(read)
+    def budgeted(*args: P.args, **kwargs: P.kwargs) -> R:
+        with hub_budget():
+            return read(*args, **kwargs)
+
+    return budgeted
+
+
 def _quant_in(name: str, quant: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(quant)}(?![A-Za-z0-9])", name, re.IGNORECASE) is not None
 
@@ -78,9 +156,11 @@ def _is_mmproj(path: str) -> bool:
     return "mmproj" in path.rsplit("/", 1)[-1].lower()
 
 
-def choose_files(paths: Iterable[str], reference: HubReference) -> list[str]:
+def choose_files(paths: Iterable[str], reference: HubReference, *, max_parts: int = MAX_SPLIT_PARTS) -> (
+    list[str]
+):  # fmt: skip
     """The GGUF file(s) the question means, every part of a split file, in order; an error listing the quants the
-    repo has when none or several match."""
+    repo has when none or several match, and ``remote_too_large`` for a file split in more than ``max_parts``."""
     ggufs = sorted(p for p in paths if p.lower().endswith(".gguf") and not _is_mmproj(p))
     if not ggufs:
         raise AnswerError("remote_no_gguf", f"{reference.repo} has no GGUF file", subject=reference.repo)
@@ -104,6 +184,9 @@ def choose_files(paths: Iterable[str], reference: HubReference) -> list[str]:
         return chosen[:1]
     folder = chosen[0].rsplit("/", 1)[0] + "/" if "/" in chosen[0] else ""
     count = int(match["count"])
+    if count > max_parts:
+        why = f"{chosen[0].rsplit('/', 1)[-1]} is split in {count} parts; vramfit reads at most {max_parts}"
+        raise AnswerError("remote_too_large", why, reason=why)
     parts = [f"{folder}{match['stem']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
     missing = [p for p in parts if p not in ggufs]
     if missing:
@@ -142,8 +225,6 @@ CACHE_SECONDS = 24 * 3600  # a header read once answers again for a day without 
 
 def _cache_file(*key_parts: str) -> Path | None:
     """The cache file of what was read at the endpoint under ``key_parts``; None when there is no cache folder."""
-    from vramfit.calc.presets import cache_dir
-
     folder = cache_dir()
     if folder is None:
         return None
@@ -151,12 +232,13 @@ def _cache_file(*key_parts: str) -> Path | None:
     return folder / "hub" / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
-def _cache_json(path: Path | None, *, any_age: bool) -> Any:
-    """The JSON in a cache file written in the last day (at any age with ``any_age``); raises OSError when there is
-    none, ValueError when it cannot be read."""
-    if path is None or (not any_age and time.time() - path.stat().st_mtime > CACHE_SECONDS):
-        raise FileNotFoundError("no fresh cache file")
-    return json.loads(path.read_bytes())
+def _cache_bytes(path: Path | None, *, any_age: bool) -> bytes | None:
+    """The bytes of a cache file written in the last day (at any age with ``any_age``), read as
+    :func:`vramfit.calc.cache_files.read_cache_file` reads (no symlink, no FIFO, bounded); None when there is none."""
+    found = read_cache_file(path) if path is not None else None
+    if found is None or (not any_age and time.time() - found[1] > CACHE_SECONDS):
+        return None
+    return found[0]
 
 
 def _cache_path(reference: HubReference) -> Path | None:
@@ -164,13 +246,13 @@ def _cache_path(reference: HubReference) -> Path | None:
 
 
 def _cached(reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
-    try:
-        data = _cache_json(_cache_path(reference), any_age=any_age)
-        header = GgufHeader.model_validate(data["header"])
-        mmproj, mmproj_bytes = str(data.get("mmproj", "")), int(data.get("mmproj_bytes", 0))
-        return RemoteHeader(header, tuple(data["files"]), str(data["commit"]), 0, mmproj, mmproj_bytes)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no cache, or one that cannot be read: read the Hub again
+    """The cached header, or None: no cache, or one that is not an entry within a fresh read's limits (read again)."""
+    path = _cache_path(reference)
+    raw = _cache_bytes(path, any_age=any_age)
+    entry = read_entry(HubHeaderEntry, raw, str(path)) if raw is not None else None
+    if entry is None:
+        return None
+    return RemoteHeader(entry.header, entry.files, entry.commit, 0, entry.mmproj, entry.mmproj_bytes)
 
 
 def _store(reference: HubReference, remote: RemoteHeader) -> None:
@@ -184,15 +266,12 @@ def _store(reference: HubReference, remote: RemoteHeader) -> None:
 
 def _from_shared(cache: RemoteCache, reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
     read = cache.get(hub_key(reference))
-    try:
-        if read is None or (not any_age and read.age_seconds > CACHE_SECONDS):
-            return None
-        data = json.loads(read.summary)
-        header = GgufHeader.model_validate(data["header"])
-        mmproj, mmproj_bytes = str(data.get("mmproj", "")), int(data.get("mmproj_bytes", 0))
-        return RemoteHeader(header, tuple(data["files"]), read.revision, 0, mmproj, mmproj_bytes)
-    except (ValueError, KeyError, TypeError):
+    if read is None or (not any_age and read.age_seconds > CACHE_SECONDS):
         return None
+    entry = read_entry(SharedHubHeaderEntry, read.summary, read.key)
+    if entry is None:
+        return None
+    return RemoteHeader(entry.header, entry.files, read.revision[:64], 0, entry.mmproj, entry.mmproj_bytes)
 
 
 def _to_shared(cache: RemoteCache, reference: HubReference, remote: RemoteHeader) -> None:
@@ -201,6 +280,7 @@ def _to_shared(cache: RemoteCache, reference: HubReference, remote: RemoteHeader
     cache.put(CachedRead(hub_key(reference), "hub", remote.commit or reference.revision, summary))
 
 
+@within_hub_budget
 def read_remote_header(
     reference: HubReference, paths: Mapping[str, int] | None = None, cache: RemoteCache | None = None
 ) -> RemoteHeader:
@@ -223,40 +303,14 @@ def read_remote_header(
     return remote
 
 
-def hub_deadline_seconds() -> float:
-    """How long a question waits for the Hub's file list: ``VRAMFIT_HUB_DEADLINE_SECONDS``, else 15."""
-    try:
-        return max(0.1, float(os.environ.get("VRAMFIT_HUB_DEADLINE_SECONDS", "")))
-    except ValueError:
-        return DEFAULT_DEADLINE_SECONDS
-
-
-def _within_deadline(call: Callable[[], T], subject: str) -> T:
-    """``call()``, or remote_unavailable when it takes longer than :func:`hub_deadline_seconds`. huggingface_hub
-    retries a 429 five times, sleeping its Retry-After each time (``http_backoff``, which the file list uses and
-    which takes no retry settings): two and a half minutes for "Retry-After: 30". A question should hear "try again
-    later" at once instead, so the listing runs in a daemon thread that is abandoned past the deadline."""
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = call()
-        except BaseException as exc:  # handed to the caller's thread as is
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=run, name="hub-file-list", daemon=True)
-    worker.start()
-    worker.join(hub_deadline_seconds())
-    if worker.is_alive():
-        raise AnswerError("remote_unavailable", "the Hub is busy or limiting requests", subject=subject)
-    if "error" in outcome:
-        raise outcome["error"]
-    return cast(T, outcome["value"])
+def _bad_answer(what: str) -> AnswerError:
+    host = urlparse(endpoint()).netloc or endpoint()
+    return AnswerError("remote_bad_answer", f"{host}: {what}", subject=host[:80], reason=what[:200])
 
 
 @contextmanager
 def _hub_errors(reference: HubReference) -> Iterator[None]:
-    """huggingface_hub's and the network's errors as the answers users read (gated, not found, busy, unreachable)."""
+    """The network's errors as the answers users read (unreachable, busy, too slow); within the question's budget."""
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
@@ -265,22 +319,35 @@ def _hub_errors(reference: HubReference) -> Iterator[None]:
         RevisionNotFoundError,
     )
 
-    try:
-        yield
-    except GatedRepoError as exc:
-        raise AnswerError("remote_gated", f"{reference.repo} needs access", subject=reference.repo) from exc
-    except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError) as exc:
-        raise AnswerError("remote_not_found", f"{reference.repo} was not found", subject=reference.repo) from exc
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else 0
-        retry = exc.response.headers.get("Retry-After") if exc.response is not None else None
-        raise _http_error(status, reference.repo, retry) from exc
-    except OSError as exc:  # connection refused, DNS, time-outs (httpx2's errors are OSErrors)
-        raise AnswerError("remote_unavailable", f"cannot reach the Hub: {exc}", subject=reference.repo) from exc
-    except Exception as exc:  # httpx2's transport errors are not OSErrors; anything else is a bug and propagates
-        if type(exc).__module__.startswith("httpx"):
+    with hub_budget():
+        try:
+            yield
+        except GatedRepoError as exc:  # huggingface_hub's own calls: config.json and the safetensors headers
+            raise AnswerError("remote_gated", f"{reference.repo} needs access", subject=reference.repo) from exc
+        except (RepositoryNotFoundError, RevisionNotFoundError, EntryNotFoundError) as exc:
+            raise AnswerError("remote_not_found", f"{reference.repo} was not found", subject=reference.repo) from exc
+        except HfHubHTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else 0
+            retry = exc.response.headers.get("Retry-After") if exc.response is not None else None
+            raise _http_error(status, reference.repo, retry) from exc
+        except OSError as exc:  # connection refused, DNS
             raise AnswerError("remote_unavailable", f"cannot reach the Hub: {exc}", subject=reference.repo) from exc
-        raise
+        except Exception as exc:  # httpx2's time-outs and transport errors are not OSErrors; anything else is a bug
+            if type(exc).__module__.startswith(("httpx", "httpcore")):
+                why = "no answer in time" if "Timeout" in type(exc).__name__ else str(exc)[:200]
+                raise AnswerError("remote_unavailable", f"cannot reach the Hub: {why}", subject=reference.repo,
+                                  reason=why) from exc  # fmt: skip
+            raise
+
+
+def _status_error(response: httpx2.Response, subject: str) -> AnswerError:
+    """What a Hub answer other than 2xx/3xx means, by its X-Error-Code as huggingface_hub reads it, else its status."""
+    code = response.headers.get("X-Error-Code", "")
+    if code in ("RepoNotFound", "RevisionNotFound", "EntryNotFound"):
+        return AnswerError("remote_not_found", f"{subject} was not found", subject=subject[:120])
+    if code == "GatedRepo":
+        return AnswerError("remote_gated", f"{subject} needs access", subject=subject[:120])
+    return _http_error(response.status_code, subject, response.headers.get("Retry-After"))
 
 
 def _check_repo_id(reference: HubReference) -> None:
@@ -289,58 +356,126 @@ def _check_repo_id(reference: HubReference) -> None:
         raise AnswerError("remote_not_found", f"{subject!r} is not a Hub repo id", subject=subject)
 
 
+MAX_LISTING_PAGE_BYTES = 32 << 20  # the Hub pages its file list by 1,000 entries: a few hundred KiB a page
+
+
+def _listing_page(body: bytes) -> list[tuple[str, int]]:
+    """The files of one page of ``/api/models/{repo}/tree``: a JSON list of ``{"type", "path", "size"}`` objects;
+    anything else is ``remote_bad_answer``."""
+    try:
+        page = json.loads(body)
+    except ValueError:
+        raise _bad_answer("the file list is not JSON") from None
+    if not isinstance(page, list):
+        raise _bad_answer(f"the file list is a JSON {type(page).__name__}, not a list")
+    files = []
+    for entry in page:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or entry.get("type") not in (
+            "file", "directory"
+        ):  # fmt: skip
+            raise _bad_answer(f"the file list has an unreadable entry: {str(entry)[:80]}")
+        size = entry.get("size", 0)
+        if entry["type"] == "file":
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise _bad_answer(f"the file list gives {entry['path'][:80]} no size")
+            files.append((entry["path"], size))
+    return files
+
+
 def list_files(reference: HubReference) -> dict[str, int]:
-    """Every file in the repo at the reference's revision, path → size in bytes (within
-    :func:`hub_deadline_seconds`)."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.hf_api import RepoFile
+    """Every file in the repo at the reference's revision, path → size in bytes, page by page as the Hub serves
+    ``/api/models/{repo}/tree/{revision}?recursive=true`` (huggingface_hub's list_repo_tree, read here so that
+    every page counts against the question's budget and a page that is not a file list is an answer, not a
+    traceback; huggingface_hub would also retry a 429 for minutes)."""
+    from huggingface_hub.utils._headers import build_hf_headers
 
     _check_repo_id(reference)
-    with _hub_errors(reference):
-        api = HfApi(endpoint=endpoint(), token=os.environ.get("HF_TOKEN") or None)
-        tree = _within_deadline(
-            lambda: list(api.list_repo_tree(reference.repo, recursive=True, revision=reference.revision)),
-            reference.repo,
-        )
-    return {item.path: int(item.size or 0) for item in tree if isinstance(item, RepoFile)}
+    with _hub_errors(reference) as _:
+        budget = current_budget()
+        assert budget is not None
+        session = checked_session()
+        headers = build_hf_headers(token=os.environ.get("HF_TOKEN") or None)
+        url: str | None = f"{endpoint()}/api/models/{reference.repo}/tree/{quote(reference.revision, safe='')}"
+        params: dict[str, str] | None = {"recursive": "true", "expand": "false"}
+        files: dict[str, int] = {}
+        while url is not None:
+            with session.stream("GET", url, params=params, headers=headers, timeout=TIMEOUT_SECONDS) as response:
+                if response.status_code != 200:
+                    raise _status_error(response, reference.repo)
+                too_large = lambda: _bad_answer("a page of the file list is over 32 MiB")  # noqa: E731
+                body = read_body(response, MAX_LISTING_PAGE_BYTES, too_large)
+                url, params = response.links.get("next", {}).get("url"), None
+            files.update(_listing_page(body))
+            if len(files) > budget.limits.max_listing_files:
+                raise AnswerError(
+                    "remote_too_large",
+                    f"more than {budget.limits.max_listing_files} files",
+                    reason=f"{reference.repo} lists more than {budget.limits.max_listing_files} files",
+                )
+    return files
 
 
 def _file_location(reference: HubReference, path: str) -> tuple[str, int | None, str]:
-    """Where the Hub keeps ``path`` (refused when it redirects off the Hub), its size and the commit it is at."""
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    """Where the Hub keeps ``path`` (refused when it redirects off the Hub), its size and the commit it is at: a HEAD
+    of its resolve URL, relative redirects followed, as huggingface_hub's get_hf_file_metadata reads it."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.utils._headers import build_hf_headers
 
     hub = endpoint()
     url = hf_hub_url(reference.repo, path, revision=reference.revision, endpoint=hub)
-    meta = get_hf_file_metadata(url, token=os.environ.get("HF_TOKEN") or None, timeout=TIMEOUT_SECONDS, endpoint=hub)
-    location = meta.location
+    headers = {**build_hf_headers(token=os.environ.get("HF_TOKEN") or None), "Accept-Encoding": "identity"}
+    session = checked_session()
+    for _ in range(MAX_REDIRECTS + 1):
+        response = session.head(url, headers=headers, follow_redirects=False, timeout=TIMEOUT_SECONDS)
+        location = response.headers.get("Location", "")
+        if 300 <= response.status_code < 400 and location and not urlparse(location).netloc:
+            url = urljoin(url, location)  # a renamed repo: the Hub's own path
+            continue
+        break
+    else:
+        raise _bad_answer(f"more than {MAX_REDIRECTS} redirects for {path}")
+    if response.status_code >= 400:
+        raise _status_error(response, reference.repo if response.status_code != 404 else path)
+    location = location or url
     if location.startswith("/"):
         location = hub + location
-    if not allowed_storage_host(urlparse(location).hostname or ""):
+    if not _hub_origin_allowed(origin_of(location)) or not allowed_storage_host(urlparse(location).hostname or ""):
         raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
-    return location, meta.size, meta.commit_hash or ""
+    size_text = response.headers.get("X-Linked-Size") or response.headers.get("Content-Length")
+    size = None
+    if size_text is not None:
+        if not size_text.strip().isdigit():
+            raise _bad_answer(f"the size of {path} is {size_text[:40]!r}")
+        size = int(size_text)
+    return location, size, response.headers.get("X-Repo-Commit", "")[:64]
 
 
 def _read_from_hub(reference: HubReference, paths: Mapping[str, int] | None = None) -> RemoteHeader:
     """List the repo (unless ``paths`` is its listing), choose the file(s) and read their headers with range requests
     (see the module docstring)."""
     from huggingface_hub.utils._headers import build_hf_headers
-    from huggingface_hub.utils._http import get_session
 
     if paths is None:
         paths = list_files(reference)
-    token = os.environ.get("HF_TOKEN") or None
+    token = os.environ.get("HF_TOKEN") or None  # sent to the Hub's own host only (bot.sources.budget)
     with _hub_errors(reference):
-        files = choose_files(paths, reference)
+        budget = current_budget()
+        assert budget is not None
+        files = choose_files(paths, reference, max_parts=budget.limits.max_split_parts)
         headers: list[GgufHeader] = []
-        commit, requests = "", 0
+        commit, requests, tensors = "", 0, 0
         for path in files:
             location, size, file_commit = _file_location(reference, path)
             if size is None:
                 raise AnswerError("remote_unavailable", f"the Hub gave no size for {path}", subject=path)
-            stream = RangedFile(get_session(), location, size, build_hf_headers(token=token),
+            stream = RangedFile(checked_session(), location, size, build_hf_headers(token=token),
                                 timeout=TIMEOUT_SECONDS, error=_range_error(location))  # fmt: skip
             reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
             headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], size))
+            tensors += len(headers[-1].tensors)
+            if tensors > budget.limits.max_tensors:  # the parts together, as llama.cpp would load them
+                why = f"{len(files)} parts with more than {budget.limits.max_tensors} tensors together"
+                raise AnswerError("remote_too_large", why, reason=why)
             commit = commit or file_commit
             requests += stream.requests
     mmproj = choose_mmproj(paths)
@@ -354,6 +489,7 @@ def _gguf_reference(reference: HubReference, quant: str) -> HubReference:
     return reference
 
 
+@within_hub_budget
 def gguf_model(
     reference: HubReference, quant: str = "", paths: Mapping[str, int] | None = None, cache: RemoteCache | None = None
 ) -> tuple[ModelRef, str]:
@@ -362,7 +498,7 @@ def gguf_model(
     reference = _gguf_reference(reference, quant)
     remote = read_remote_header(reference, paths, cache)
     first = remote.files[0].rsplit("/", 1)[-1]
-    name = str(remote.header.metadata.get("general.name") or first.removesuffix(".gguf"))[:200]
+    name = inert(str(remote.header.metadata.get("general.name") or first.removesuffix(".gguf")))[:200]
     revision = remote.commit[:12] or reference.revision
     source = f"https://huggingface.co/{reference.repo}/blob/{revision}/{remote.files[0]}"
     model = ModelRef(
@@ -416,21 +552,22 @@ def _listing_key(reference: HubReference) -> str:
     return hub_key(replace(reference, file="", quant="")) + "|listing"
 
 
+@within_hub_budget
 def repo_listing(reference: HubReference, cache: RemoteCache | None = None) -> dict[str, int]:
     """The repo's GGUF files (path → bytes): from the cache when listed in the last day (at any age with
     ``VRAMFIT_OFFLINE=1``), else listed on the Hub and cached (the user's cache folder, or ``cache``)."""
     offline = is_offline()
-    try:
-        if cache is None:
-            data = _cache_json(_listing_cache_path(reference), any_age=offline)
-        else:
-            read = cache.get(_listing_key(reference))
-            if read is None or (not offline and read.age_seconds > CACHE_SECONDS):
-                raise FileNotFoundError("no fresh listing")
-            data = json.loads(read.summary)
-        return {str(path): int(size) for path, size in data["files"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass  # not listed yet, or unreadable: list again
+    raw: bytes | str | None
+    if cache is None:
+        where = str(_listing_cache_path(reference))
+        raw = _cache_bytes(_listing_cache_path(reference), any_age=offline)
+    else:
+        where = _listing_key(reference)
+        read = cache.get(where)
+        raw = read.summary if read is not None and (offline or read.age_seconds <= CACHE_SECONDS) else None
+    entry = read_entry(ListingEntry, raw, where) if raw is not None else None
+    if entry is not None and all(size >= 0 for size in entry.files.values()):
+        return dict(entry.files)
     if offline:
         raise AnswerError(
             "remote_offline", f"{reference.repo} is not in the cache and VRAMFIT_OFFLINE is set", subject=reference.repo
@@ -488,6 +625,7 @@ def repo_quants(reference: HubReference, engine: str = "llama.cpp", cache: Remot
     return listing
 
 
+@within_hub_budget
 def best_quant_files(
     reference: HubReference, engine: str, gpus: tuple[GpuChoice, ...], cache: RemoteCache | None = None
 ) -> tuple[ModelRef, str, Iterator[tuple[str, ModelRef]]] | None:
@@ -525,15 +663,20 @@ def _checkpoint_cache_path(reference: HubReference) -> Path | None:
 
 
 def _cached_checkpoint(reference: HubReference, *, any_age: bool) -> RemoteCheckpoint | None:
+    """The cached config.json and safetensors headers, or None: no cache, or not an entry (read the Hub again)."""
+    path = _checkpoint_cache_path(reference)
+    raw = _cache_bytes(path, any_age=any_age)
+    entry = read_entry(CheckpointEntry, raw, str(path)) if raw is not None else None
+    if entry is None:
+        return None
     try:
-        data = _cache_json(_checkpoint_cache_path(reference), any_age=any_age)
         tensors = tuple(
-            SafetensorsTensor(name=name, dtype=dtype, shape=tuple(shape), nbytes=nbytes)
-            for name, dtype, shape, nbytes in data["tensors"]
+            SafetensorsTensor(name=name, dtype=dtype, shape=shape, nbytes=nbytes)
+            for name, dtype, shape, nbytes in entry.tensors
         )
-        return RemoteCheckpoint(dict(data["config"]), tensors, tuple(data["files"]), str(data["commit"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no cache, or one that cannot be read: read the Hub again
+    except ValueError:
+        return None
+    return RemoteCheckpoint(dict(entry.config), tensors, entry.files, entry.commit)
 
 
 def _store_checkpoint(reference: HubReference, remote: RemoteCheckpoint) -> None:
@@ -568,6 +711,7 @@ def _read_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> Remot
     weights = sorted(p for p in paths if p.endswith(".safetensors") and "/" not in p)
     token = os.environ.get("HF_TOKEN") or None
     with _hub_errors(reference):
+        checked_session()  # huggingface_hub's own calls below use it
         _, _, commit = _file_location(reference, "config.json")
         if weights:
             _file_location(reference, weights[0])
@@ -575,11 +719,8 @@ def _read_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> Remot
         revision = commit or reference.revision  # every read at the commit config.json was read at
         config = read_config_json(api.hf_hub_download(reference.repo, "config.json", revision=revision))
         disable_progress_bars()  # get_safetensors_metadata shows a tqdm bar for sharded repos
-        try:
-            metadata = _within_deadline(
-                lambda: api.get_safetensors_metadata(reference.repo, revision=revision, timeout=TIMEOUT_SECONDS),
-                reference.repo,
-            )
+        try:  # huggingface_hub's session is vramfit's checked one: within the question's budget
+            metadata = api.get_safetensors_metadata(reference.repo, revision=revision, timeout=TIMEOUT_SECONDS)
         except NotASafetensorsRepoError as exc:
             raise AnswerError("remote_no_weights", str(exc), subject=reference.repo) from exc
         except SafetensorsParsingError as exc:
@@ -620,6 +761,7 @@ def checkpoint_model(reference: HubReference, remote: RemoteCheckpoint) -> Model
     )
 
 
+@within_hub_budget
 def hub_model(
     reference: HubReference, quant: str = "", engine: str = "llama.cpp", cache: RemoteCache | None = None
 ) -> tuple[ModelRef, str]:

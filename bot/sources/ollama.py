@@ -11,8 +11,8 @@ one the header declares (``general.file_type``).
 
 Requests go to the registry's own host and, for blob downloads, to Cloudflare R2 (``*.r2.cloudflarestorage.com``,
 HTTPS), where registry.ollama.ai keeps its blobs; a redirect anywhere else is refused before it is followed. The
-HTTP client is huggingface_hub's session, with redirects checked here and a time-out on every request
-(``VRAMFIT_OLLAMA_TIMEOUT_SECONDS``, 10).
+HTTP client is huggingface_hub's session as :mod:`bot.sources.budget` builds it, with every hop checked (scheme, host
+and port) and one deadline for the whole read of a tag (``VRAMFIT_OLLAMA_TIMEOUT_SECONDS``, 10).
 
 What was read is cached for a day in the user's cache folder (``calc.presets.cache_dir``), one entry per registry,
 name and tag holding the manifest digest it was read at: within the day a question is answered with no request;
@@ -36,12 +36,15 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from urllib.parse import urljoin, urlparse
 
 from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.sources.budget import BudgetExceeded, RemoteLimits, checked_session, remote_budget
 from vramfit.bot.sources.cache import CachedRead, RemoteCache, ollama_key
+from vramfit.bot.sources.entries import OllamaEntry, read_entry
 from vramfit.bot.sources.ranged import MAX_REDIRECTS, REDIRECTS, RangedFile, StatusError
 from vramfit.bot.sources.references import OllamaReference, allowed_ollama_host, is_offline, registry
+from vramfit.bot.untrusted_text import inert
+from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.file_types import file_type_in_header
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf_stream
-from vramfit.calc.presets import write_cache_file
 from vramfit.calc.request import ModelRef
 
 if TYPE_CHECKING:
@@ -56,7 +59,8 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def timeout_seconds() -> float:
-    """``VRAMFIT_OLLAMA_TIMEOUT_SECONDS`` (connect and each read), 10 when unset or unreadable."""
+    """``VRAMFIT_OLLAMA_TIMEOUT_SECONDS``: the whole read of a tag, every request and byte together (and so each one
+    of them); 10 when unset or unreadable."""
     try:
         value = float(os.environ.get("VRAMFIT_OLLAMA_TIMEOUT_SECONDS", ""))
     except ValueError:
@@ -184,8 +188,6 @@ class _Registry:
 
 
 def _cache_path(reference: OllamaReference) -> Path | None:
-    from vramfit.calc.presets import cache_dir
-
     folder = cache_dir()
     if folder is None:
         return None
@@ -196,15 +198,11 @@ def _cache_path(reference: OllamaReference) -> Path | None:
 def _cached(reference: OllamaReference) -> tuple[OllamaHeader, float] | None:
     """The cached read of the tag and its age in seconds."""
     path = _cache_path(reference)
-    try:
-        if path is None:
-            return None
-        age = time.time() - path.stat().st_mtime
-        data = json.loads(path.read_bytes())
-        header = GgufHeader.model_validate(data["header"])
-        return OllamaHeader(header, str(data["manifest_digest"]), str(data["blob_digest"]), 0), age
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no cache, or one that cannot be read: read the registry again
+    found = read_cache_file(path) if path is not None else None
+    entry = read_entry(OllamaEntry, found[0], str(path)) if found is not None else None
+    if found is None or entry is None:
+        return None  # no cache, or not an entry within a fresh read's limits: read the registry again
+    return OllamaHeader(entry.header, entry.manifest_digest, entry.blob_digest, 0), time.time() - found[1]
 
 
 def _store(reference: OllamaReference, remote: OllamaHeader) -> None:
@@ -224,14 +222,10 @@ def _store(reference: OllamaReference, remote: OllamaHeader) -> None:
 
 def _from_shared(cache: RemoteCache, reference: OllamaReference) -> tuple[OllamaHeader, float] | None:
     read = cache.get(ollama_key(reference))
-    try:
-        if read is None:
-            return None
-        data = json.loads(read.summary)
-        header = GgufHeader.model_validate(data["header"])
-        return OllamaHeader(header, read.revision, str(data["blob_digest"]), 0), read.age_seconds
-    except (ValueError, KeyError, TypeError):
+    entry = read_entry(OllamaEntry, read.summary, read.key) if read is not None else None
+    if read is None or entry is None:
         return None
+    return OllamaHeader(entry.header, read.revision[:80], entry.blob_digest, 0), read.age_seconds
 
 
 def _to_shared(cache: RemoteCache, reference: OllamaReference, remote: OllamaHeader) -> None:
@@ -258,11 +252,29 @@ def read_ollama_header(reference: OllamaReference, cache: RemoteCache | None = N
     return remote
 
 
-def _read_from_registry(reference: OllamaReference, known: OllamaHeader | None) -> OllamaHeader:
-    from huggingface_hub.errors import OfflineModeIsEnabled
-    from huggingface_hub.utils._http import get_session
+def _refused(host: str) -> AnswerError:
+    return AnswerError("ollama_host_refused", f"the registry redirected to {host}, not its own", subject=host[:80])
 
-    client = _Registry(get_session(), reference)
+
+def _spent(exc: BudgetExceeded) -> AnswerError:
+    if exc.what in ("deadline", "cancelled"):
+        return AnswerError("ollama_unavailable", str(exc), reason=str(exc))
+    return AnswerError("remote_too_large", str(exc), reason=str(exc))
+
+
+def _read_from_registry(reference: OllamaReference, known: OllamaHeader | None) -> OllamaHeader:
+    """The manifest and the model blob's header, every request within one budget of
+    ``VRAMFIT_OLLAMA_TIMEOUT_SECONDS`` in all (:mod:`bot.sources.budget`); no token is ever sent."""
+    limits = RemoteLimits(deadline_seconds=timeout_seconds())
+    allowed = lambda origin: allowed_ollama_host(f"{origin[0]}://{origin[1]}:{origin[2]}/")  # noqa: E731
+    with remote_budget(limits, allowed=allowed, token_origin=None, refuse=_refused, exceeded=_spent):
+        return _read_within_budget(reference, known)
+
+
+def _read_within_budget(reference: OllamaReference, known: OllamaHeader | None) -> OllamaHeader:
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    client = _Registry(checked_session(), reference)
     try:
         manifest, digest = client.manifest()
         if known is not None and known.manifest_digest == digest:  # the same tag as a day ago: the same file
@@ -287,7 +299,7 @@ def ollama_model(reference: OllamaReference, cache: RemoteCache | None = None) -
     host = urlparse(registry()).netloc or registry()
     short = remote.manifest_digest.removeprefix("sha256:")[:12]
     source = f"ollama://{host}/{reference.namespace}/{reference.model}:{reference.tag}@{short}"
-    name = str(remote.header.metadata.get("general.name") or reference.name)[:200]
+    name = inert(str(remote.header.metadata.get("general.name") or reference.name))[:200]
     model = ModelRef(
         id=reference.name[:200],
         name=name,

@@ -92,6 +92,17 @@ def find_reference(text: str, skip: Callable[[str], bool] | None = None) -> tupl
     return reference, rest
 
 
+def mentions_remote_model(text: str) -> bool:
+    """Whether answering ``text`` may read the Hub or an Ollama registry: it names a link, a repo or a tag (a preset's
+    own alias included, which is then answered offline). Cheap: a few regular expressions, no catalog."""
+    if not text:
+        return False
+    try:
+        return find_reference(text) is not None or find_ollama_tag(text) is not None
+    except AnswerError:
+        return False  # a link to another host: refused at once, with no request
+
+
 def _allowed_link_host(host: str) -> bool:
     host = host.lower().removeprefix("www.")
     return host in HUB_HOSTS or host == (urlparse(endpoint()).hostname or "")
@@ -179,9 +190,21 @@ def parse_ollama_name(value: str) -> OllamaReference | None:
     return _ollama_reference(match.groupdict()) if match else None
 
 
+def _origin(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a URL, the scheme's default port filled in; ("", "", 0) when unreadable."""
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    try:
+        port = parsed.port or (443 if scheme == "https" else 80)
+    except ValueError:  # a port out of range or not a number
+        return "", "", 0
+    return scheme, (parsed.hostname or "").lower(), port
+
+
 def allowed_ollama_host(url: str) -> bool:
-    """Whether a request may go to ``url``: the registry itself, or (HTTPS only) its blob storage on Cloudflare R2."""
-    target, own = urlparse(url), urlparse(registry())
-    if (target.hostname or "").lower() == (own.hostname or "").lower() and target.scheme == own.scheme:
+    """Whether a request may go to ``url``: the registry itself (scheme, host and port), or its blob storage on
+    Cloudflare R2 over HTTPS on port 443."""
+    scheme, host, port = target = _origin(url)
+    if host and target == _origin(registry()):
         return True
-    return target.scheme == "https" and (target.hostname or "").lower().endswith(OLLAMA_STORAGE_SUFFIX)
+    return scheme == "https" and port == 443 and host.endswith(OLLAMA_STORAGE_SUFFIX)

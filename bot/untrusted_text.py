@@ -1,0 +1,22 @@
+"""Text that came from a model file or a remote server (a GGUF's ``general.name``, a file name), made safe to show.
+
+A GGUF header is anyone's bytes: its name may hold ESC and OSC sequences that clear a terminal or set its title,
+BEL, bidi overrides that reverse a Discord embed's title, or zero-width characters that make two names look alike.
+:func:`inert` is applied where such text enters (the sources, ``vram --gguf``) and again where it is shown (the
+terminal renderer, the embeds), so nothing depends on one of the two being remembered.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Characters that change how text around them is shown: bidi embeddings, overrides and isolates, the Arabic letter
+# mark, and zero-width characters (U+200B-U+200F, U+2060-U+2064, U+FEFF).
+_DISPLAY_TRICKS = re.compile(r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_DISPLAY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (but tab and newline), DEL and C1
+
+
+def inert(text: str) -> str:
+    """``text`` with its control characters (ESC, BEL, C1; tab and newline kept) shown as "�" and its bidi
+    overrides, isolates and zero-width characters dropped."""
+    return _DISPLAY_CONTROL.sub("\ufffd", _DISPLAY_TRICKS.sub("", text))

@@ -1,0 +1,267 @@
+"""A hostile Hub, registry and cache folder (issue: every remote read has a deadline and a cap, nothing runs from the
+cache, the token goes to the Hub only): the real client against tests/fake_hub/hostile.py on 127.0.0.1, crafted
+cache folders, and the real bot on the fake Discord."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import pickle
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.calc.test_gguf import TINY_LLAMA, write_gguf
+from tests.fake_discord.harness import World, make_settings, run
+from tests.fake_hub import FakeHub, Repo
+from tests.fake_hub.hostile import HostileHub
+from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.answering.service import CalcBackend
+from vramfit.bot.cli import run as vram
+from vramfit.bot.sources.budget import RemoteLimits, checked_session, origin_of, remote_budget
+from vramfit.bot.sources.references import allowed_ollama_host
+from vramfit.calc.cache_files import read_cache_file, write_cache_file
+from vramfit.calc.file_types import FileType
+
+
+def _vram(*argv: str) -> tuple[int, dict[str, Any], float]:
+    out = io.StringIO()
+    start = time.monotonic()
+    status = vram(["--json", *argv], out)
+    return status, json.loads(out.getvalue()), time.monotonic() - start
+
+
+@pytest.fixture
+def hostile(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[HostileHub]:
+    with HostileHub() as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_TOKEN", "hf_secret_token")
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "1.5")
+        yield server
+
+
+@pytest.mark.parametrize("repo", ["evil/drip-listing-GGUF", "evil/drip-head-GGUF"])
+def test_a_drip_ends_at_the_deadline_and_leaves_no_reader_behind(hostile: HostileHub, repo: str) -> None:
+    """A body or a status line one byte every 0.2 s never trips a per-read time-out; the question's deadline (1.5 s
+    here) ends the read itself: no thread is left reading, and the answer is "the Hub didn't answer in time"."""
+    def readers() -> set[int]:  # every thread but the fake Hub's own
+        return {t.ident or 0 for t in threading.enumerate() if "process_request" not in t.name}
+
+    before = readers()
+    status, data, seconds = _vram(f"{repo} 3060")
+    assert status == 2 and data["error"]["code"] == "remote_unavailable", data
+    assert seconds < 3.0
+    assert readers() == before  # before: a "hub-file-list" thread was abandoned, still reading
+
+
+def test_a_split_file_of_ten_thousand_parts_is_refused_before_any_part_is_read(hostile: HostileHub) -> None:
+    status, data, seconds = _vram("evil/split-many-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_too_large", data
+    assert "10000 parts" in data["error"]["message"]
+    assert [h.path for h in hostile.hits] == ["/api/models/evil/split-many-GGUF/tree/main"]  # the listing only
+    assert seconds < 2.0
+
+
+def test_an_endless_listing_stops_at_the_budget(hostile: HostileHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "30")  # the file cap, not the clock, ends it here
+    status, data, _ = _vram("evil/endless-listing-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_too_large", data
+    pages = len(hostile.hits)
+    assert pages == RemoteLimits().max_listing_files // 1000 + 1  # 250,000 files at 1,000 a page, then one more
+    time.sleep(0.5)
+    assert len(hostile.hits) == pages  # nothing keeps paging after the answer
+
+
+def test_a_redirect_past_the_first_hop_to_another_port_is_refused(hostile: HostileHub) -> None:
+    status, data, _ = _vram("evil/redirect-canary-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_host_refused", data
+    assert hostile.canary.hits == []  # the canary (a metadata service, say) was never reached
+
+
+def test_the_token_goes_to_the_hubs_own_host_only(hostile: HostileHub) -> None:
+    """A storage host the budget allows (here the canary's port) still gets no Authorization header; the Hub does."""
+    from huggingface_hub.utils._headers import build_hf_headers
+
+    hub, canary = origin_of(hostile.url), origin_of(hostile.canary.url)
+    refused, spent = AnswerError("remote_host_refused"), AnswerError("remote_unavailable")
+    with remote_budget(RemoteLimits(), allowed=lambda o: o in (hub, canary), token_origin=hub,
+                       refuse=lambda h: refused, exceeded=lambda e: spent):  # fmt: skip
+        session = checked_session()
+        headers = build_hf_headers(token="hf_secret_token")
+        session.get(f"{hostile.url}/api/models/nothing/tree/main", headers=headers)
+        session.get(f"{hostile.canary.url}/file", headers=headers)
+    assert hostile.hits[-1].authorization == "Bearer hf_secret_token"
+    assert hostile.canary.hits and hostile.canary.hits[-1].authorization == ""
+
+
+@pytest.mark.parametrize("repo", ["evil/bad-html-GGUF", "evil/bad-object-GGUF", "evil/bad-entry-GGUF"])
+def test_a_malformed_file_list_is_an_answer_naming_the_host(hostile: HostileHub, repo: str) -> None:
+    status, data, _ = _vram(f"{repo} 3060")
+    assert status == 2 and data["error"]["code"] == "remote_bad_answer", data
+    assert "127.0.0.1" in data["error"]["message"]
+    out = io.StringIO()
+    assert vram(["--lang", "ko", f"{repo} 3060"], out) == 2
+    assert "127.0.0.1" in out.getvalue() and "읽기를 멈췄어요" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("http://127.0.0.1:11434/v2/library/x/blobs/sha256:00", True),  # the registry itself
+        ("http://127.0.0.1:18081/latest/meta-data", False),  # the same host on another port
+        ("https://127.0.0.1:11434/v2/", False),  # another scheme
+        ("https://bucket.r2.cloudflarestorage.com/blob", True),
+        ("https://bucket.r2.cloudflarestorage.com:8443/blob", False),
+        ("http://bucket.r2.cloudflarestorage.com/blob", False),
+    ],
+)
+def test_ollama_redirects_are_checked_by_scheme_host_and_port(
+    monkeypatch: pytest.MonkeyPatch, url: str, allowed: bool
+) -> None:
+    monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", "http://127.0.0.1:11434")
+    assert allowed_ollama_host(url) is allowed
+
+
+# -- the cache folder --------------------------------------------------------------------------------------------------
+
+
+def test_a_planted_pickle_never_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, the parser's name index was unpickled from the cache folder; a pickle planted under its name ran."""
+    from vramfit.bot.parser import index as index_module
+    from vramfit.calc.presets import load_catalog
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self) -> tuple[Any, tuple[str]]:
+            return (os.system, (f"touch {marker}",))
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(cache))
+    catalog = load_catalog()
+    index_module._stored_index(catalog)
+    for stored in cache.glob("parser-index-*"):
+        stored.write_bytes(pickle.dumps(Payload()))
+        stored.with_suffix(".pickle").write_bytes(pickle.dumps(Payload()))
+    assert index_module._stored_index(catalog) == index_module.build_index(catalog)
+    assert not marker.exists()
+
+
+def test_a_planted_symlink_is_replaced_not_written_through(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (folder / "entry.json").symlink_to(victim)
+    for pid in range(os.getpid() - 2, os.getpid() + 3):  # the old temporary names, planted too
+        (folder / f"entry.{pid}.tmp").symlink_to(victim)
+    write_cache_file(folder / "entry.json", b"{}")
+    assert victim.read_text() == "keep me"
+    assert (folder / "entry.json").read_bytes() == b"{}" and not (folder / "entry.json").is_symlink()
+
+
+def test_special_files_and_foreign_folders_are_not_read(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    (folder / "zero.json").symlink_to("/dev/zero")
+    os.mkfifo(folder / "fifo.json")
+    (folder / "big.json").write_bytes(b"x" * 2048)
+    start = time.monotonic()
+    assert read_cache_file(folder / "zero.json") is None
+    assert read_cache_file(folder / "fifo.json") is None  # refused at once, not waited on
+    assert read_cache_file(folder / "big.json", limit=1024) is None
+    assert time.monotonic() - start < 1.0
+    open_folder = tmp_path / "shared"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)  # anyone may write here: not a cache to trust
+    (open_folder / "entry.json").write_bytes(b"{}")
+    assert read_cache_file(open_folder / "entry.json") is None
+    write_cache_file(open_folder / "other.json", b"{}")
+    assert not (open_folder / "other.json").exists()
+
+
+REPO = "tiny-org/Tiny-Llama-GGUF"
+
+
+@pytest.fixture
+def good_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    path = tmp_path / "Tiny-Llama-Q8_0.gguf"
+    write_gguf(path, TINY_LLAMA, FileType.Q8_0)
+    with FakeHub({REPO: Repo(files={path.name: path.read_bytes()})}) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+        yield server
+
+
+def _tampered(entry: dict[str, Any], how: str) -> bytes:
+    if how == "a list":
+        return b"[]"
+    if how == "no files":
+        return json.dumps({**entry, "files": []}).encode()
+    if how == "1e400":
+        return json.dumps(entry).replace('"mmproj_bytes": 0', '"mmproj_bytes": 1e400').encode()
+    if how == "truncated":
+        return json.dumps(entry).encode()[:100]
+    if how == "a million tensors":
+        tensor = entry["header"]["tensors"][0]
+        return json.dumps({**entry, "header": {**entry["header"], "tensors": [tensor] * 1_000_000}}).encode()
+    raise AssertionError(how)
+
+
+@pytest.mark.parametrize("how", ["a list", "no files", "1e400", "truncated", "a million tensors"])
+def test_a_tampered_cache_entry_is_a_miss_read_again(good_hub: FakeHub, tmp_path: Path, how: str) -> None:
+    status, first, _ = _vram(f"{REPO} Q8_0 8k 3060")
+    assert status == 0, first
+    (entry_path,) = [p for p in (tmp_path / "cache" / "hub").glob("*.json") if "listing" not in p.read_text()[:20]]
+    entry = json.loads(entry_path.read_bytes())
+    assert "header" in entry
+    entry_path.write_bytes(_tampered(entry, how))
+    requests = len(good_hub.log)
+    status, again, _ = _vram(f"{REPO} Q8_0 8k 3060")
+    assert status == 0, again
+    assert again["estimate"]["weights_bytes"] == first["estimate"]["weights_bytes"]
+    assert len(good_hub.log) > requests  # read from the Hub again
+
+
+# -- the bot: a stalled Hub holds only the questions that need it ------------------------------------------------------
+
+
+def test_two_stalled_hub_questions_leave_preset_questions_answered(hostile: HostileHub) -> None:
+    async def scenario() -> None:
+        settings = make_settings(answer_workers=2, remote_workers=2)
+        async with World.start(settings=settings, backend=CalcBackend().backend()) as world:
+            stalled = [await world.slash(f"evil/drip-listing-GGUF {n}k 3060") for n in (8, 16)]
+            await asyncio.sleep(0.3)
+            start = time.monotonic()
+            preset = await world.slash("llama3 8b 32k 3060")
+            sent = await world.callback(preset, timeout=10)
+            assert time.monotonic() - start < 3.0
+            assert sent.json["data"]["embeds"][0]["title"].startswith("Llama 3 8B")
+            for interaction in stalled:  # deferred, then told the Hub did not answer in time
+                await world.callback(interaction, timeout=10)
+
+    run(scenario())
+
+
+def test_split_parts_with_too_many_tensors_together_stop_at_the_cap(
+    hostile: HostileHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """12 parts of 130,000 tensors each: before, every part was read and merged (45 s, 2.56 GB); the merged cap
+    (131,072 tensors, the most one GGUF may have) stops the read at the second part."""
+    monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "60")  # the cap, not the clock, ends it here
+    status, data, _ = _vram("evil/tensors-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_too_large", data
+    assert "131072 tensors" in data["error"]["message"]
+    heads = [h for h in hostile.hits if h.method == "HEAD"]
+    assert len(heads) == 2  # the second part's header was the last one read
