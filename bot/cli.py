@@ -4,7 +4,8 @@
     vram --json --model llama-3-8b --quant Q4_K_M --context 32768 --gpu rtx-3060-12gb
     vram --json --config path/to/config.json --context 8k
 
-Exit 0 with an answer, 2 with an error (a JSON object with --json), never a traceback for bad input.
+Exit 0 with an answer, 2 with an error (a JSON object with --json), never a traceback for bad input; 130 when
+interrupted (Ctrl-C), 1 when the answer cannot be written (a closed pipe, a full disk).
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ import itertools
 import json
 import os
 import re
+import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.answering.cards import AnswerError, Overrides
 from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.untrusted_text import inert
+from vramfit.calc.cache_files import cache_dir, usable_folder
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
 from vramfit.calc.gpu import GIB
@@ -170,7 +175,7 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         return hub_model(reference, args.quant or "", args.engine or "llama.cpp")[0]
     if args.gguf:
         header = read_gguf(args.gguf)
-        name = str(header.metadata.get("general.name") or Path(args.gguf).stem)
+        name = inert(str(header.metadata.get("general.name") or Path(args.gguf).stem))[:200]
         return ModelRef(
             id=Path(args.gguf).stem,
             name=name,
@@ -189,7 +194,6 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
 
 def _ollama_flag(value: str) -> ModelRef | None:
     """The model of ``--ollama TAG``, or None for Ollama's name of a Hub GGUF (``hf.co/{repo}:{quant}``)."""
-    from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.sources.references import find_reference, parse_ollama_name
 
     hub = re.match(r"^(?:https?://)?(?:www\.)?(?:hf\.co|huggingface\.co)/", value.strip(), re.IGNORECASE)
@@ -379,8 +383,37 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     return fit, args.lang or "en", still_assumed(fit, assumed), ()
 
 
+def _json_line(data: Any, out: Any) -> str:
+    """One JSON object and a newline; non-ASCII as ``\\uXXXX`` escapes when ``out`` cannot encode Hangul (a terminal
+    or pipe set to ASCII or Latin-1), so the JSON stays whole and valid."""
+    return json.dumps(data, ensure_ascii=not _can_encode(out, "한")) + "\n"
+
+
+def _can_encode(out: Any, text: str) -> bool:
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _catalog_json(kind: str) -> dict[str, Any]:
+    """``--list-models --json`` and ``--list-gpus --json``: the presets' ids, names and (GPUs) memory."""
+    from vramfit.calc.presets import load_catalog
+
+    catalog = load_catalog()
+    if kind == "models":
+        return {"models": [{"id": m.id, "name": m.name} for m in catalog.models.values()]}
+    return {"gpus": [{"id": g.id, "name": g.name, "memory_bytes": g.memory_bytes} for g in catalog.gpus.values()]}
+
+
+SOURCE_FLAGS = ("config", "gguf", "hf", "ollama")
+
+
 def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
-    """Run the command; returns the exit status. Output goes to ``out``."""
+    """Run the command; returns the exit status. Output goes to ``out``: text for a person (control characters from
+    model files made inert), or with ``--json`` one JSON object per answer in every mode."""
     from vramfit.bot.render.contract import result_json
     from vramfit.bot.render.text import list_gpus_text, list_models_text, render_result, unparsed_line
     from vramfit.calc.presets import load_catalog
@@ -391,13 +424,20 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     try:
         args = parser.parse_args(list(argv))
         lang = args.lang or lang
+        sources = [f"--{name}" for name in SOURCE_FLAGS if getattr(args, name)]
+        if len(sources) > 1:
+            raise AnswerError(
+                "conflicting_sources", f"{' and '.join(sources)} each name a model: give one", subject=" ".join(sources)
+            )
         if args.interactive:
-            return interactive(out)
-        if args.list_models:
-            out.write(list_models_text(load_catalog(), lang))
-            return 0
-        if args.list_gpus:
-            out.write(list_gpus_text(load_catalog(), lang))
+            return interactive(out, as_json=want_json)
+        if args.list_models or args.list_gpus:
+            kind = "models" if args.list_models else "gpus"
+            if want_json:
+                out.write(_json_line(_catalog_json(kind), out))
+            else:
+                listing = list_models_text if kind == "models" else list_gpus_text
+                out.write(_inert_for(out, listing(load_catalog(), lang)))
             return 0
         result, lang, assumed, unparsed = resolve_args(args)
     except _ArgumentError as exc:
@@ -408,12 +448,23 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         data = result_json(result, lang, assumed)
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
-        out.write(json.dumps(data, ensure_ascii=False) + "\n")
+        out.write(_json_line(data, out))
     else:
         if unparsed:
-            out.write(unparsed_line(unparsed, lang) + "\n")
-        out.write(render_result(result, lang, assumed))
+            out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
+        out.write(_inert_for(out, render_result(result, lang, assumed)))
     return 0
+
+
+def _inert_for(out: Any, text: str) -> str:
+    """Text for a person: nothing from a model file may drive the terminal (:func:`bot.parser.text.inert`), and a
+    character the terminal cannot encode shows as "?" rather than ending the answer with an error."""
+    text = inert(text)
+    encoding = getattr(out, "encoding", None)
+    if encoding and not _can_encode(out, text):
+        with contextlib.suppress(LookupError):
+            return text.encode(encoding, errors="replace").decode(encoding)
+    return text
 
 
 def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
@@ -421,9 +472,9 @@ def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
     from vramfit.bot.render.text import error_message, error_text
 
     if want_json:
-        out.write(json.dumps(error_json(error, error_message(error, lang)), ensure_ascii=False) + "\n")
+        out.write(_json_line(error_json(error, error_message(error, lang)), out))
     else:
-        out.write(error_text(error, lang))
+        out.write(_inert_for(out, error_text(error, lang)))
     return EXIT_ERROR
 
 
@@ -452,11 +503,36 @@ def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[
     return [previous, *flags], merged
 
 
-def _history_file() -> Path | None:
-    from vramfit.calc.presets import cache_dir
+MAX_HISTORY_BYTES = 1 << 20
 
+
+def _history_file() -> Path | None:
+    """The prompt's history in the cache folder, when that folder is usable (:mod:`calc.cache_files`)."""
     folder = cache_dir()
-    return folder / "history" if folder is not None else None
+    return folder / "history" if folder is not None and usable_folder(folder, create=True) else None
+
+
+def _read_history(editing: Any, history: Path) -> None:
+    """readline's history from ``history`` when it is a regular file of a sane size (a planted link to /dev/zero or a
+    FIFO would otherwise hang the prompt)."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(history)
+        if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_HISTORY_BYTES:
+            editing.read_history_file(history)
+
+
+def _save_history(editing: Any, history: Path) -> None:
+    """readline's history written to a fresh temporary file, then renamed over ``history``: a planted symlink is
+    replaced, never written through."""
+    with contextlib.suppress(OSError):
+        fd, partial = tempfile.mkstemp(prefix=".history.", suffix=".tmp", dir=history.parent)
+        os.close(fd)
+        try:
+            editing.write_history_file(partial)
+            os.replace(partial, history)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
 
 
 def _line_editing() -> Any:
@@ -470,29 +546,27 @@ def _line_editing() -> Any:
         return None
     history = _history_file()
     if history is not None:
-        with contextlib.suppress(OSError):  # no history yet
-            readline.read_history_file(history)
+        _read_history(readline, history)
     readline.set_history_length(1000)
     return readline
 
 
-def interactive(out: Any, stdin: Any = None) -> int:
+def interactive(out: Any, stdin: Any = None, *, as_json: bool = False) -> int:
     """A prompt for questions; a short follow-up changes the previous question ("32k면?", "what about a 4090?");
-    an empty line or end of input quits."""
+    an empty line or end of input quits. With ``as_json`` no greeting nor prompt is written, and each answer is one
+    JSON line (a script can drive it through a pipe)."""
     from vramfit.bot.answering.followups import parse_or_none, slots_of
 
     editing = _line_editing() if stdin is None else None
     stdin = stdin or sys.stdin
     tr = Tr(argv_lang([], locale=True))
-    out.write(
-        tr(
-            _(
-                'Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
-                'Then change one thing: "32k면?", "what about a 4090?". An empty line quits.'
-            )
-        )
-        + "\n"
+    json_flag = ["--json"] if as_json else []
+    greeting = _(
+        'Ask about a model and a GPU, e.g. "llama3-8b 32k 3060" or "라마3 8B 32k 3060에서 돌아가?". '
+        'Then change one thing: "32k면?", "what about a 4090?". An empty line quits.'
     )
+    if not as_json:
+        out.write(tr(greeting) + "\n")
     previous, previous_slots = "", Overrides()
     try:
         while True:
@@ -502,7 +576,8 @@ def interactive(out: Any, stdin: Any = None) -> int:
                 except EOFError:
                     return 0
             else:
-                out.write("> ")
+                if not as_json:
+                    out.write("> ")
                 out.flush()
                 line = stdin.readline()
             line = line.strip()
@@ -511,25 +586,63 @@ def interactive(out: Any, stdin: Any = None) -> int:
             followup = followup_argv(previous, previous_slots, line)
             if followup is not None:
                 argv, previous_slots = followup
-                run(argv, out)
+                run([*json_flag, *argv], out)
                 continue
-            if run([line], out) == 0:
+            if run([*json_flag, line], out) == 0:
                 parsed = parse_or_none(line)
                 previous, previous_slots = line, (slots_of(parsed) if parsed is not None else Overrides())
     finally:
         history = _history_file()
         if editing is not None and history is not None:
-            with contextlib.suppress(OSError):  # a read-only cache folder: no history kept
-                history.parent.mkdir(parents=True, exist_ok=True)
-                editing.write_history_file(history)
+            _save_history(editing, history)  # a read-only cache folder: no history kept
 
 
-def main() -> None:
-    sys.exit(run(sys.argv[1:]))
+EXIT_WRITE_FAILED = 1
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a program stopped by Ctrl-C
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``vram``: :func:`run` on stdout, ending cleanly whatever happens to the terminal: Ctrl-C (exit 130, a JSON
+    error under ``--json``), a closed pipe (``| head``), a full disk or a terminal that cannot encode the answer."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        status = run(argv, sys.stdout)
+        sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        _say_interrupted("--json" in argv, argv_lang(argv))
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()  # the reader is gone: say nothing more, and let the exit not flush into the pipe again
+        return EXIT_WRITE_FAILED
+    except OSError as exc:  # ENOSPC, EIO: the answer could not be written
+        _quiet_stdout()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"vram: cannot write the answer: {exc.strerror or exc}\n")
+        return EXIT_WRITE_FAILED
+
+
+def _say_interrupted(want_json: bool, lang: Lang) -> None:
+    from vramfit.bot.render.contract import error_json
+
+    with contextlib.suppress(OSError, ValueError):
+        if want_json:
+            message = Tr(lang)(_("Interrupted before the answer was ready."))
+            sys.stdout.write(_json_line(error_json(AnswerError("interrupted"), message), sys.stdout))
+        else:
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, as Python's documentation advises after a broken pipe."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
 
 
 __all__ = ["build_arg_parser", "main", "run"]

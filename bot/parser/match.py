@@ -467,14 +467,13 @@ def _check_memory(value: float) -> float:
 
 
 def _count_value(text: str) -> int:
-    if len(text) > 6:
-        raise BadNumberError(f"GPU count too large: {text}", number=text)
-    count = int(text)
-    if not 1 <= count <= MAX_GPU_COUNT:
+    """A GPU count as written, within the one limit every way of giving it has (``--gpu-count``, "2x 3090")."""
+    if len(text) > 6 or not 1 <= int(text) <= MAX_GPU_COUNT:
         raise BadNumberError(
-            f"GPU count must be between 1 and {MAX_GPU_COUNT}, not {count}", number=count, limit=MAX_GPU_COUNT
-        )
-    return count
+            f"GPU count must be between 1 and {MAX_GPU_COUNT}, not {text}", field="gpu_count", value=text, low=1,
+            high=MAX_GPU_COUNT,
+        )  # fmt: skip
+    return int(text)
 
 
 def _is_counter(form: str) -> bool:
@@ -484,7 +483,7 @@ def _is_counter(form: str) -> bool:
 def _count_after(tokens: Tokens, i: int) -> tuple[int, int] | None:
     """A count right after token ``i - 1``: "x2", "x 2", "2장", "2 cards". Returns (count, next free index)."""
     f0, f1 = tokens.form(i), tokens.form(i + 1)
-    if tokens.free(i) and re.fullmatch(r"x\d{1,6}", f0):
+    if tokens.free(i) and re.fullmatch(r"x\d+", f0):  # every digit: "x99999999999999999999" is too many, not none
         return _count_value(f0[1:]), i + 1
     if tokens.free(i) and tokens.free(i + 1) and f0 == "x" and f1.isdigit():
         return _count_value(f1), i + 2
@@ -496,7 +495,7 @@ def _count_after(tokens: Tokens, i: int) -> tuple[int, int] | None:
 def _count_before(tokens: Tokens, i: int) -> tuple[int, int] | None:
     """A count right before token ``i``: "2x", "2 x", "2" ("2 3090s"). Returns (count, first index used)."""
     f1, f2 = tokens.form(i - 1), tokens.form(i - 2)
-    if tokens.free(i - 1) and re.fullmatch(r"\d{1,6}x", f1):
+    if tokens.free(i - 1) and re.fullmatch(r"\d+x", f1):
         return _count_value(f1[:-1]), i - 1
     if tokens.free(i - 1) and tokens.free(i - 2) and f1 == "x" and f2.isdigit():
         return _count_value(f2), i - 2

@@ -168,6 +168,7 @@ def parse_gpu_spec(spec: str, catalog: Catalog | None = None) -> GpuChoice:
     cat = catalog or load_catalog()
     idx = index_for(cat)
     scratch = slots.Scratch(clean(spec))
+    refuse_negative_numbers(scratch.text)
     apple_hint = slots.remove_apple_words(scratch)
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     gpus = match.match_gpus(tokens, idx, cat)
@@ -192,6 +193,18 @@ def _unparsed(leftover: str) -> tuple[str, ...]:
     return tuple(w[:32] for w in words if any(ch.isdigit() for ch in w))[:MAX_UNPARSED]
 
 
+# A minus sign (not a hyphen inside a name, "rtx-3060-12gb", "8k-32k", nor a dash between words, "8b - 32k") right
+# before a size, a count or a context.
+_NEGATIVE = re.compile(r"(?<![a-z0-9.])-\d+(?:\.\d+)?\s?(?:gb|tb|x|k)(?![a-z0-9])")
+
+
+def refuse_negative_numbers(cleaned: str) -> None:
+    """BadNumberError for "-64gb ram", "-2x 3090": a size or count is never negative, nor read as its magnitude."""
+    found = _NEGATIVE.search(cleaned)
+    if found is not None:
+        raise BadNumberError(f"a size or count cannot be negative: {found[0]}", number=found[0].replace(" ", ""))
+
+
 def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     """Read a question. Raises a :class:`calc.errors.VramfitError` subclass (UnknownModelError, UnknownGpuError,
     UnknownQuantError, BadNumberError) for a name it cannot place or a number out of range; never anything else."""
@@ -199,6 +212,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     idx = index_for(cat)
     lang: Lang = "ko" if has_hangul(text) else "en"
     scratch = slots.Scratch(clean(text))
+    refuse_negative_numbers(scratch.text)
     intent_text = scratch.text
     named_ollama = slots.mentions_ollama(scratch.text)
 

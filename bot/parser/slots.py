@@ -280,10 +280,12 @@ def extract_quant(s: Scratch, engine: Engine | None) -> str | None:
 # --- system RAM speed ------------------------------------------------------------------------------------------
 
 # "ddr4", "ddr5-6000", "ddr5 6400mt/s", "ddr4 3200mhz" (MHz as kits are sold: the transfer rate).
-_RAM_KIND = re.compile(r"(?<![a-z0-9])ddr\s?([45])(?:[\s-]?(\d{4,5})(?:\s?(?:mt/s|mts|mhz))?)?(?![a-z0-9])")
+# A rate has four or more digits, all of them read ("ddr5-999999999999999" is a rate out of range, not DDR5 and a number
+# left for the context to take).
+_RAM_KIND = re.compile(r"(?<![a-z0-9])ddr\s?([45])(?:[\s-]?(\d{4,})(?:\s?(?:mt/s|mts|mhz))?)?(?![a-z0-9])")
 # "dual channel" (read by clean() as "2x channel"), "4-channel", "8 channels", "듀얼채널", "4채널".
 _CHANNELS = re.compile(
-    r"(?<![a-z0-9])(\d{1,2})\s?x?\s?-?\s?(?:channels?|ch)(?![a-z])|(싱글|듀얼|트리플|쿼드|옥타|\d{1,2})\s?채널"
+    r"(?<![a-z0-9])(\d+)\s?x?\s?-?\s?(?:channels?|ch)(?![a-z])|(싱글|듀얼|트리플|쿼드|옥타|\d+)\s?채널"
 )
 _KO_CHANNELS = {"싱글": 1, "듀얼": 2, "트리플": 3, "쿼드": 4, "옥타": 8}
 
@@ -308,11 +310,11 @@ def extract_ram_speed(s: Scratch) -> RamSpeedSlot | None:
     channels = DESKTOP_CHANNELS
     if channel_match is not None:
         word = channel_match.group(1) or channel_match.group(2)
-        channels = _KO_CHANNELS[word] if word in _KO_CHANNELS else int(word)
+        channels = _KO_CHANNELS[word] if word in _KO_CHANNELS else int(word[:6]) if len(word) <= 6 else 10**6
         if not 1 <= channels <= MAX_CHANNELS:
             raise BadNumberError(
-                f"memory channels must be between 1 and {MAX_CHANNELS}, not {channels}", field="ram_channels",
-                value=channels, low=1, high=MAX_CHANNELS,
+                f"memory channels must be between 1 and {MAX_CHANNELS}, not {word}", field="ram_channels",
+                value=word[:40], low=1, high=MAX_CHANNELS,
             )  # fmt: skip
         s.take(channel_match)
     if kind_match is None:
@@ -320,12 +322,12 @@ def extract_ram_speed(s: Scratch) -> RamSpeedSlot | None:
     kind: RamKind = "ddr4" if kind_match.group(1) == "4" else "ddr5"
     mts = TYPICAL_MTS[kind]
     if kind_match.group(2):
-        mts = int(kind_match.group(2))
+        mts = int(kind_match.group(2)[:7]) if len(kind_match.group(2)) <= 7 else 10**7
         low, high = MTS_RANGE[kind]
         if not low <= mts <= high:
             raise BadNumberError(
-                f"{kind.upper()} runs at {low}-{high} MT/s, not {mts}", field="ram_speed", value=mts, low=low,
-                high=high,
+                f"{kind.upper()} runs at {low}-{high} MT/s, not {kind_match.group(2)}", field="ram_speed",
+                value=kind_match.group(2)[:40], low=low, high=high,
             )  # fmt: skip
     start, end = kind_match.span()
     s.text = s.text[:start] + "ram" + USED * (end - start - 3) + s.text[end:]

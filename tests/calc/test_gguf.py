@@ -31,13 +31,21 @@ TINY_LLAMA = {
 
 
 def write_gguf(
-    path: Path, config: dict[str, object], ftype: FileType, *, declare: bool = False, split_max_tensors: int = 0
+    path: Path,
+    config: dict[str, object],
+    ftype: FileType,
+    *,
+    declare: bool = False,
+    split_max_tensors: int = 0,
+    name: str = "",
 ) -> None:
     """A GGUF with the architecture's tensors in llama.cpp's quant mix and zero weights; with ``declare`` also
     general.file_type, as llama-quantize writes it (gguf-py's number for the type); with ``split_max_tensors``, in
     parts of at most that many tensors, named as gguf-split names them (``{stem}-00001-of-00002.gguf``)."""
     arch = from_hf_config(config)
     writer = GGUFWriter(str(path), arch="llama", split_max_tensors=split_max_tensors)
+    if name:  # general.name, as a converter writes it (or anyone who edits the file)
+        writer.add_name(name)
     if declare:
         writer.add_file_type(LlamaFileType[("ALL_" if ftype == FileType.F32 else "MOSTLY_") + ftype.value].value)
     writer.add_block_count(arch.n_layers)

@@ -1,0 +1,161 @@
+"""The terminal's contract under hostile conditions: a closed pipe, a full disk, an ASCII terminal, Ctrl-C during a
+Hub read, ``--json`` in every mode, conflicting sources, negative and oversized numbers, and control characters from
+a model file. Real processes where the process is what is tested (exit status, stderr, signals)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.calc.test_gguf import TINY_LLAMA, write_gguf
+from tests.fake_hub.hostile import HostileHub
+from tests.groundtruth import REPO_ROOT
+from vramfit.bot.cli import interactive, run
+from vramfit.calc.file_types import FileType
+
+ROOT = REPO_ROOT
+
+
+def _process(*argv: str, env: dict[str, str] | None = None, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "vramfit.bot.cli", *argv], capture_output=True, cwd=ROOT, check=False, timeout=60,
+        env={**os.environ, **(env or {})}, **kwargs,
+    )  # fmt: skip
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``vram --json … | head -c0``: before, a BrokenPipeError traceback and exit 1."""
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the answer is written
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vramfit.bot.cli", "--json", "llama3 8b 32k 3060"],
+            stdout=writer, stderr=subprocess.PIPE, cwd=ROOT, check=False, timeout=60,
+        )  # fmt: skip
+    finally:
+        os.close(writer)
+    assert b"Traceback" not in done.stderr and done.stderr == b"", done.stderr
+    assert done.returncode == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_is_one_line_on_stderr() -> None:
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "vramfit.bot.cli", "llama3 8b 32k 3060"], stdout=full, stderr=subprocess.PIPE,
+            cwd=ROOT, check=False, timeout=60,
+        )  # fmt: skip
+    assert b"Traceback" not in done.stderr
+    assert done.stderr.decode().startswith("vram: cannot write the answer: No space left on device")
+    assert done.returncode == 1
+
+
+def test_an_ascii_terminal_gets_the_korean_answer_without_an_error() -> None:
+    env = {"PYTHONIOENCODING": "ascii"}
+    text = _process("라마3 8B 32k 3060에서 돌아가?", env=env)
+    assert text.returncode == 0 and b"Traceback" not in text.stderr, text.stderr
+    assert b"Llama 3 8B" in text.stdout
+    as_json = _process("--json", "라마3 8B 32k 3060에서 돌아가?", env=env)
+    assert as_json.returncode == 0, as_json.stderr
+    data = json.loads(as_json.stdout)  # escaped, whole and valid
+    assert data["lang"] == "ko" and max(as_json.stdout) < 128
+
+
+def test_ctrl_c_during_a_hub_read_is_exit_130_and_a_json_error(tmp_path: Path) -> None:
+    with HostileHub(drip_seconds=0.5) as hub:
+        env = {"HF_ENDPOINT": hub.url, "VRAMFIT_CACHE_DIR": str(tmp_path), "VRAMFIT_HUB_DEADLINE_SECONDS": "30"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "vramfit.bot.cli", "--json", "evil/drip-listing-GGUF 3060"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env={**os.environ, **env},
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not hub.hits and time.monotonic() < deadline:  # the read has started
+            time.sleep(0.05)
+        assert hub.hits, "the CLI never reached the fake Hub"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err, err
+    assert json.loads(out)["error"]["code"] == "interrupted"
+
+
+def _json(*argv: str) -> tuple[int, Any]:
+    out = io.StringIO()
+    status = run(["--json", *argv], out)
+    return status, json.loads(out.getvalue())
+
+
+def test_every_mode_honours_json() -> None:
+    status, models = _json("--list-models")
+    assert status == 0 and {"id": "llama-3-8b", "name": "Llama 3 8B"} in models["models"]
+    status, gpus = _json("--list-gpus")
+    assert status == 0 and any(g["id"] == "rtx-3060-12gb" and g["memory_bytes"] == 12 << 30 for g in gpus["gpus"])
+    out = io.StringIO()
+    assert interactive(out, io.StringIO("llama3 8b 32k 3060\n32k면?\nllama3 8b 3060 -64gb ram\n\n"), as_json=True) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]  # every line JSON: no greeting, no prompt
+    assert [("error" in line) for line in lines] == [False, False, True]
+    assert lines[1]["request"]["context"] == 32768
+
+
+def test_two_sources_are_an_error_not_a_silent_choice(tmp_path: Path) -> None:
+    gguf = tmp_path / "tiny-Q8_0.gguf"
+    write_gguf(gguf, TINY_LLAMA, FileType.Q8_0)
+    status, data = _json("--hf", "someone/Model-GGUF", "--gguf", str(gguf))
+    assert status == 2 and data["error"]["code"] == "conflicting_sources", data
+    assert "--gguf" in data["error"]["message"] and "--hf" in data["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "subject"),
+    [
+        (["llama3 8b 3060 -64GB RAM"], "-64gb"),  # before: 64 GB of RAM
+        (["--gpu", "-2x 3090", "llama3 8b"], "-2x"),  # before: two GPUs
+        (["--gpu", "99999999999999999999x 3090", "llama3 8b"], "99999999999999999999"),  # before: one GPU
+        (["--gpu", "3090", "--gpu-count", "1000", "llama3 8b"], "1000"),
+        (["llama3 8b 3060 ddr5-999999999999999"], "999999999999999"),
+        (["llama3 8b 3060 ddr5 1000000 channel"], "1000000"),  # before: a context of 1,000,000
+    ],
+)
+def test_negative_and_oversized_numbers_are_errors(argv: list[str], subject: str) -> None:
+    status, data = _json(*argv)
+    assert status == 2 and data["error"]["code"] == "bad_number", data
+    assert subject in data["error"]["message"]
+
+
+def test_one_gpu_count_limit_wherever_it_is_given() -> None:
+    _, flag = _json("--gpu", "3090", "--gpu-count", "65", "llama3 8b")
+    _, text = _json("llama3 8b 65x 3090")
+    _, spec = _json("--gpu", "65x 3090", "llama3 8b")
+    messages = {flag["error"]["message"], text["error"]["message"], spec["error"]["message"]}
+    assert messages == {"The number of GPUs must be between 1 and 64; you wrote 65."}
+
+
+NAME = "\x1b]0;pwned\x07\x1b[2J\x1b[HALL CLEAR \u202etxet\u200b Tiny"
+
+
+def test_control_characters_from_a_gguf_never_reach_the_terminal(tmp_path: Path) -> None:
+    gguf = tmp_path / "tiny-Q8_0.gguf"
+    write_gguf(gguf, TINY_LLAMA, FileType.Q8_0, name=NAME)
+    out = io.StringIO()
+    assert run(["--gguf", str(gguf), "8k", "--gpu", "3060"], out) == 0
+    shown = out.getvalue()
+    assert "ALL CLEAR" in shown  # the name is shown, made inert
+    assert not any(ch in shown for ch in "\x1b\x07\u202e\u200b")
+    status, data = _json("--gguf", str(gguf), "8k")
+    assert status == 0 and not any(ch in data["request"]["model"]["name"] for ch in "\x1b\x07\u202e\u200b")
+
+
+def test_embeds_drop_bidi_and_zero_width_characters() -> None:
+    from vramfit.bot.render.embed import clean
+
+    assert clean("evil\u202eCBA\u200b\u2066x\u2069") == "evilCBAx"
+    assert "\x1b" not in clean("a\x1b[2Jb")
