@@ -10,6 +10,10 @@ memory (goal < 100 MB). Latency is from the moment the fake sends INTERACTION_CR
 callback reaches it (p50/p99). ``--unique`` makes every question different (no card cache hits); the default mix
 repeats 24 questions, as a busy channel does.
 
+``--bare`` runs a bare discord.py bot instead (an ``AutoShardedBot`` whose ``/vram`` replies at once with a one-line
+embed), the floor any bot on this machine and this fake Discord pays; ``--side-by-side`` runs the bot and then the
+bare bot on the same burst and prints their latencies and the ratio (these machines are noisy: compare within a run).
+
 ``--processes N`` runs N bot processes instead (``--shard-count N``, each with its own ``--shard-ids``), the load
 spread over N guilds (one per shard); they share one settings database (``DATABASE_URL`` when set, else a temporary
 SQLite file). It prints the combined interactions/s and each process's CPU time and memory. On a 2-core machine the
@@ -176,6 +180,22 @@ async def _load(
 # -- parent: the bot ------------------------------------------------------------------------------------------------
 
 
+def bare_bot() -> Any:
+    """A discord.py bot that does nothing but answer ``/vram`` with a one-line embed: the floor for latency."""
+    import discord
+    from discord import app_commands
+    from discord.ext import commands
+
+    bot = commands.AutoShardedBot(command_prefix="!", intents=discord.Intents.none(), max_messages=None)
+
+    @bot.tree.command(name="vram", description="bare")
+    @app_commands.describe(query="the question")
+    async def vram(interaction: discord.Interaction[Any], query: str) -> None:
+        await interaction.response.send_message(embed=discord.Embed(title=query[:100]))
+
+    return bot
+
+
 async def run_bot(
     conn: Connection,
     backend_name: str,
@@ -194,6 +214,8 @@ async def run_bot(
     urls = conn.recv()
     discord.http.Route.BASE = urls["api"]
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(urls["gateway"])
+    if backend_name == "bare":
+        return await _measure(conn, bare_bot())
     if backend_name == "fake":
         from tests.fake_discord.backend import FakeBackend
 
@@ -211,7 +233,10 @@ async def run_bot(
         shard_ids=shard_ids,
         database_path=database_path,  # DATABASE_URL, when set, wins: every process shares that PostgreSQL
     )
-    vram_bot = VramBot(settings, backend, guild_ready_timeout=0.05)
+    return await _measure(conn, VramBot(settings, backend, guild_ready_timeout=0.05))
+
+
+async def _measure(conn: Connection, vram_bot: Any) -> dict[str, Any]:
     await vram_bot.login("benchmark-token")
     task = asyncio.create_task(vram_bot.connect())
     await vram_bot.wait_until_ready()
@@ -325,31 +350,17 @@ def run_processes(args: argparse.Namespace) -> int:
     return 1 if result["failed"] else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-n", type=int, default=2000, help="interactions to measure (default 2000)")
-    parser.add_argument("-c", "--concurrency", type=int, default=32, help="interactions in flight (default 32)")
-    parser.add_argument("--warmup", type=int, default=200, help="interactions before measuring (default 200)")
-    parser.add_argument("--unique", action="store_true", help="every question different: no card cache hits")
-    parser.add_argument("--backend", choices=["real", "fake"], default="real", help="calculator behind the bot")
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument(
-        "--processes", type=int, default=1, help="bot processes, one shard each, sharing one settings database"
-    )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
-    if args.processes > 1:
-        return run_processes(args)
-
+def run_one(args: argparse.Namespace, backend: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One burst against one bot in this process: (summary, raw result)."""
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe()
     proc = ctx.Process(
         target=load_process,
-        args=(child, args.n, args.concurrency, args.unique, args.warmup, args.backend),
+        args=(child, args.n, args.concurrency, args.unique, args.warmup, backend),
     )
     proc.start()
     try:
-        result = asyncio.run(run_bot(parent, args.backend))
+        result = asyncio.run(run_bot(parent, backend))
     finally:
         proc.join(timeout=30)
         if proc.is_alive():
@@ -358,18 +369,61 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "interactions": args.n,
         "concurrency": args.concurrency,
-        "backend": args.backend,
+        "backend": backend,
         "unique": args.unique,
         "interactions_per_s": round(args.n / result["wall"], 1),
         "bot_cpu_ms_per_interaction": round(result["cpu"] * 1000 / args.n, 3),
         "interactions_per_bot_cpu_s": round(args.n / result["cpu"], 1) if result["cpu"] else None,
         "p50_ms": round(statistics.median(lat_ms), 2),
+        "p95_ms": round(percentile(lat_ms, 0.95), 2),
         "p99_ms": round(percentile(lat_ms, 0.99), 2),
         "rss_ready_mb": round(result["rss_ready"], 1),
         "rss_after_mb": round(result["rss_after"], 1),
         "rss_peak_mb": round(result["rss_peak"], 1),
         "failed": result["failed"],
     }
+    return summary, result
+
+
+def side_by_side(args: argparse.Namespace) -> int:
+    """The bot and a bare discord.py bot on the same burst, one after the other; their latencies and the ratio."""
+    ours, ours_raw = run_one(args, args.backend)
+    bare, _ = run_one(args, "bare")
+    if args.json:
+        print(json.dumps({"bot": ours, "bare": bare, "p95_ratio": round(ours["p95_ms"] / bare["p95_ms"], 2)}))
+    else:
+        what = f"{args.backend} calculator vs a bare discord.py bot"
+        print(f"{args.n} interactions, {args.concurrency} in flight ({what})")
+        print(f"  {'':14}{'vramfit':>12}{'bare':>12}{'ratio':>9}")
+        for key, label in (("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"), ("p99_ms", "p99 ms"),
+                           ("interactions_per_s", "interactions/s")):  # fmt: skip
+            print(f"  {label:14}{ours[key]:>12}{bare[key]:>12}{ours[key] / bare[key]:>9.2f}")
+        print(f"  failed        {ours['failed']:>12}{bare['failed']:>12}")
+        for failure in ours_raw["failures"]:
+            print("  !", failure)
+    return 1 if ours["failed"] or bare["failed"] else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=2000, help="interactions to measure (default 2000)")
+    parser.add_argument("-c", "--concurrency", type=int, default=32, help="interactions in flight (default 32)")
+    parser.add_argument("--warmup", type=int, default=200, help="interactions before measuring (default 200)")
+    parser.add_argument("--unique", action="store_true", help="every question different: no card cache hits")
+    parser.add_argument("--backend", choices=["real", "fake"], default="real", help="calculator behind the bot")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--bare", action="store_true", help="a bare discord.py bot instead of vramfit's")
+    parser.add_argument("--side-by-side", action="store_true", help="vramfit's bot, then a bare one, on one burst")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="bot processes, one shard each, sharing one settings database"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    if args.processes > 1:
+        return run_processes(args)
+    if args.side_by_side:
+        return side_by_side(args)
+    summary, result = run_one(args, "bare" if args.bare else args.backend)
     if args.json:
         print(json.dumps(summary))
     else:
@@ -379,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             f"  throughput   {summary['interactions_per_s']} interactions/s (wall clock)\n"
             f"  bot CPU      {summary['bot_cpu_ms_per_interaction']} ms/interaction"
             f" = {summary['interactions_per_bot_cpu_s']} interactions per CPU-second (one core)\n"
-            f"  latency      p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms\n"
+            f"  latency      p50 {summary['p50_ms']} ms, p95 {summary['p95_ms']} ms, p99 {summary['p99_ms']} ms\n"
             f"  bot RSS      {summary['rss_ready_mb']} MB ready, {summary['rss_after_mb']} MB after"
             f" (peak {summary['rss_peak_mb']} MB)\n"
             f"  failed       {summary['failed']}"

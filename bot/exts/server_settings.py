@@ -97,6 +97,16 @@ def describe(settings: GuildSettings, tr: Tr, *, message_content: bool) -> str:
     ]
     if settings.channels and not message_content:
         lines.append(tr(AUTOANSWER_OFF))
+    if missing := [g for g in settings.gpus if g not in catalog().gpus]:
+        lines.append(
+            tr(
+                N_(
+                    "⚠️ No longer in vramfit's GPU list, so skipped: {gpus}. Remove it with "
+                    "`/vram-settings gpus remove`."
+                ),
+                gpus=", ".join(f"`{g}`" for g in missing),
+            )
+        )
     return "\n".join(lines)
 
 

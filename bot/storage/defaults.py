@@ -24,6 +24,7 @@ from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.bot.storage.db import StorageError
 from vramfit.bot.storage.repository import GuildSettings
+from vramfit.calc.presets import load_catalog
 
 if TYPE_CHECKING:
     from vramfit.bot.bot import VramBot
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
+_WARNED_GPUS: set[str] = set()  # shortlisted ids the catalog lacks, logged once per process
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +48,16 @@ class GuildDefaults:
 
     @classmethod
     def from_settings(cls, settings: GuildSettings, *, message_content: bool = False) -> GuildDefaults:
+        """The settings as answers use them; a shortlisted GPU the catalog no longer has (renamed or removed in a
+        release) is skipped, never an error for every question (``/vram-settings show`` lists it to the admins)."""
+        known = tuple(gpu_id for gpu_id in settings.gpus if gpu_id in load_catalog().gpus)
+        for gpu_id in set(settings.gpus) - set(known) - _WARNED_GPUS:
+            _WARNED_GPUS.add(gpu_id)
+            log.warning("A server's GPU shortlist names %r, which the catalog no longer has: skipped", gpu_id)
         return cls(
             lang=None if settings.language == "user" else settings.language,
             engine=None if settings.engine == "llama.cpp" else settings.engine,
-            gpus=settings.gpus,
+            gpus=known,
             private_mentions=settings.mention_replies == "private",
             autoanswer_channels=settings.channels,
             message_content=message_content,

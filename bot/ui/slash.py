@@ -59,6 +59,9 @@ QUANT_CHOICES = [
 ]  # fmt: skip
 
 
+UNKNOWN_INTERACTION = 10062  # Discord's code for an interaction that can no longer be answered
+
+
 async def answer_interaction(
     bot: VramBot,
     interaction: discord.Interaction[VramBot],
@@ -100,13 +103,18 @@ async def answer_interaction(
         await asyncio.wait_for(send, window_left)
     except TimeoutError:
         await _post_in_channel(interaction, lang, embed, view)
+    except discord.NotFound as exc:  # 10062: the interaction reached the bot past its window (a busy gateway)
+        if exc.code != UNKNOWN_INTERACTION:
+            raise
+        await _post_in_channel(interaction, lang, embed, view)
 
 
 async def _post_in_channel(
     interaction: discord.Interaction[VramBot], lang: Lang, embed: discord.Embed, view: discord.ui.View
 ) -> None:
-    """The reply could not get through within Discord's window (a rate limit asked to wait longer): the
-    interaction can no longer be answered, so the card goes to the channel as a message, naming whose it is."""
+    """The reply could not get through within Discord's window (a rate limit asked to wait longer, or the
+    interaction itself arrived late): it can no longer be answered, so the card goes to the channel as a message,
+    naming whose it is."""
     log.warning("The answer missed the interaction window; posting it in the channel: %s", interaction.id)
     channel = interaction.channel
     if not isinstance(channel, discord.abc.Messageable):

@@ -292,3 +292,18 @@ def test_a_listener_that_raises_is_logged_with_where_it_happened(caplog: pytest.
             assert "went wrong on my side" in reply.json["content"]  # the asker is told, in a sentence
 
     run(scenario())
+
+
+def test_a_late_interaction_still_gets_its_answer_in_the_channel() -> None:
+    """An interaction that reaches the bot past Discord's window (10062 on its callback): before, no answer at all;
+    now the card is posted in the channel, naming whose it is."""
+
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            world.fake.late_interactions = True
+            await world.slash("llama3 8b 32k 3060")
+            posted = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages", timeout=10)
+            assert posted.json["embeds"][0]["title"].startswith("Llama 3 8B")
+            assert f"<@{world.user['id']}>" in posted.json["content"]
+
+    run(scenario())

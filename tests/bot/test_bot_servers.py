@@ -721,3 +721,27 @@ def test_guild_defaults_apply_only_where_the_question_is_silent() -> None:
     }  # fmt: skip
     assert defaults.apply("lamma-9000 ???", {}) == {"engine": "vllm", "gpus": shortlist}  # unreadable: defaults
     assert NO_DEFAULTS.apply("llama3 8b", {"quant": "Q8_0"}) == {"quant": "Q8_0"}
+
+
+def test_a_shortlisted_gpu_the_catalog_no_longer_has_is_skipped_and_shown_to_admins() -> None:
+    """A GPU id renamed in a release (here planted in the store as it would remain): before, every question without a
+    GPU in that server answered "I don't know the GPU rtx-9090-renamed"; now it is skipped, and /vram-settings show
+    names it to the admins."""
+    from vramfit.bot.answering.service import CalcBackend
+
+    async def scenario() -> None:
+        async with World.start(settings=make_settings(), backend=CalcBackend().backend()) as world:
+            assert world.bot.store is not None
+            await world.bot.store.add_gpu(GUILD_ID, "rtx-9090-renamed")
+            await world.bot.store.add_gpu(GUILD_ID, "rtx-3060-12gb")
+            interaction = await world.slash("llama3 8b 32k", locale="en-US")
+            card = (await world.callback(interaction)).json["data"]
+            embed = embed_of(card)
+            assert embed["title"].startswith("Llama 3 8B")
+            assert "GeForce RTX 3060 12GB" in embed["description"]
+            sent = await settings_command(world, ["show"])
+            assert "No longer in vramfit's GPU list, so skipped: `rtx-9090-renamed`" in sent.json["data"]["content"]
+            sent = await settings_command(world, ["show"], locale="ko")
+            assert "더 이상 없어서 건너뛰어요: `rtx-9090-renamed`" in sent.json["data"]["content"]
+
+    run(scenario())

@@ -116,6 +116,8 @@ class FakeDiscord:
         self.dm_channels: dict[int, int] = {}  # user id -> DM channel id (POST /users/@me/channels)
         self.closed_dms: set[int] = set()  # user ids whose DMs refuse the bot (403, code 50007)
         self._callbacks: dict[str, _Callback] = {}
+        # Interactions that reach the bot too late: Discord answers their callback "Unknown interaction" (10062).
+        self.late_interactions = False
         self._session_ids = itertools.count(1)
         self._seq = itertools.count(1)
         self._changed = asyncio.Condition()
@@ -248,7 +250,8 @@ class FakeDiscord:
 
     async def interaction(self, payload: JSON, *, shard_id: int | None = None) -> None:
         """Register an interaction token and dispatch INTERACTION_CREATE (on its guild's shard unless given)."""
-        self._callbacks[payload["token"]] = _Callback(payload)
+        if not self.late_interactions:
+            self._callbacks[payload["token"]] = _Callback(payload)
         await self.dispatch("INTERACTION_CREATE", payload, shard_id=shard_id)
 
     async def close_gateway(self, shard_id: int = 0, *, code: int = 4000) -> None:
