@@ -40,6 +40,14 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "**{subject}** has neither GGUF files nor a Transformers safetensors checkpoint (model.safetensors or its "
         "index), so there is nothing to size."
     ),
+    "remote_unreachable": _(
+        "I can't reach **{subject}**: there is no network, or its name doesn't resolve. Check the connection and ask "
+        "again."
+    ),
+    "remote_token_refused": _(
+        "Hugging Face refused the HF_TOKEN set for this server or terminal (an expired or mistyped token), so "
+        "**{subject}** was not read. Its owner can set a valid token or remove it."
+    ),
     "conflicting_sources": _("**{subject}**: each names a model, so give only one of them."),
     "remote_bad_answer": _(
         "**{subject}** answered with something that is neither a file list nor a file header, so vramfit stopped "

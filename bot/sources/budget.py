@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from httpcore2 import NetworkStream
 
 SLICE_SECONDS = 0.25  # how often a blocked read looks at the deadline and the cancel flag
+CONNECT_SECONDS = 2.0  # a host that has not accepted the connection by then is unreachable, not busy
 MAX_REDIRECTS = 5
 MAX_SPLIT_PARTS = 128  # the largest split GGUFs on the Hub (BF16 of 1T-parameter models) have about 50
 
@@ -243,6 +244,7 @@ class DeadlineBackend:
     ) -> DeadlineStream:
         budget = _CURRENT.get()
         limit = budget.timeout(timeout) if budget is not None else timeout
+        limit = CONNECT_SECONDS if limit is None else min(limit, CONNECT_SECONDS)
         return DeadlineStream(self.inner.connect_tcp(host, port, limit, local_address, socket_options))
 
     def connect_unix_socket(
@@ -312,6 +314,16 @@ def checked_session() -> httpx2.Client:
                 set_client_factory(build_client)
                 _installed = True
     return get_session()
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the host cannot be reached at all (no route, refused, a name that does not resolve, no
+    connection within :data:`CONNECT_SECONDS`), as opposed to a server that answers slowly or refuses the request."""
+    import httpx2
+
+    if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
+        return True
+    return isinstance(exc, OSError) and not isinstance(exc, TimeoutError)
 
 
 def read_body(response: httpx2.Response, limit: int, too_large: Callable[[], AnswerError]) -> bytes:

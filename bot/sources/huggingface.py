@@ -50,6 +50,7 @@ from vramfit.bot.sources.budget import (
     RemoteLimits,
     checked_session,
     current_budget,
+    is_unreachable,
     origin_of,
     read_body,
     remote_budget,
@@ -330,19 +331,25 @@ def _hub_errors(reference: HubReference) -> Iterator[None]:
             status = exc.response.status_code if exc.response is not None else 0
             retry = exc.response.headers.get("Retry-After") if exc.response is not None else None
             raise _http_error(status, reference.repo, retry) from exc
-        except OSError as exc:  # connection refused, DNS
-            raise AnswerError("remote_unavailable", f"cannot reach the Hub: {exc}", subject=reference.repo) from exc
         except Exception as exc:  # httpx2's time-outs and transport errors are not OSErrors; anything else is a bug
-            if type(exc).__module__.startswith(("httpx", "httpcore")):
+            if is_unreachable(exc):  # refused, no route, a name that does not resolve: within CONNECT_SECONDS
+                host = urlparse(endpoint()).hostname or endpoint()
+                raise AnswerError("remote_unreachable", f"cannot reach {host}: {exc}", subject=host) from exc
+            if isinstance(exc, OSError) or type(exc).__module__.startswith(("httpx", "httpcore")):
                 why = "no answer in time" if "Timeout" in type(exc).__name__ else str(exc)[:200]
                 raise AnswerError("remote_unavailable", f"cannot reach the Hub: {why}", subject=reference.repo,
                                   reason=why) from exc  # fmt: skip
             raise
 
 
+TOKEN_REFUSED = "Invalid credentials in Authorization header"  # the Hub's X-Error-Message for a bad token
+
+
 def _status_error(response: httpx2.Response, subject: str) -> AnswerError:
     """What a Hub answer other than 2xx/3xx means, by its X-Error-Code as huggingface_hub reads it, else its status."""
     code = response.headers.get("X-Error-Code", "")
+    if response.status_code == 401 and response.headers.get("X-Error-Message") == TOKEN_REFUSED:
+        return AnswerError("remote_token_refused", "the Hub refused HF_TOKEN", subject=subject[:120])
     if code in ("RepoNotFound", "RevisionNotFound", "EntryNotFound"):
         return AnswerError("remote_not_found", f"{subject} was not found", subject=subject[:120])
     if code == "GatedRepo":

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from urllib.parse import urljoin, urlparse
 
 from vramfit.bot.answering.cards import AnswerError
-from vramfit.bot.sources.budget import BudgetExceeded, RemoteLimits, checked_session, remote_budget
+from vramfit.bot.sources.budget import BudgetExceeded, RemoteLimits, checked_session, is_unreachable, remote_budget
 from vramfit.bot.sources.cache import CachedRead, RemoteCache, ollama_key
 from vramfit.bot.sources.entries import OllamaEntry, read_entry
 from vramfit.bot.sources.ranged import MAX_REDIRECTS, REDIRECTS, RangedFile, StatusError
@@ -283,9 +283,12 @@ def _read_within_budget(reference: OllamaReference, known: OllamaHeader | None) 
         header = client.header(blob, size)
     except OfflineModeIsEnabled as exc:  # huggingface_hub's session refuses every request under HF_HUB_OFFLINE
         raise AnswerError("ollama_unavailable", "HF_HUB_OFFLINE is set, which stops vramfit's HTTP client") from exc
-    except OSError as exc:
-        raise AnswerError("ollama_unavailable", f"cannot reach {client.host}: {exc}", subject=reference.name) from exc
     except Exception as exc:  # httpx2's time-outs and transport errors are not OSErrors; anything else is a bug
+        if is_unreachable(exc):  # refused, no route, a name that does not resolve: within CONNECT_SECONDS
+            host = urlparse(client.base).hostname or client.host
+            raise AnswerError("remote_unreachable", f"cannot reach {host}: {exc}", subject=host) from exc
+        if isinstance(exc, OSError):
+            raise AnswerError("ollama_unavailable", f"{client.host}: {exc}", subject=reference.name) from exc
         if type(exc).__module__.startswith("httpx"):
             why = f"no answer within {client.timeout:g} s" if "Timeout" in type(exc).__name__ else str(exc)[:200]
             raise AnswerError("ollama_unavailable", f"{client.host}: {why}", subject=reference.name) from exc

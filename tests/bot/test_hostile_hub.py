@@ -265,3 +265,27 @@ def test_split_parts_with_too_many_tensors_together_stop_at_the_cap(
     assert "131072 tensors" in data["error"]["message"]
     heads = [h for h in hostile.hits if h.method == "HEAD"]
     assert len(heads) == 2  # the second part's header was the last one read
+
+
+def test_a_refused_connection_is_unreachable_at_once_with_no_retry_lines(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Before: 15 s of "Retrying in 8s [Retry 4/5]" lines, then "the Hub is busy or limiting requests"."""
+    import socket
+
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing listens there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
+    status, data, seconds = _vram("unsloth/Qwen3.5-9B-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_unreachable", data
+    assert "I can't reach 127.0.0.1" in data["error"]["message"]
+    assert seconds < 2.0
+    assert "Retry" not in capfd.readouterr().err
+
+
+def test_a_refused_token_is_said_as_such(hostile: HostileHub) -> None:
+    status, data, _ = _vram("evil/bad-token-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_token_refused", data
+    assert "HF_TOKEN" in data["error"]["message"]

@@ -164,7 +164,7 @@ def test_a_tag_a_preset_lists_as_its_alias_is_the_preset(registry: FakeRegistry)
         (["--ollama", "not a tag!"], {}, "ollama_not_found"),  # never a request
         (["busy:1b"], {}, "ollama_rate_limited"),
         (["slow:1b"], {"VRAMFIT_OLLAMA_TIMEOUT_SECONDS": "0.3"}, "ollama_unavailable"),
-        (["tiny-llama:latest"], {"VRAMFIT_OLLAMA_REGISTRY": "http://127.0.0.1:1"}, "ollama_unavailable"),
+        (["tiny-llama:latest"], {"VRAMFIT_OLLAMA_REGISTRY": "http://127.0.0.1:1"}, "remote_unreachable"),  # not busy
         (["adapter:1b"], {}, "ollama_no_model"),
         (["elsewhere:1b"], {}, "ollama_host_refused"),  # a redirect to another host is not followed
         (["not-gguf:1b"], {}, "bad_file"),
@@ -196,8 +196,10 @@ def test_registry_errors_are_answers(
         (["nothing-here:1b", "--lang", "ko"], "Ollama 레지스트리에서 nothing-here:1b 모델을 찾지 못했어요."),
         (["busy:1b"], "The Ollama registry is limiting requests: try again in 30 seconds."),
         (["busy:1b", "--lang", "ko"], "Ollama 레지스트리가 요청을 제한하고 있어요. 30초 뒤에 다시 시도해 주세요."),
-        (["tiny-llama:latest", "--ollama-down"], "The Ollama registry didn't answer in time or refused the request"),
-        (["tiny-llama:latest", "--ollama-down", "--lang", "ko"], "Ollama 레지스트리가 제때 응답하지 않았거나"),
+        (["tiny-llama:latest", "--ollama-down"], "I can't reach 127.0.0.1: there is no network"),
+        (["tiny-llama:latest", "--ollama-down", "--lang", "ko"], "127.0.0.1 서버에 연결할 수 없어요"),
+        (["slow:1b", "--ollama-slow"], "The Ollama registry didn't answer in time or refused the request"),
+        (["slow:1b", "--ollama-slow", "--lang", "ko"], "Ollama 레지스트리가 제때 응답하지 않았거나"),
         (["adapter:1b"], "adapter:1b: the Ollama registry lists no GGUF model file for it."),
         (["adapter:1b", "--lang", "ko"], "adapter:1b: Ollama 레지스트리에 이 모델의 GGUF 모델 파일이 없어요."),
         (["elsewhere:1b"], "sent the download to storage.example.net, which is neither the registry nor its storage"),
@@ -211,10 +213,12 @@ def test_registry_errors_read_as_sentences_in_both_languages(
 ) -> None:
     if "--ollama-down" in argv:
         monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", "http://127.0.0.1:1")
+    if "--ollama-slow" in argv:
+        monkeypatch.setenv("VRAMFIT_OLLAMA_TIMEOUT_SECONDS", "0.3")
     if "--offline" in argv:
         monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
     out = io.StringIO()
-    assert run([a for a in argv if a not in ("--ollama-down", "--offline")], out) == 2
+    assert run([a for a in argv if a not in ("--ollama-down", "--ollama-slow", "--offline")], out) == 2
     assert words in out.getvalue() and "Traceback" not in out.getvalue()
 
 

@@ -10,6 +10,7 @@ Each repo name picks a behaviour:
   200, a JSON object, a list with an unreadable entry;
 - ``evil/redirect-canary-GGUF``: the file resolves to storage on this host, whose answer redirects the ranged read to
   the canary (another port on 127.0.0.1, standing for a cloud metadata service);
+- ``evil/bad-token-GGUF``: 401 with the Hub's "Invalid credentials in Authorization header" (a refused HF_TOKEN);
 - ``evil/tensors-GGUF``: a GGUF split in ``tensor_parts`` parts (12), each a valid header claiming ``tensors_per_part``
   tensors (130,000), served with range requests.
 
@@ -167,6 +168,9 @@ class HostileHub:
     def _answer(self, handler: BaseHTTPRequestHandler) -> None:
         url = urlparse(handler.path)
         path = unquote(url.path)
+        if path == "/api/agent-harnesses":  # huggingface_hub's own once-a-day telemetry, when it is not turned off
+            self._send(handler, 404, b"{}", {})
+            return
         self.hits.append(Hit(handler.command, path, handler.headers.get("Authorization", "")))
         parts = path.strip("/").split("/")
         json_type = {"Content-Type": "application/json"}
@@ -189,6 +193,9 @@ class HostileHub:
                 listing = [_entry(f"f{page}-{i}.bin", 1) for i in range(1000)]
                 link = f'<{self.url}/api/models/{repo}/tree/main?page={page + 1}>; rel="next"'
                 self._send(handler, 200, json.dumps(listing).encode(), {**json_type, "Link": link})
+            elif repo == "evil/bad-token-GGUF":  # a public repo: only a token the Hub does not know is refused
+                headers = {"X-Error-Message": "Invalid credentials in Authorization header", **json_type}
+                self._send(handler, 401, b'{"error": "Invalid credentials"}', headers)
             elif repo == "evil/bad-html-GGUF":
                 self._send(handler, 200, b"<html><body>Hub maintenance</body></html>", {"Content-Type": "text/html"})
             elif repo == "evil/bad-object-GGUF":
