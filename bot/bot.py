@@ -176,11 +176,13 @@ class VramBot(commands.AutoShardedBot):
         reads stop within a quarter second) when that passes."""
         loop = asyncio.get_running_loop()
         timeout = self.settings.answer_timeout_seconds
-        cancelled = threading.Event()
+        cancelled: threading.Event | None = None
         if remote:
             timeout += remote_deadline_seconds()
+            cancelled = threading.Event()
 
             def call() -> T:
+                assert cancelled is not None
                 with cancel_scope(cancelled):
                     return fn(*args)
 
@@ -190,7 +192,8 @@ class VramBot(commands.AutoShardedBot):
         await asyncio.wait((future,), timeout=timeout)  # no wrapper task, as wait_for has
         if not future.done():
             future.cancel()  # a job not started yet is dropped; a running one is told to stop its reads
-            cancelled.set()
+            if cancelled is not None:
+                cancelled.set()
             raise TimeoutError
         return future.result()
 
@@ -201,6 +204,10 @@ class VramBot(commands.AutoShardedBot):
         is answered "too long or too complex" (``AnswerError("too_complex")``) and the event loop never waits. A
         question naming a Hub repo or an Ollama tag runs in the remote threads and, past its deadline, is answered
         "the Hub did not answer in time"."""
+        if self.backend.cached is not None and (defaults is None or not defaults.reads_question(overrides)):
+            card = self.backend.cached(text, lang, overrides)  # answered before: no worker thread needed
+            if card is not None:
+                return card
         remote = mentions_remote_model(text)
         try:
             return await self.off_loop(self.answer_card, text, lang, overrides, defaults, remote=remote)

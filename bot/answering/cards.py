@@ -378,6 +378,9 @@ class Backend:
     # Where remote reads (a Hub file's header, an Ollama tag's) are kept: the bot gives its store once it is open;
     # None (a fake backend) ignores it.
     use_remote_cache: Callable[[RemoteCache | None], None] | None = None
+    # A card already answered for exactly this question, or None; cheap enough to call on the event loop (the bot
+    # then needs no worker thread for it). None (a fake backend): every question goes to a worker.
+    cached: Callable[[str, Lang | None, Overrides], AnyCard | None] | None = None
     quants: tuple[str, ...] = (
         "Q4_K_M",
         "Q5_K_M",

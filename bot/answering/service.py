@@ -124,14 +124,23 @@ class CalcBackend:
             suggest_models=self.suggest_models,
             suggest_gpus=self.suggest_gpus,
             use_remote_cache=self.use_remote_cache,
+            cached=self.cached,
         )
 
     def use_remote_cache(self, cache: RemoteCache | None) -> None:
         """Keep remote reads in ``cache`` (the bot's store) rather than the user's cache folder."""
         self.remote_cache = cache
 
+    @staticmethod
+    def _card_key(text: str, lang: Lang | None, overrides: Overrides) -> Any:
+        return text.strip(), lang, tuple(sorted((k, repr(v)) for k, v in overrides.items()))
+
+    def cached(self, text: str, lang: Lang | None, overrides: Overrides) -> AnyCard | None:
+        """The card this exact question was last answered with (an LRU of :data:`CARD_CACHE_SIZE`), or None."""
+        return self._cache.get(self._card_key(text, lang, overrides))
+
     def answer(self, text: str, lang: Lang | None, overrides: Overrides) -> AnyCard:
-        key = (text.strip(), lang, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+        key = self._card_key(text, lang, overrides)
         cached = self._cache.get(key)
         if cached is not None:
             return cached

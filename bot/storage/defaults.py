@@ -63,12 +63,17 @@ class GuildDefaults:
             message_content=message_content,
         )
 
+    def reads_question(self, overrides: Overrides) -> bool:
+        """Whether :meth:`apply` would parse the question (the server sets an engine or GPUs the options do not)."""
+        want_engine = self.engine is not None and "engine" not in overrides
+        return want_engine or (bool(self.gpus) and not ({"gpu", "gpus"} & overrides.keys()))
+
     def apply(self, text: str, overrides: Overrides) -> Overrides:
         """``overrides`` plus the server's engine and GPU shortlist where the question names neither."""
+        if not self.reads_question(overrides):
+            return overrides
         want_engine = self.engine is not None and "engine" not in overrides
         want_gpus = bool(self.gpus) and not ({"gpu", "gpus"} & overrides.keys())
-        if not (want_engine or want_gpus):
-            return overrides
         named_engine, named_gpus = _named_in(text)
         out = Overrides(**overrides)
         if want_engine and not named_engine and self.engine is not None:

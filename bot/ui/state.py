@@ -22,6 +22,7 @@ intents existed still decode)::
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -180,9 +181,15 @@ def _intent(name: str) -> Intent:
     return next((intent for intent in INTENTS if intent == name), "fit")
 
 
+@functools.lru_cache(maxsize=1024)
+def _packed(state: CardState) -> str | None:
+    """:meth:`CardState.encode`, once per state: every button of a card packs the same state."""
+    return state.encode()
+
+
 def custom_id(action: str, arg: str, state: CardState) -> str | None:
     """``vf:<action>:<arg>:<state>``, or ``None`` when it would exceed Discord's 100 characters."""
-    packed = state.encode()
+    packed = _packed(state)
     if packed is None:
         return None
     value = f"{PREFIX}:{action}:{arg}:{packed}"

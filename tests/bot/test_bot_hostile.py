@@ -307,3 +307,29 @@ def test_a_late_interaction_still_gets_its_answer_in_the_channel() -> None:
             assert f"<@{world.user['id']}>" in posted.json["content"]
 
     run(scenario())
+
+
+def test_a_question_answered_before_needs_no_worker_thread() -> None:
+    """The card cache is read on the event loop: with every answer worker busy, a repeated question still gets its
+    card within the window (a new one waits for a worker and is deferred)."""
+    import threading
+
+    from vramfit.bot.answering.service import CalcBackend
+
+    async def scenario() -> None:
+        settings = make_settings(answer_workers=1)
+        async with world_with(settings, CalcBackend().backend()) as world:
+            first = await world.slash("llama3 8b 32k 3060")
+            assert (await world.callback(first, timeout=10)).json["type"] == MESSAGE
+            release = threading.Event()
+            world.bot.answer_pool.submit(release.wait, 10)  # the only worker is busy
+            try:
+                sent, seconds = await timed_slash(world, "llama3 8b 32k 3060")
+                assert sent.json["type"] == MESSAGE and seconds < 1.0
+                assert sent.json["data"]["embeds"][0]["title"].startswith("Llama 3 8B")
+                other = await world.slash("llama3 8b 16k 3060")
+                assert (await world.callback(other, timeout=10)).json["type"] == DEFERRED
+            finally:
+                release.set()
+
+    run(scenario())
