@@ -289,3 +289,14 @@ def test_a_refused_token_is_said_as_such(hostile: HostileHub) -> None:
     status, data, _ = _vram("evil/bad-token-GGUF 3060")
     assert status == 2 and data["error"]["code"] == "remote_token_refused", data
     assert "HF_TOKEN" in data["error"]["message"]
+
+
+def test_a_dripping_registry_is_bounded_by_its_timeout_as_a_whole(
+    hostile: HostileHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """VRAMFIT_OLLAMA_TIMEOUT_SECONDS bounds the whole read of a tag (before: each read, so a drip never ended)."""
+    monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", hostile.url)
+    monkeypatch.setenv("VRAMFIT_OLLAMA_TIMEOUT_SECONDS", "1")
+    status, data, seconds = _vram("someone/dripping:1b 3060")
+    assert status == 2 and data["error"]["code"] == "ollama_unavailable", data
+    assert seconds < 2.0

@@ -10,6 +10,7 @@ Each repo name picks a behaviour:
   200, a JSON object, a list with an unreadable entry;
 - ``evil/redirect-canary-GGUF``: the file resolves to storage on this host, whose answer redirects the ranged read to
   the canary (another port on 127.0.0.1, standing for a cloud metadata service);
+- any ``/v2/...`` path (as an Ollama registry): a manifest that drips a byte every ``drip_seconds``;
 - ``evil/bad-token-GGUF``: 401 with the Hub's "Invalid credentials in Authorization header" (a refused HF_TOKEN);
 - ``evil/tensors-GGUF``: a GGUF split in ``tensor_parts`` parts (12), each a valid header claiming ``tensors_per_part``
   tensors (130,000), served with range requests.
@@ -174,6 +175,13 @@ class HostileHub:
         self.hits.append(Hit(handler.command, path, handler.headers.get("Authorization", "")))
         parts = path.strip("/").split("/")
         json_type = {"Content-Type": "application/json"}
+        if parts[0] == "v2":  # as an Ollama registry: every manifest drips
+            manifest = json.dumps({"schemaVersion": 2, "layers": []}).encode() * 100
+            handler.send_response(200)
+            handler.send_header("Content-Length", str(len(manifest)))
+            handler.end_headers()
+            self._drip(handler, manifest)
+            return
         if parts[:2] == ["api", "models"] and "tree" in parts:
             repo = "/".join(parts[2 : parts.index("tree")])
             if repo == "evil/drip-listing-GGUF":
