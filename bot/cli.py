@@ -20,6 +20,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from vramfit.bot.untrusted_text import inert
 from vramfit.calc.cache_files import cache_dir, usable_folder
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
+from vramfit.calc.file_types import uploader_mix
 from vramfit.calc.gpu import GIB
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import (
@@ -311,8 +313,20 @@ def _ram_bytes(text: str) -> int:
     return int(gb * GIB)
 
 
-def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[str, ...], tuple[str, ...]]:
-    """The answer for the command line, its language, what was assumed and what was not understood."""
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The answer for the command line, its language, what was assumed, what was not understood, and an uploader's
+    mix sized as its nearest standard quant ("" when none was asked for, or the file itself was read)."""
+
+    result: IntentResult
+    lang: Lang
+    assumed: tuple[str, ...]
+    unparsed: tuple[str, ...]
+    quant_mix: str = ""
+
+
+def resolve_args(args: argparse.Namespace) -> Resolved:
+    """The answer for the command line (see :class:`Resolved`)."""
     from vramfit.bot.answering.resolve import FitResult, resolve, still_assumed
     from vramfit.calc.presets import load_catalog
 
@@ -341,7 +355,8 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
             if best is not None:
                 overrides["model"], overrides["quant"], overrides["quant_files"] = best
             else:
-                model, file_quant = hub_model(remote[0], str(overrides.get("quant") or parsed.quant or ""), engine)
+                asked = str(args.quant or parsed.quant_mix or parsed.quant or "")  # "UD-Q4_K_XL" picks that file
+                model, file_quant = hub_model(remote[0], asked, engine)
                 overrides["model"] = model
                 if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
                     overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
@@ -361,7 +376,8 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
         if "model" in overrides:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
-        return result, lang, assumed, (*parsed.unparsed, *unparsed_quant)
+        mix = _approximated_mix(args.quant or parsed.quant_mix, overrides.get("model"))
+        return Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix)
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
     assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)
@@ -380,7 +396,17 @@ def resolve_args(args: argparse.Namespace) -> tuple[IntentResult, Lang, tuple[st
     if checkpoint is not None and overrides.get("engine") == Engine.VLLM and "quant" not in overrides:
         overrides["quant"] = checkpoint.file_type  # a safetensors repo: vLLM runs its checkpoint as it is
     fit = FitResult(answer=answer(Request(**overrides), tuple(load_catalog().gpus.values())))
-    return fit, args.lang or "en", still_assumed(fit, assumed), ()
+    mix = _approximated_mix(args.quant or "", overrides["model"])
+    return Resolved(fit, args.lang or "en", still_assumed(fit, assumed), (), mix)
+
+
+def _approximated_mix(asked: str, model: object) -> str:
+    """The uploader's mix the answer sized as a standard quant: asked for, and no file of it read (a file's header
+    gives every tensor's own type, so that answer is exact)."""
+    if not asked or (isinstance(model, ModelRef) and model.gguf is not None):
+        return ""
+    found = uploader_mix(asked)
+    return found[1] if found is not None else ""
 
 
 def _json_line(data: Any, out: Any) -> str:
@@ -414,8 +440,9 @@ SOURCE_FLAGS = ("config", "gguf", "hf", "ollama")
 def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     """Run the command; returns the exit status. Output goes to ``out``: text for a person (control characters from
     model files made inert), or with ``--json`` one JSON object per answer in every mode."""
+    from vramfit.bot.answering.resolve import FitResult
     from vramfit.bot.render.contract import result_json
-    from vramfit.bot.render.text import list_gpus_text, list_models_text, render_result, unparsed_line
+    from vramfit.bot.render.text import list_gpus_text, list_models_text, quant_mix_line, render_result, unparsed_line
     from vramfit.calc.presets import load_catalog
 
     lang = argv_lang(argv)
@@ -439,7 +466,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
                 listing = list_models_text if kind == "models" else list_gpus_text
                 out.write(_inert_for(out, listing(load_catalog(), lang)))
             return 0
-        result, lang, assumed, unparsed = resolve_args(args)
+        resolved = resolve_args(args)
+        result, lang, assumed, unparsed = resolved.result, resolved.lang, resolved.assumed, resolved.unparsed
     except _ArgumentError as exc:
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
     except VramfitError as exc:
@@ -448,10 +476,14 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         data = result_json(result, lang, assumed)
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
+        if resolved.quant_mix and "quant" in data["request"]:
+            data["request"]["quant_mix"] = {"written": resolved.quant_mix, "sized_as": data["request"]["quant"]}
         out.write(_json_line(data, out))
     else:
         if unparsed:
             out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
+        if resolved.quant_mix and isinstance(result, FitResult):
+            out.write(quant_mix_line(resolved.quant_mix, result.answer.request.quant, lang) + "\n")
         out.write(_inert_for(out, render_result(result, lang, assumed)))
     return 0
 

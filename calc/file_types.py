@@ -119,13 +119,44 @@ _ALIASES: dict[str, FileType] = {
 }
 
 
+# Uploaders' own mixes, each named after the standard type it starts from: unsloth's dynamic quants ("UD-Q4_K_XL",
+# "UD-IQ2_XXS": some tensors kept at higher precision) and bartowski's "_L" ("Q6_K_L": token embeddings and output at
+# Q8_0). Without the file their size is approximated by that standard type, and the answer says so; with the file
+# (a Hub repo, a local GGUF) its header gives every tensor's own type. mradermacher's "i1-" (imatrix) quants are the
+# standard types themselves.
+UPLOADER_MIXES: dict[str, FileType] = {
+    "Q2_K_XL": FileType.Q2_K, "Q3_K_XL": FileType.Q3_K_M, "Q4_K_XL": FileType.Q4_K_M, "Q5_K_XL": FileType.Q5_K_M,
+    "Q6_K_XL": FileType.Q6_K, "Q8_K_XL": FileType.Q8_0, "Q2_K_L": FileType.Q2_K, "Q4_K_L": FileType.Q4_K_M,
+    "Q5_K_L": FileType.Q5_K_M, "Q6_K_L": FileType.Q6_K,
+}  # fmt: skip
+_MIX_PREFIX = re.compile(r"^(UD|I1)_")
+
+
+def uploader_mix(name: str) -> tuple[FileType, str] | None:
+    """(the standard type an uploader's mix is sized as, the mix as written) for "UD-Q4_K_XL", "Q6_K_L",
+    "UD-IQ2_XXS"; None for a standard type ("Q4_K_M", "i1-Q4_K_M") or a name that is no quant."""
+    written = name.strip().upper()
+    key = written.replace("-", "_").replace(" ", "_")
+    prefix = _MIX_PREFIX.match(key)
+    key = key[prefix.end() :] if prefix else key
+    if key in UPLOADER_MIXES:
+        return UPLOADER_MIXES[key], written
+    if prefix is not None and prefix[1] == "UD" and (key in FileType.__members__ or key in _ALIASES):
+        return (FileType[key] if key in FileType.__members__ else _ALIASES[key]), written
+    return None
+
+
 def parse_file_type(name: str) -> FileType:
-    """The file type for a user's spelling (case and '-' / '_' insensitive); UnknownQuantError with suggestions."""
+    """The file type for a user's spelling (case and '-' / '_' insensitive; an uploader's mix as the standard type it
+    is sized as, :func:`uploader_mix`); UnknownQuantError with suggestions."""
     key = name.strip().upper().replace("-", "_").replace(" ", "_")
+    key = key[3:] if key.startswith("I1_") else key  # imatrix quants: the standard type
     if key in FileType.__members__:
         return FileType[key]
     if key in _ALIASES:
         return _ALIASES[key]
+    if (mix := uploader_mix(name)) is not None:
+        return mix[0]
     known = [*FileType.__members__, *_ALIASES]
     import difflib  # only for an unknown name: not on the start-up path
 

@@ -153,6 +153,10 @@ class CalcBackend:
             card = self.intent_card(result, lang or question_lang, parsed)
             if parsed.unparsed and isinstance(card, Card):
                 card = dataclasses.replace(card, unparsed=parsed.unparsed)
+            model = fields.get("model")
+            read_file = getattr(model, "gguf", None) is not None  # a file's header: every tensor's own type
+            if parsed.quant_mix and isinstance(card, Card) and not read_file:
+                card = dataclasses.replace(card, quant_mix=parsed.quant_mix)
         except VramfitError as exc:
             raise to_answer_error(exc) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number
@@ -233,8 +237,9 @@ class CalcBackend:
             said = None
             if text:
                 try:
-                    said = parse(text, self.catalog)
-                    quant, engine = quant or str(said.quant or ""), engine or str(said.engine or "")
+                    said = parse(text, self.catalog)  # "UD-Q4_K_XL" picks that file of the repo
+                    quant = quant or str(said.quant_mix or said.quant or "")
+                    engine = engine or str(said.engine or "")
                 except VramfitError:
                     pass
             best = None

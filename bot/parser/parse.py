@@ -80,6 +80,7 @@ class ParsedQuery(BaseModel):
     ram_bytes: int | None = None  # system RAM ("with 64GB RAM", "램 64기가")
     ram_speed: RamSpeed | None = None  # its kind, rate and channels ("ddr4-3200 dual channel", "ddr5 4채널")
     runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
+    quant_mix: str = ""  # an uploader's mix as written ("UD-Q4_K_XL"); ``quant`` is the standard type it is sized as
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -240,6 +241,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         tok = tokens.items[i]
         scratch.blank(tok.start, tok.end)
 
+    mix = slots.quant_mix(scratch.text)
     quant = slots.extract_quant(scratch, engine)
     users = slots.extract_users(scratch)
     context = slots.extract_context(scratch)
@@ -281,6 +283,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         ram_bytes=int(ram_gb * GIB) if ram_gb is not None else None,
         ram_speed=ram_speed.speed if ram_speed is not None else None,
         runner=runner,
+        quant_mix=mix,
     )
     parsed._catalog = cat
     return parsed

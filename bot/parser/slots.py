@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from vramfit.bot.parser.numbers import count_from_suffix, tokens_from_suffix
 from vramfit.calc.errors import BadNumberError, UnknownQuantError
-from vramfit.calc.file_types import FileType
+from vramfit.calc.file_types import UPLOADER_MIXES, FileType, uploader_mix
 from vramfit.calc.ram_speed import DESKTOP_CHANNELS, MAX_CHANNELS, MTS_RANGE, TYPICAL_MTS, RamKind, RamSpeed, typical
 from vramfit.calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
 
@@ -239,13 +239,31 @@ def canonical_quant(name: str, engine: Engine | None = None) -> str:
         return key  # vLLM's AWQ/GPTQ and W8A8 checkpoints; GGUF names ("q4", "q8") stay GGUF
     key = {"INT4": "Q4_K_M", "INT8": "Q8_0"}.get(key, key)
     key = _QUANT_ALIASES.get(key, key)
+    if key in UPLOADER_MIXES:  # "Q4_K_XL": sized as the standard type it starts from (quant_mix says so)
+        return UPLOADER_MIXES[key].value
     if key in KNOWN_QUANTS:
         return key
     close = difflib.get_close_matches(key, sorted(KNOWN_QUANTS), n=5, cutoff=0.5)
     raise UnknownQuantError(f"unknown quantization: {name}", suggestions=close, quant=name)
 
 
+_MIX_NAME = re.compile(r"(?<![a-z0-9])((?:ud[-_])?i?q[1-8](?:[_-]?k)?(?:[_-]?(?:xxs|xs|xl|s|m|l|nl|0|1))?)(?![a-z0-9])")
+
+
+def quant_mix(text: str) -> str:
+    """An uploader's mix the question names ("ud-q4_k_xl" → "UD-Q4_K_XL", "q6_k_l"), as its uploader writes it;
+    "" for a standard quant. Read before :func:`extract_quant`, which takes the standard type it is sized as."""
+    for m in _MIX_NAME.finditer(text):
+        if (found := uploader_mix(m[1])) is not None:
+            return found[1]
+    return ""
+
+
+_IMATRIX_PREFIX = re.compile(r"(?<![a-z0-9])(?:i1|ud)[-_](?=i?q\d)")  # "i1-q4_k_m", "ud-q4_k_xl": the quant follows
+
+
 def extract_quant(s: Scratch, engine: Engine | None) -> str | None:
+    s.text = _IMATRIX_PREFIX.sub(lambda m: " " * len(m[0]), s.text)  # same length: spans stay where they were
     found: list[tuple[int, str]] = []
     for m in _GGUF_NAME.finditer(s.text):
         base, k, suffix = m.group(1), m.group(2), m.group(3)

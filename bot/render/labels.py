@@ -31,3 +31,10 @@ def ram_speed_label(speed: RamSpeed, tr: Tr) -> str:
         channels=speed.channels,
         gbs=tr.num(speed.bandwidth_gbs, 1),
     )
+
+
+# An uploader's mix ("UD-Q4_K_XL", "Q6_K_L") answered without its file, as the standard quant it starts from.
+QUANT_MIX_NOTE = _(
+    "{mix} is sized as {quant}, the nearest standard quant: its maker keeps some tensors at higher precision, so the "
+    "file is a little larger. Give the repo or the file for its exact size."
+)

@@ -9,7 +9,7 @@ from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_s
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error, number_limits
-from vramfit.bot.render.labels import RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label
+from vramfit.bot.render.labels import QUANT_MIX_NOTE, RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
@@ -482,6 +482,11 @@ def render_what_fits(result: WhatFitsResult, lang: Lang) -> str:
 def unparsed_line(words: tuple[str, ...], lang: Lang) -> str:
     """The words of the question no setting took, said before the answer (the answer is for the rest)."""
     return Tr(lang)(_("⚠️ Not understood: {words}"), words=", ".join(f"`{w}`" for w in words))
+
+
+def quant_mix_line(mix: str, quant: str, lang: Lang) -> str:
+    """An uploader's mix ("UD-Q4_K_XL") answered as its nearest standard quant, said before the answer."""
+    return "ℹ️ " + Tr(lang)(QUANT_MIX_NOTE, mix=mix, quant=quant)
 
 
 def render_result(result: IntentResult, lang: Lang, assumed: tuple[str, ...] = ()) -> str:
