@@ -383,7 +383,7 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         words = ", ".join(f"`{clean(w)}`" for w in card.unparsed)
         lines.append(tr(_("⚠️ Not understood: {words}"), words=words))
     if card.quant_mix:
-        lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{clean(card.quant_mix)}`", quant=card.assumptions.quant))
+        lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
     from vramfit.bot.render.text import context_limit_line
 
     m = card.model

@@ -104,3 +104,24 @@ def test_quant_names_people_download(written: str, standard: FileType, mix: str)
     assert (found[1] if found else "") == mix
     parsed = parse(f"llama 3.1 8b {written} 3060")
     assert parsed.quant == standard.value and parsed.unparsed == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("qwen3.5 9b UD-Q4_K_XL 3060", "`UD-Q4_K_XL` is sized as Q4_K_M"),
+        ("큐웬3.5 9b UD-Q4_K_XL 3060에서 돼?", "`UD-Q4_K_XL` 양자화는 가장 가까운 표준 양자화인 Q4_K_M 기준으로"),
+    ],
+)
+def test_the_card_says_a_mix_was_sized_as_its_nearest_standard_quant(
+    question: str, words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vramfit.bot.answering.cards import Card
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import render_card
+
+    monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
+    card = CalcBackend().answer(question, None, {})
+    assert isinstance(card, Card) and card.quant_mix == "UD-Q4_K_XL"
+    lang = "ko" if "큐웬" in question else "en"
+    assert words in (render_card(card, lang).description or "")
