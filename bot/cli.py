@@ -323,6 +323,7 @@ class Resolved:
     assumed: tuple[str, ...]
     unparsed: tuple[str, ...]
     quant_mix: str = ""
+    asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the speed is said first
 
 
 def resolve_args(args: argparse.Namespace) -> Resolved:
@@ -377,7 +378,7 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
         mix = _approximated_mix(args.quant or parsed.quant_mix, overrides.get("model"))
-        return Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix)
+        return Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix, parsed.asks_speed)
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
     assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)
@@ -442,7 +443,14 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     model files made inert), or with ``--json`` one JSON object per answer in every mode."""
     from vramfit.bot.answering.resolve import FitResult
     from vramfit.bot.render.contract import result_json
-    from vramfit.bot.render.text import list_gpus_text, list_models_text, quant_mix_line, render_result, unparsed_line
+    from vramfit.bot.render.text import (
+        list_gpus_text,
+        list_models_text,
+        quant_mix_line,
+        render_result,
+        speed_first_line,
+        unparsed_line,
+    )
     from vramfit.calc.presets import load_catalog
 
     lang = argv_lang(argv)
@@ -476,12 +484,16 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         data = result_json(result, lang, assumed)
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
+        if resolved.asks_speed and "request" in data:
+            data["request"]["asks_speed"] = True
         if resolved.quant_mix and "quant" in data["request"]:
             data["request"]["quant_mix"] = {"written": resolved.quant_mix, "sized_as": data["request"]["quant"]}
         out.write(_json_line(data, out))
     else:
         if unparsed:
             out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
+        if resolved.asks_speed and isinstance(result, FitResult) and (line := speed_first_line(result.answer, lang)):
+            out.write(_inert_for(out, line + "\n"))
         if resolved.quant_mix and isinstance(result, FitResult):
             out.write(quant_mix_line(resolved.quant_mix, result.answer.request.quant, lang) + "\n")
         out.write(_inert_for(out, render_result(result, lang, assumed)))

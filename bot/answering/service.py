@@ -157,6 +157,8 @@ class CalcBackend:
             read_file = getattr(model, "gguf", None) is not None  # a file's header: every tensor's own type
             if parsed.quant_mix and isinstance(card, Card) and not read_file:
                 card = dataclasses.replace(card, quant_mix=parsed.quant_mix)
+            if parsed.asks_speed and isinstance(card, Card):
+                card = dataclasses.replace(card, speed_first=True)
         except VramfitError as exc:
             raise to_answer_error(exc) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number

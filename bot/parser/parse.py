@@ -81,6 +81,7 @@ class ParsedQuery(BaseModel):
     ram_speed: RamSpeed | None = None  # its kind, rate and channels ("ddr4-3200 dual channel", "ddr5 4채널")
     runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
     quant_mix: str = ""  # an uploader's mix as written ("UD-Q4_K_XL"); ``quant`` is the standard type it is sized as
+    asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the answer leads with the speed
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -284,6 +285,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         ram_speed=ram_speed.speed if ram_speed is not None else None,
         runner=runner,
         quant_mix=mix,
+        asks_speed=slots.asks_speed(intent_text),
     )
     parsed._catalog = cat
     return parsed

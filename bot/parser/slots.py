@@ -448,7 +448,13 @@ _MAX_CONTEXT = re.compile(
     r"how\s+(?:much|long|big|large)(?:\s+(?:of\s+)?(?:a|the))?\s+(?:context|ctx)|how\s+many\s+tokens"
     r"|max(?:imum)?\s+(?:context|ctx)|(?:longest|largest|biggest)\s+(?:context|ctx)"
     r"|(?:컨텍스트|콘텍스트|문맥|토큰)\s*(?:길이\s*)?(?:는\s*)?(?:최대|얼마|몇)|최대\s*(?:컨텍스트|콘텍스트|문맥|토큰|몇\s*k)"
-    r"|몇\s*k\s*까지|몇\s*토큰"
+    r"|몇\s*k\s*까지|(?<!초당\s)(?<!초당)몇\s*토큰(?!\s*(?:정도\s*)?(?:이나\s*)?(?:나와|나옴|나오|나와요|뽑|찍|나올))"
+)
+# A speed question: "how fast", "tok/s?", "tokens per second", "속도 얼마나 나와?", "몇 토큰 나와?", "얼마나 빨라?". The
+# answer is the same card, with its speed first.
+_SPEED = re.compile(
+    r"how\s+fast|\bspeed\b|tok(?:en)?s?\s*/\s*s(?:ec)?\b|\bt/s\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?|\btps\b"
+    r"|속도|몇\s*토큰\s*(?:정도\s*)?(?:이나\s*)?(?:나와|나옴|나오|뽑|찍|나올)|초당\s*(?:몇\s*)?토큰|얼마나\s*빨라|얼마나\s*빠르"
 )
 _BEST_QUANT = re.compile(
     r"(?:which|what|best|highest|optimal|recommended|largest|biggest)\s+(?:quants?|quantization|quantisation"
@@ -480,6 +486,11 @@ _MIN_GPUS = re.compile(
     r"(?:최소\s*)?몇\s*(?:개|장|대)|몇\s*장"
 )
 _COMPARE = re.compile(r"\bvs\b|versus|compare|비교|\bor\b|아니면|랑|하고|and")
+
+
+def asks_speed(text: str) -> bool:
+    """Whether the question asks how fast the model runs (its card then leads with the speed)."""
+    return _SPEED.search(text) is not None
 
 
 def detect_intent(text: str, n_models: int) -> str:

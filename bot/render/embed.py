@@ -206,10 +206,13 @@ def _unified_line(fit: GpuFit, tr: Tr) -> str:
     )
 
 
-def _context_and_speed(card: Card, tr: Tr) -> str:
-    """ "Largest context 57,344 tokens · ≈ 41 tok/s (25–48)" for the first named GPU (either part may be missing)."""
+def _context_and_speed(card: Card, tr: Tr, *, context: bool = True, speed: bool = True) -> str:
+    """ "Largest context 57,344 tokens · ≈ 41 tok/s (25–48)" for the first named GPU (either part may be missing);
+    ``context`` / ``speed`` False leave that part out (a speed question shows its speed first, on its own)."""
     fit = card.fits[0]
     parts: list[str] = []
+    if not context:
+        return " · ".join(_speed_parts(card, tr))
     trained = max(card.model.trained_context, card.model.scaled_context)  # the model's limit, with its RoPE scaling
     if fit.expert_plan is None and fit.max_context:
         if trained and fit.max_context > trained:
@@ -222,6 +225,13 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
             )
         else:
             parts.append(tr(_("Largest context {n} tokens"), n=tr.num(fit.max_context)))
+    return " · ".join(parts + (_speed_parts(card, tr) if speed else []))
+
+
+def _speed_parts(card: Card, tr: Tr) -> list[str]:
+    """The first named GPU's decode speed and time to the first token, as far as the card has them."""
+    fit = card.fits[0]
+    parts: list[str] = []
     plan = fit.expert_plan
     decode = plan.decode if plan is not None else fit.decode
     if decode is not None and _runs(fit):
@@ -238,7 +248,7 @@ def _context_and_speed(card: Card, tr: Tr) -> str:
         parts.append(first_token_text(card.assumptions.context, prefill, tr))
     elif decode is not None and _runs(fit):  # a GPU without a sourced FP16 figure (no tensor cores, or generic)
         parts.append(tr(NO_PREFILL))
-    return " · ".join(parts)
+    return parts
 
 
 def _runs(fit: GpuFit) -> bool:
@@ -423,7 +433,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         from vramfit.bot.render.text import vision_encoder_line
 
         lines.append("🖼️ " + vision_encoder_line(tr))
-    if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr)):
+    speed_first = card.speed_first and card.named_gpus and card.fits and bool(_speed_parts(card, tr))
+    if speed_first:  # "how fast?", "몇 토큰 나와?": the speed is the answer's first line
+        lines.insert(0, "⚡ " + _context_and_speed(card, tr, context=False))
+    if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr, speed=not speed_first)):
         lines.append(extra)
     if card.ollama_split is not None:
         cpu, gpu = card.ollama_split

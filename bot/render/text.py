@@ -484,6 +484,19 @@ def unparsed_line(words: tuple[str, ...], lang: Lang) -> str:
     return Tr(lang)(_("⚠️ Not understood: {words}"), words=", ".join(f"`{w}`" for w in words))
 
 
+def speed_first_line(answer: Answer, lang: Lang) -> str:
+    """For a speed question ("how fast?", "몇 토큰 나와?"): "⚡ RTX 3060 12GB: ≈ 38 tok/s (23–45)", said first; "" when
+    no GPU was named or the first one has no speed (it does not run)."""
+    if not answer.request.gpus or not answer.fits:
+        return ""
+    fit = answer.fits[0]
+    decode = fit.expert_offload.decode if fit.expert_offload is not None else fit.decode
+    if decode is None or fit.verdict.value == "no":
+        return ""
+    name = fit.name if fit.count == 1 else f"{fit.count}× {fit.name}"
+    return "⚡ " + Tr(lang)(_("{gpu}: {speed}"), gpu=name, speed=speed_text(decode, Tr(lang)))
+
+
 def quant_mix_line(mix: str, quant: str, lang: Lang) -> str:
     """An uploader's mix ("UD-Q4_K_XL") answered as its nearest standard quant, said before the answer."""
     return "ℹ️ " + Tr(lang)(QUANT_MIX_NOTE, mix=mix, quant=quant)
