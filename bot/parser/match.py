@@ -410,6 +410,7 @@ def match_models(
                 raise _ambiguous(_span_text(tokens, span), sized_ids)
             fuzzy = True
         tokens.use(span.start, span.end)
+        _take_version_after(tokens, span)
         model_id = next(iter(span.ids))
         if model_id not in ids:
             ids.append(model_id)
@@ -428,6 +429,84 @@ def match_models(
             suggestions = [m for m in POPULAR_MODELS if any(m in ids for ids in idx.model_keys.values())]
             raise UnknownModelError(f"unknown model: {tok.text}", suggestions=suggestions, query=tok.text)
     return ModelMatch([])
+
+
+def check_unknown_model(tokens: Tokens, idx: CatalogIndex) -> None:
+    """UnknownModelError for a model named with its size that no catalog name took ("Seed-OSS-36B", "Qwen4 14B"),
+    after the GPUs have taken their words ("rtx 3060m" is a GPU, not a 3,060M model): said plainly, with the
+    family's real sizes as suggestions, never answered as another model."""
+    named = unknown_model_name(tokens)
+    if named is not None:
+        name, family, size = named
+        raise UnknownModelError(
+            f"unknown model: {name}", suggestions=_family_sizes(idx, family, size), query=name, reason="not_in_catalog"
+        )
+
+
+_NAME_SIZE = re.compile(r"^[a-z]?(\d+(?:\.\d+)?)[bm]$")  # "36b", "14b", "e4b", "a3b", "350m"
+# Words around a model's name that are not part of it.
+_NOT_NAME = frozenset((
+    "will", "would", "can", "could", "does", "do", "is", "are", "the", "a", "an", "run", "runs", "fit", "fits", "on",
+    "in", "with", "my", "i", "how", "what", "about", "and", "or", "for", "to", "of", "it", "this", "that", "model",
+    "models", "llm", "vram", "gpu", "card", "at", "using", "use", "try", "load", "모델",
+))  # fmt: skip
+
+
+_VERSION_WORD = re.compile(r"[a-z]\d+(?:\.\d+)?")  # "m2", "k2", "v3": a version glued to a family name
+
+
+def _take_version_after(tokens: Tokens, span: Span) -> None:
+    """A model named by its family word that a version follows ("MiniMax-M2", "minimax m2"): the version is part of the
+    name, never hardware (not an Apple M2)."""
+    last = tokens.form(span.end - 1)
+    if last.isalpha() and tokens.free(span.end) and _VERSION_WORD.fullmatch(tokens.form(span.end)):
+        tokens.use(span.end, span.end + 1)
+
+
+def unknown_model_name(tokens: Tokens) -> tuple[str, str, float] | None:
+    """A model named with its size that no catalog name took ("seed oss 36b", "qwen4 14b"): (the words as written,
+    the first word's letters as a family, the size in billions); None when the text names no such thing."""
+    for i, tok in enumerate(tokens.items):
+        size = _NAME_SIZE.match(tok.form)
+        if size is None or not tokens.free(i):
+            continue
+        j = i
+        while j > 0 and i - j < 3 and tokens.free(j - 1):
+            word = tokens.items[j - 1]
+            version = word.form.isdigit() and len(word.form) <= 2  # "foobar 2 70b"
+            if word.hangul or word.form in _NOT_NAME or not (version or re.search("[a-z]", word.form)):
+                break
+            j -= 1
+        while j < i and not re.search("[a-z]", tokens.items[j].form):
+            j += 1  # a name starts with a word
+        if j == i:
+            continue  # a size alone ("14b") names no model
+        words = [tokens.items[k].text for k in range(j, i + 1)]
+        family = _ALPHA.match(tokens.items[j].form)
+        billions = float(size[1]) / (1000 if tok.form.endswith("m") else 1)
+        return " ".join(words), family[0] if family else "", billions
+    return None
+
+
+_ALPHA = re.compile(r"[a-z]+")
+
+
+def _family_sizes(idx: CatalogIndex, family: str, size: float) -> list[str]:
+    """The catalog's models of ``family`` nearest in size to ``size`` billion parameters (none when the family is not
+    one the catalog knows): real entries only."""
+    if len(family) < 3 or family not in idx.family_words:
+        return []
+    found: dict[str, float] = {}
+    for key, ids in idx.model_keys.items():
+        for words in idx.model_key_pieces.get(key, ()):
+            first = _ALPHA.match(words[0]) if words else None
+            if first is None or first[0] != family:
+                continue
+            sizes = [float(m[1]) for w in words if (m := _NAME_SIZE.match(w)) is not None and w.endswith("b")]
+            for model_id in ids:
+                if sizes:
+                    found[model_id] = min(found.get(model_id, 1e9), abs(sizes[-1] - size))
+    return sorted(found, key=lambda m: (found[m], m))[:3]
 
 
 # --- GPUs ------------------------------------------------------------------------------------------------------
@@ -504,13 +583,19 @@ def _count_before(tokens: Tokens, i: int) -> tuple[int, int] | None:
     return None
 
 
-def _memory_after(tokens: Tokens, i: int, allow_gap: bool) -> tuple[float, int] | None:
+def _memory_after(
+    tokens: Tokens, i: int, allow_gap: bool, sizes: frozenset[float] = frozenset()
+) -> tuple[float, int] | None:
+    """The memory size right after a GPU's name ("3060 12gb"); a bare number too when it is one of ``sizes``, the
+    memory sizes that GPU comes in ("strix halo 128", "스트릭스 할로 128")."""
     j = i
     while allow_gap and tokens.free(j) and tokens.form(j) in GPU_GAP_WORDS and j < i + 3:
         j += 1
     if not tokens.free(j):
         return None
     mem = _memory_of(tokens.form(j))
+    if mem is None and tokens.form(j).isdigit() and float(tokens.form(j)) in sizes:
+        mem = float(tokens.form(j))
     if mem is None:
         return None
     if not allow_gap and tokens.form(j + 1) in NOT_VRAM_AFTER:
@@ -577,6 +662,7 @@ def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:
     result = GpuMatch([])
     for span in spans:
         tokens.use(span.start, span.end)
+    read: list[tuple[GpuChoice, bool, bool]] = []  # each GPU, whether its memory was named, whether it was assumed
     for span in spans:
         text = _span_text(tokens, span)
         probe = catalog.gpus[min(span.ids)]
@@ -584,7 +670,8 @@ def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:
         mem: float | None = None
         after = span.end
         named_size = any(_MEMORY_TOKEN.match(tokens.form(i)) for i in range(span.start, span.end))
-        found = None if named_size else _memory_after(tokens, span.end, allow_gap=apple)
+        sizes = frozenset(round(g.memory_bytes / GIB) for g in catalog.gpu_variants(probe.family or probe.id))
+        found = None if named_size else _memory_after(tokens, span.end, allow_gap=apple, sizes=sizes)
         before = None if named_size or not tokens.free(span.start - 1) else _memory_of(tokens.form(span.start - 1))
         if found is not None:
             mem, j = found
@@ -605,9 +692,27 @@ def match_gpus(tokens: Tokens, idx: CatalogIndex, catalog: Catalog) -> GpuMatch:
             if counted is not None:
                 count, used_from = counted
                 tokens.use(used_from, first)
-        result.choices.append(GpuChoice(gpu=gpu, count=count))
-        result.variant_assumed = result.variant_assumed or assumed
+        read.append((GpuChoice(gpu=gpu, count=count), named_size or mem is not None, assumed))
+    kept = _one_machine_named_twice(read)
+    result.choices = [choice for choice, _, _ in kept]
+    result.variant_assumed = any(assumed for _, _, assumed in kept)
     return result
+
+
+def _one_machine_named_twice(read: list[tuple[GpuChoice, bool, bool]]) -> list[tuple[GpuChoice, bool, bool]]:
+    """One machine named twice in a phrase ("Ryzen AI Max+ 395 (Strix Halo, 64GB)") is one machine: of two choices of
+    one family, one with its memory named and one without, the named one stays (where the first stood)."""
+    kept: list[tuple[GpuChoice, bool, bool]] = []
+    for choice, named, assumed in read:
+        family = choice.gpu.family
+        same = next(
+            (k for k, (c, n, _) in enumerate(kept) if family and c.gpu.family == family and n != named), None
+        )
+        if same is None:
+            kept.append((choice, named, assumed))
+        elif named:
+            kept[same] = (choice, named, assumed)
+    return kept
 
 
 def machine_gpus(tokens: Tokens, catalog: Catalog, product_words: list[str]) -> GpuMatch:
@@ -645,31 +750,52 @@ def machine_gpus(tokens: Tokens, catalog: Catalog, product_words: list[str]) -> 
 MAX_RAM_GB = 65536  # calc.request.MAX_RAM_BYTES in GB: larger numbers are typos
 
 
+_GPU_NUMBER = re.compile(r"(?:rtx|gtx|rx|arc)?[a-z]?\d{3,4}(?:ti|super|xtx|xt|gre|m)*")  # "4060ti", "3090", "a770"
+_VRAM_WORDS = ("vram", "video", "비램")
+# "램은 32": a RAM word's size may come without its unit, when it is a size RAM is sold in (not a GPU's number: "ram
+# 4090" names a card).
+_BARE_RAM_SIZES = frozenset((4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048))
+
+
+def _ram_size(tokens: Tokens, i: int, *, bare: bool) -> float | None:
+    """The size at token ``i`` if it can be system RAM: a free memory size not followed by "vram" (with ``bare``, a
+    plain number after a RAM word too: "램은 32")."""
+    if not tokens.free(i) or tokens.form(i + 1) in _VRAM_WORDS:
+        return None
+    mem = _memory_of(tokens.form(i))
+    form = tokens.form(i)
+    if mem is None and bare and form.isdigit() and int(form) in _BARE_RAM_SIZES:
+        mem = float(form)
+    return mem
+
+
 def system_ram(tokens: Tokens) -> float | None:
     """The system RAM a question names, in GB (taken from the tokens so no GPU matcher reads it): "64gb ram",
-    "64gb of ram", "ram 64gb", "램 64기가", "ddr5 128gb"; None when none. In "32gb ram 8gb vram" only the first size is
-    RAM (the "ram" belongs to the size before it); a size followed by "vram" is never RAM."""
-    for i, _tok in enumerate(tokens.items):
-        if not tokens.free(i):
+    "64gb of ram", "ram 64gb", "램 64기가", "램은 32", "ddr5 128gb"; None when none. A RAM word takes the size after it
+    ("램 32기가", the Korean order) unless that one is VRAM ("32gb ram 8gb vram"); else the size before it, unless that
+    size follows a GPU's name and so is the GPU's ("4060ti 16gb 램 32기가": a 16 GB card, 32 GB of RAM)."""
+    for r, _tok in enumerate(tokens.items):
+        if tokens.form(r) not in _RAM_WORDS or not tokens.free(r):
             continue
-        mem = _memory_of(tokens.form(i))
-        if mem is None or tokens.form(i + 1) in ("vram", "video", "비램"):
-            continue
-        after = None
-        if tokens.form(i + 1) in _RAM_WORDS:
-            after = i + 2
-        elif tokens.form(i + 1) == "of" and tokens.form(i + 2) in _RAM_WORDS:
-            after = i + 3
-        before = tokens.form(i - 1) in _RAM_WORDS and _memory_of(tokens.form(i - 2)) is None and tokens.free(i - 1)
-        if after is None and not before:
+        size_after = r + 1 if tokens.form(r + 1) not in ("memory", "메모리") else r + 2
+        after = _ram_size(tokens, size_after, bare=True)
+        before_at = r - 1
+        if tokens.form(r - 1) == "of":  # "64gb of ram"
+            before_at = r - 2
+        before = _ram_size(tokens, before_at, bare=False) if before_at >= 0 else None
+        gpus_size = before is not None and _GPU_NUMBER.fullmatch(tokens.form(before_at - 1)) is not None
+        if after is not None and (before is None or gpus_size or tokens.form(r) != "ram"):
+            mem, used = after, (r, size_after + 1)
+        elif before is not None:
+            mem, used = before, (before_at, r + 1)
+        elif after is not None:
+            mem, used = after, (r, size_after + 1)
+        else:
             continue
         if not 0 < mem <= MAX_RAM_GB:
             raise BadNumberError(f"system RAM must be between 1 and {MAX_RAM_GB} GB, not {mem:g}", number=mem)
-        if after is not None:
-            end = after + 1 if tokens.form(after) in ("memory", "메모리") else after
-            tokens.use(i, end)
-        else:
-            tokens.use(i - 1, i + 1)
+        end = used[1] + 1 if tokens.form(used[1]) in ("memory", "메모리") else used[1]
+        tokens.use(used[0], end)
         return mem
     return None
 

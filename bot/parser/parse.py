@@ -238,6 +238,8 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     if not gpus.choices:
         gpus = match.generic_gpus(tokens)
     match.check_unknown_gpus(tokens, idx, bool(apple_hint))
+    if not models.ids and not models.candidates:
+        match.check_unknown_model(tokens, idx)
     for i in tokens.used:
         tok = tokens.items[i]
         scratch.blank(tok.start, tok.end)

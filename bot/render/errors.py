@@ -90,6 +90,13 @@ PLAIN_MESSAGES: dict[str, str] = {
 }
 
 
+# A model named with its size that the catalog does not have: said plainly, never answered as another model.
+NOT_IN_CATALOG = _(
+    "I don't know **{subject}** yet, so I won't answer for another model. For an exact answer, give its Hugging Face "
+    "repo or link, its Ollama tag, or attach its config.json or GGUF."
+)
+
+
 # The setting a number was for, as an error names it ("the context must be between …").
 NUMBER_FIELDS: dict[str, str] = {
     "context": _("The context"),
@@ -144,6 +151,8 @@ def describe_error(
             high=tr.num(float(str(high))),
             subject=subject or "?",
         )
+    elif reason == "not_in_catalog" and subject and code == "unknown_model":
+        text = tr(NOT_IN_CATALOG, subject=subject)
     elif reason == "ambiguous" and subject and code in ("unknown_model", "unknown_gpu"):
         text = tr(_("**{subject}** could mean several; which one?"), subject=subject)
     elif code in PLAIN_MESSAGES and (not subject or code not in SUBJECT_MESSAGES):

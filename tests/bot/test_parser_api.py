@@ -189,7 +189,9 @@ def test_small_custom_catalog() -> None:
     assert parsed.model == "llama-3.1-8b"
     assert parsed.gpus[0].gpu.id == "rtx-3060-8gb"
     assert parsed.to_request().model.id == "llama-3.1-8b"  # the catalog parse() used
-    assert parse("qwen 2.5 7b", tiny).model is None  # a family this catalog lacks is not a model name here
+    with pytest.raises(UnknownModelError) as unknown:  # a family this catalog lacks is no model name here: said so
+        parse("qwen 2.5 7b", tiny)
+    assert unknown.value.details["reason"] == "not_in_catalog" and unknown.value.suggestions == []
 
 
 def test_every_catalog_name_reads_back() -> None:

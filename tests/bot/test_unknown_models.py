@@ -1,0 +1,55 @@
+"""A model named with its size that the catalog does not have is said plainly, never answered as another model, with
+how to get an exact answer (a repo, a link, an Ollama tag, an attached file); suggestions name real catalog entries
+of that family only."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from vramfit.bot.cli import run
+
+
+def _error(question: str, lang: str = "en") -> dict[str, object]:
+    out = io.StringIO()
+    assert run(["--json", "--lang", lang, question], out) == 2, out.getvalue()
+    error: dict[str, object] = json.loads(out.getvalue())["error"]
+    return error
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "suggestions"),
+    [
+        ("will Seed-OSS-36B fit on a 4090", "seed oss 36b", []),  # before: Llama 3.1 8B, Qwen2.5 7B, …
+        ("Qwen4 14B on a 4080?", "qwen4 14b", ["qwen2.5-14b", "qwen3-14b"]),  # the family's 14B models first
+        ("can I run Foobar-2 70B on two 3090s", "foobar 2 70b", []),
+    ],
+)
+def test_an_unknown_model_is_said_plainly(question: str, name: str, suggestions: list[str]) -> None:
+    error = _error(question)
+    assert error["code"] == "unknown_model"
+    message = str(error["message"])
+    assert message.startswith(f"I don't know {name} yet, so I won't answer for another model.")
+    assert "Hugging Face repo or link, its Ollama tag, or attach its config.json or GGUF" in message
+    assert list(error["suggestions"])[: len(suggestions)] == suggestions  # type: ignore[call-overload]
+
+
+def test_an_unknown_model_in_korean() -> None:
+    error = _error("Seed-OSS-36B 4090에서 돼?", "ko")
+    assert error["code"] == "unknown_model"
+    assert str(error["message"]).startswith("seed oss 36b 모델은 아직 몰라서 다른 모델로 대신 답하지 않을게요.")
+
+
+def test_the_korean_could_mean_several_message_invents_no_size() -> None:
+    """Before: "젬마 4에 해당하는 모델이 여러 개예요. 크기까지 적어 주세요 (예: 젬마 4 14b)", a size Gemma 4 lacks."""
+    error = _error("젬마 4 3060", "ko")
+    assert error["code"] == "unknown_model"
+    assert "14b" not in str(error["message"]) and "크기까지 적어 주세요" in str(error["message"])
+
+
+@pytest.mark.parametrize("question", ["llama3 8b 32k 3060", "qwen3 14b 4080", "gpt-oss 20b 4090", "라마3 8B 3060"])
+def test_known_models_with_sizes_still_answer(question: str) -> None:
+    out = io.StringIO()
+    assert run(["--json", question], out) == 0, out.getvalue()
