@@ -544,6 +544,8 @@ def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[
         flags += ["--flash-attn", "on" if merged["flash_attn"] else "off"]
     for gpu_id, count in merged.get("gpus", ()):
         flags += ["--gpu", f"{count}x {gpu_id}" if count > 1 else gpu_id]
+    if "ram_gb" in merged:
+        flags += ["--ram", f"{merged['ram_gb']}GB"]
     return [previous, *flags], merged
 
 

@@ -17,6 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.i18n import Lang
 
 if TYPE_CHECKING:
     from vramfit.bot.parser import ParsedQuery
@@ -31,7 +32,7 @@ FOLLOWUP_CUES = re.compile(
     re.IGNORECASE,
 )
 FOLLOWUP_MAX_CHARS = 80  # a longer message is a new message, not a follow-up, unless it asks ("?") or has a cue
-SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus", "flash_attn")
+SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus", "flash_attn", "ram_gb")
 
 
 def parse_or_none(text: str) -> ParsedQuery | None:
@@ -83,7 +84,23 @@ def slots_of(parsed: ParsedQuery) -> Overrides:
         out["flash_attn"] = parsed.flash_attn
     if parsed.gpus:
         out["gpus"] = tuple((choice.gpu.id, choice.count) for choice in parsed.gpus)
+    if parsed.ram_bytes:  # "with 64gb ram?", "램 64기가면?"
+        out["ram_gb"] = max(1, round(parsed.ram_bytes / (1 << 30)))
     return out
+
+
+_ENGLISH_FOLLOWUP = re.compile(r"\b(what|how|about|with|and|if|instead|then)\b", re.IGNORECASE)
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+def followup_lang(text: str, question_lang: str) -> Lang:
+    """The language to answer a follow-up in: Korean if it has Hangul, English if it has English words, else the
+    language of the thread's question ("32k?" says nothing about language)."""
+    if _HANGUL.search(text):
+        return "ko"
+    if _ENGLISH_FOLLOWUP.search(text):
+        return "en"
+    return "ko" if question_lang == "ko" else "en"
 
 
 def looks_like_followup(text: str) -> bool:
@@ -100,6 +117,16 @@ def followup_slots(text: str) -> Overrides | None:
         return None
     slots = slots_of(parsed)
     return slots or None
+
+
+def change_only(text: str) -> Overrides | None:
+    """What ``text`` changes of an earlier question when it names no model and asks nothing of its own ("128k?",
+    "램 64기가면?", "4090이면?"), or None ("what fits a 3060?", "llama3 8b 3060" are questions of their own)."""
+    change = followup_slots(text)
+    parsed = parse_or_none(text) if change is not None else None
+    if change is None or parsed is None or parsed.model is not None or parsed.model_candidates:
+        return None
+    return change if parsed.intent == "fit" else None
 
 
 def merge(previous: Overrides, change: Overrides) -> Overrides:
@@ -126,7 +153,7 @@ def from_json(data: dict[str, Any]) -> Overrides:
     for key, value in data.items():
         if key == "gpus":
             out["gpus"] = tuple((str(gpu_id), int(count)) for gpu_id, count in value)
-        elif key in ("context", "users", "gpu_count"):
+        elif key in ("context", "users", "gpu_count", "ram_gb"):
             out[key] = int(value)  # type: ignore[literal-required]
         elif key == "flash_attn":
             out["flash_attn"] = bool(value)

@@ -19,14 +19,20 @@ processes.
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
 import discord
 from discord.ext import commands
 
 from vramfit.bot.answering.cards import AnswerError, Overrides
-from vramfit.bot.answering.followups import asks_memory_question, followup_slots, from_json, merge, to_json
+from vramfit.bot.answering.followups import (
+    asks_memory_question,
+    followup_lang,
+    followup_slots,
+    from_json,
+    merge,
+    to_json,
+)
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.render.embed import help_text, render_card, render_error
 from vramfit.bot.storage import Store, ThreadQuestion
@@ -44,17 +50,6 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 ANSWERABLE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
-_ENGLISH_FOLLOWUP = re.compile(r"\b(what|how|about|with|and|if|instead|then)\b", re.IGNORECASE)
-
-
-def followup_lang(text: str, question_lang: str) -> Lang:
-    """The language to answer a follow-up in: Korean if it has Hangul, English if it has English words, else the
-    language of the thread's question ("32k?" says nothing about language)."""
-    if lang_of_text(text) == "ko":
-        return "ko"
-    if _ENGLISH_FOLLOWUP.search(text):
-        return "en"
-    return "ko" if question_lang == "ko" else "en"
 
 
 class AutoAnswer(commands.Cog):

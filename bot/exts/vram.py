@@ -17,11 +17,14 @@ from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.answering.followups import change_only, followup_lang, from_json, merge, to_json
 from vramfit.bot.cooldowns import UserCooldown
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.render.embed import help_text, render_card, render_error
+from vramfit.bot.storage import StorageError
 from vramfit.bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
+from vramfit.bot.storage.repository import ThreadQuestion, now_ms
 from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
+FOLLOWUP_MS = 24 * 3600 * 1000  # a follow-up changes the question asked in its channel or thread within the last day
 NO_MENTIONS = discord.AllowedMentions.none()
 
 
@@ -143,11 +147,18 @@ class Vram(commands.Cog):
         if not text and attachment is None:
             await self._reply(message, defaults, lang, content=help_text(lang))
             return
+        question, overrides, followup_of = text[:MAX_QUERY], Overrides(), None
+        if attachment is None:
+            followup_of = await self._previous_question(message, question)
+        if followup_of is not None:  # "32k면?", "with 64gb ram?": the question asked here before, with the change
+            previous, merged = followup_of
+            question, overrides = previous.text, merged
+            lang = defaults.lang or followup_lang(text, previous.lang)
         try:
-            overrides = Overrides()
             if attachment is not None:
                 overrides["model_ref"] = await attached_model(self.bot, attachment)
-            card = await self.bot.answer(text[:MAX_QUERY], defaults.lang, overrides, defaults)
+            answer_lang = lang if followup_of is not None else defaults.lang
+            card = await self.bot.answer(question, answer_lang, overrides, defaults)
         except AnswerError as error:
             await self._reply(message, defaults, lang, content=render_error(error, lang))
             return
@@ -160,6 +171,37 @@ class Vram(commands.Cog):
         await self._reply(
             message, defaults, card.lang, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=pin)
         )
+        if attachment is None:
+            await self._remember(message, ThreadQuestion(question, to_json(overrides), card.lang))
+
+    async def _previous_question(self, message: discord.Message, text: str) -> tuple[ThreadQuestion, Overrides] | None:
+        """The question asked in this channel or thread in the last day and what ``text`` changes of it ("128k?",
+        "램 64기가면?", "4090이면?"), or None: a question of its own, or nothing asked here before."""
+        store = self.bot.store
+        if store is None or not text:
+            return None
+        try:
+            previous = await store.thread_question(message.channel.id)
+        except StorageError:
+            return None
+        if previous is None or now_ms() - previous.updated_at_ms > FOLLOWUP_MS:
+            return None
+        change = await self.bot.off_loop(change_only, text)
+        if change is None:
+            return None
+        return previous, merge(from_json(previous.overrides), change)
+
+    async def _remember(self, message: discord.Message, question: ThreadQuestion) -> None:
+        """Keep the question answered here, so a follow-up in this channel or thread can change it (a day)."""
+        store = self.bot.store
+        if store is None:
+            return
+        try:
+            await store.set_thread_question(
+                message.channel.id, message.guild.id if message.guild else None, question
+            )
+        except StorageError:
+            log.warning("Could not keep the question of channel %s for follow-ups", message.channel.id, exc_info=True)
 
     async def _is_owner_command(self, message: discord.Message) -> bool:
         ctx = await self.bot.get_context(message)

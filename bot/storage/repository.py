@@ -59,6 +59,7 @@ class ThreadQuestion:
     text: str
     overrides: dict[str, Any]
     lang: str
+    updated_at_ms: int = 0  # when it was asked or last followed up (epoch ms; 0 for one not read from the store)
 
 
 class Repository:
@@ -173,11 +174,13 @@ class Repository:
     def thread_question(self, thread_id: int) -> ThreadQuestion | None:
         with self.db.transaction(write=False) as tx:
             row = tx.fetchone(
-                "SELECT question, overrides, lang FROM thread_questions WHERE thread_id = ?", (thread_id,)
+                "SELECT question, overrides, lang, updated_at FROM thread_questions WHERE thread_id = ?", (thread_id,)
             )
         if row is None:
             return None
-        return ThreadQuestion(text=str(row[0]), overrides=dict(json.loads(row[1] or "{}")), lang=str(row[2]))
+        return ThreadQuestion(
+            text=str(row[0]), overrides=dict(json.loads(row[1] or "{}")), lang=str(row[2]), updated_at_ms=int(row[3])
+        )
 
     def set_thread_question(self, thread_id: int, guild_id: int | None, question: ThreadQuestion) -> None:
         with self.db.transaction(write=True) as tx:
