@@ -59,7 +59,8 @@ class ThreadQuestion:
     text: str
     overrides: dict[str, Any]
     lang: str
-    updated_at_ms: int = 0  # when it was asked or last followed up (epoch ms; 0 for one not read from the store)
+    # When it was asked or last followed up (epoch ms; 0 for one not read from the store): not part of what it asks.
+    updated_at_ms: int = field(default=0, compare=False)
 
 
 class Repository:
