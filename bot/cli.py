@@ -20,12 +20,13 @@ import stat
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vramfit.bot.answering.cards import AnswerError, Overrides
 from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE
 from vramfit.bot.untrusted_text import inert
 from vramfit.calc.cache_files import cache_dir, usable_folder
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
@@ -324,6 +325,26 @@ class Resolved:
     unparsed: tuple[str, ...]
     quant_mix: str = ""
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the speed is said first
+    source_unread: str = ""  # a repo or tag whose server could not be read: answered from its preset instead
+
+
+def resolve_with_fallback(args: argparse.Namespace) -> Resolved:
+    """:func:`resolve_args`; when the question's repo or tag could not be read for want of its server and names a
+    model the catalog has, that preset's answer, saying so (``source_unread``)."""
+    from vramfit.bot.sources.references import UNREAD_CODES, preset_in_place_of_reference
+    from vramfit.calc.presets import load_catalog
+
+    try:
+        return resolve_args(args)
+    except AnswerError as exc:
+        text = " ".join(args.query).strip()
+        fallback = None
+        if exc.code in UNREAD_CODES and text:
+            fallback = preset_in_place_of_reference(text, load_catalog().find_model)
+        if fallback is None:
+            raise
+        resolved = resolve_args(argparse.Namespace(**{**vars(args), "query": [fallback[0]]}))
+        return replace(resolved, source_unread=fallback[1])
 
 
 def resolve_args(args: argparse.Namespace) -> Resolved:
@@ -474,7 +495,7 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
                 listing = list_models_text if kind == "models" else list_gpus_text
                 out.write(_inert_for(out, listing(load_catalog(), lang)))
             return 0
-        resolved = resolve_args(args)
+        resolved = resolve_with_fallback(args)
         result, lang, assumed, unparsed = resolved.result, resolved.lang, resolved.assumed, resolved.unparsed
     except _ArgumentError as exc:
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
@@ -484,6 +505,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         data = result_json(result, lang, assumed)
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
+        if resolved.source_unread and "request" in data:
+            data["request"]["source_unread"] = resolved.source_unread
         if resolved.asks_speed and "request" in data:
             data["request"]["asks_speed"] = True
         if resolved.quant_mix and "quant" in data["request"]:
@@ -492,6 +515,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     else:
         if unparsed:
             out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
+        if resolved.source_unread:
+            out.write(_inert_for(out, "⚠️ " + Tr(lang)(SOURCE_UNREAD_NOTE, source=resolved.source_unread) + "\n"))
         if resolved.asks_speed and isinstance(result, FitResult) and (line := speed_first_line(result.answer, lang)):
             out.write(_inert_for(out, line + "\n"))
         if resolved.quant_mix and isinstance(result, FitResult):

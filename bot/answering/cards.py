@@ -229,6 +229,7 @@ class Card:
     unparsed: tuple[str, ...] = ()  # words of the question no setting took ("5090ti", "q9"); the card says them
     quant_mix: str = ""  # an uploader's mix asked for ("UD-Q4_K_XL") and sized as the card's standard quant
     speed_first: bool = False  # the question asked how fast ("몇 토큰 나와?"): the card leads with the speed
+    source_unread: str = ""  # a repo or tag whose server could not be read: the card is its preset's answer instead
     command: str = ""  # llama-server command that reproduces the answer on the first named GPU, when it runs there
     ram_assumed: bool = False  # the question named no RAM size and RAM matters here (something stays on the CPU)
     ollama_split: tuple[int, int] | None = None  # asked on Ollama: what `ollama ps` would show, (CPU %, GPU %)

@@ -148,7 +148,15 @@ class CalcBackend:
         from vramfit.calc.errors import VramfitError
 
         try:
-            parsed, fields, question_lang = self.build_query(text, overrides)
+            unread = ""
+            try:
+                parsed, fields, question_lang = self.build_query(text, overrides)
+            except AnswerError as exc:  # the Hub or registry is down: a model the catalog has is answered by preset
+                fallback = self._preset_fallback(exc, text)
+                if fallback is None:
+                    raise
+                preset_text, unread = fallback
+                parsed, fields, question_lang = self.build_query(preset_text, overrides)
             result = resolve(parsed, self.catalog, **fields)
             card = self.intent_card(result, lang or question_lang, parsed)
             if parsed.unparsed and isinstance(card, Card):
@@ -159,12 +167,23 @@ class CalcBackend:
                 card = dataclasses.replace(card, quant_mix=parsed.quant_mix)
             if parsed.asks_speed and isinstance(card, Card):
                 card = dataclasses.replace(card, speed_first=True)
+            if unread and isinstance(card, Card):
+                card = dataclasses.replace(card, source_unread=unread)
         except VramfitError as exc:
             raise to_answer_error(exc) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number
             raise AnswerError("bad_number", str(exc).splitlines()[0]) from exc
         self._cache.put(key, card)
         return card
+
+    def _preset_fallback(self, error: AnswerError, text: str) -> tuple[str, str] | None:
+        """(the question with the preset's id for its repo or tag, the repo or tag) when ``error`` says the server
+        could not be read and the repo or tag names a model the catalog has; None otherwise."""
+        from vramfit.bot.sources.references import UNREAD_CODES, preset_in_place_of_reference
+
+        if error.code not in UNREAD_CODES:
+            return None
+        return preset_in_place_of_reference(text, self.catalog.find_model)
 
     def suggest_models(self, current: str) -> list[tuple[str, str]]:
         return _suggest(current, self._model_entries)

@@ -29,7 +29,7 @@ from vramfit.bot.answering.cards import (
 )
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, number_limits
-from vramfit.bot.render.labels import QUANT_MIX_NOTE, VERDICT_LABELS, ram_speed_label
+from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.untrusted_text import inert
 from vramfit.bot.version import vramfit_version
@@ -392,6 +392,8 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     if card.unparsed:
         words = ", ".join(f"`{clean(w)}`" for w in card.unparsed)
         lines.append(tr(_("⚠️ Not understood: {words}"), words=words))
+    if card.source_unread:
+        lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
     from vramfit.bot.render.text import context_limit_line

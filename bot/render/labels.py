@@ -38,3 +38,10 @@ QUANT_MIX_NOTE = _(
     "{mix} is sized as {quant}, the nearest standard quant: its maker keeps some tensors at higher precision, so the "
     "file is a little larger. Give the repo or the file for its exact size."
 )
+
+
+# A repo or tag whose server could not be read, answered from the catalog's preset of the same model.
+SOURCE_UNREAD_NOTE = _(
+    "{source} could not be read (its server did not answer), so this answer is vramfit's preset of the same model, "
+    "not that file's own header."
+)

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlparse
 
 from vramfit.bot.answering.cards import AnswerError
@@ -208,3 +209,36 @@ def allowed_ollama_host(url: str) -> bool:
     if host and target == _origin(registry()):
         return True
     return scheme == "https" and port == 443 and host.endswith(OLLAMA_STORAGE_SUFFIX)
+
+
+# A remote read that failed for want of the server, not because of the file: the answer may fall back on a preset.
+UNREAD_CODES = frozenset(("remote_unreachable", "remote_unavailable", "ollama_unavailable"))
+_GGUF_SUFFIX = re.compile(r"[-_.]?gguf$", re.IGNORECASE)
+
+
+def preset_in_place_of_reference(text: str, find_model: Callable[[str], Any]) -> tuple[str, str] | None:
+    """When ``text`` names a Hub repo or an Ollama tag of a model the catalog has ("unsloth/Qwen3.5-9B-GGUF",
+    "qwen3.5:9b"): the text with that preset's id in place of the reference, and the reference as written; None
+    otherwise (``find_model``: the catalog's, a name to its preset or None). For answering from the preset when the
+    file itself cannot be read (the server is down)."""
+    try:
+        hub = find_reference(text)
+        tag = find_ollama_tag(text) if hub is None else None
+    except AnswerError:
+        return None
+    if hub is not None:
+        reference, rest = hub
+        name = reference.repo.rsplit("/", 1)[-1]
+        written = f"{reference.repo}:{reference.quant}" if reference.quant else reference.repo
+        candidates = (reference.repo, name, _GGUF_SUFFIX.sub("", name))
+    elif tag is not None:
+        reference_tag, rest = tag
+        written = reference_tag.name
+        candidates = (reference_tag.name, f"{reference_tag.model}:{reference_tag.tag}", reference_tag.model)
+    else:
+        return None
+    model_id = next((found.id for c in candidates if (found := find_model(c)) is not None), None)
+    if model_id is None:
+        return None
+    quant = hub[0].quant if hub is not None else ""
+    return f"{model_id} {quant} {rest}".strip(), written

@@ -300,3 +300,38 @@ def test_a_dripping_registry_is_bounded_by_its_timeout_as_a_whole(
     status, data, seconds = _vram("someone/dripping:1b 3060")
     assert status == 2 and data["error"]["code"] == "ollama_unavailable", data
     assert seconds < 2.0
+
+
+@pytest.fixture
+def no_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as closed:  # nothing listens on this port once it is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
+
+
+def test_an_unreachable_hub_answers_a_known_model_from_its_preset_and_says_so(no_hub: None) -> None:
+    status, data, _ = _vram("unsloth/Qwen3.5-9B-GGUF 32k 3060")
+    assert status == 0, data
+    assert data["request"]["model"]["id"] == "qwen3.5-9b" and data["request"]["context"] == 32768
+    assert data["request"]["source_unread"] == "unsloth/Qwen3.5-9B-GGUF"
+    out = io.StringIO()
+    assert vram(["--lang", "ko", "unsloth/Qwen3.5-9B-GGUF 32k 3060"], out) == 0
+    assert out.getvalue().startswith("⚠️ unsloth/Qwen3.5-9B-GGUF 파일을 읽지 못해서")
+    status, data, _ = _vram("someone/Not-In-The-Catalog-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_unreachable"  # no preset to fall back on
+
+
+def test_the_bot_card_says_it_is_the_presets_answer_when_the_hub_is_down(no_hub: None) -> None:
+    from vramfit.bot.answering.cards import Card
+    from vramfit.bot.render.embed import render_card
+
+    card = CalcBackend().answer("unsloth/Qwen3.5-9B-GGUF 32k 3060", "en", {})
+    assert isinstance(card, Card) and card.model.id == "qwen3.5-9b"
+    assert card.source_unread == "unsloth/Qwen3.5-9B-GGUF"
+    description = render_card(card, "en").description or ""
+    assert "⚠️ `unsloth/Qwen3.5-9B-GGUF` could not be read (its server did not answer)" in description
