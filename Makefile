@@ -62,6 +62,7 @@ bench: setup
 	$(BIN)/python benchmarks/accuracy.py
 	$(BIN)/python benchmarks/speed.py
 	$(BIN)/python benchmarks/what_fits_speed.py
+	$(BIN)/python benchmarks/question_understanding.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .typecheck

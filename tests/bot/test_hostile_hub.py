@@ -278,7 +278,7 @@ def test_a_refused_connection_is_unreachable_at_once_with_no_retry_lines(
         port = closed.getsockname()[1]
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
-    status, data, seconds = _vram("unsloth/Qwen3.5-9B-GGUF 3060")
+    status, data, seconds = _vram("someone/Not-In-The-Catalog-GGUF 3060")  # no preset to answer from instead
     assert status == 2 and data["error"]["code"] == "remote_unreachable", data
     assert "I can't reach 127.0.0.1" in data["error"]["message"]
     assert seconds < 2.0
