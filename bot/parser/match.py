@@ -279,6 +279,13 @@ def loose_models(
         return None
     kind, span, ids, text = best
     ordered = _ids_by_order(ids)
+    if kind == 1 and span.end < n and tokens.free(span.end) and forms[span.end] in _VARIANT_WORDS:
+        # "granite 4.0 h small": a variant of the prefix's family that the catalog does not have; its one known
+        # sibling (the 350M model) would be another model.
+        name = f"{text} {tokens.items[span.end].text}"
+        raise UnknownModelError(
+            f"unknown model: {name}", suggestions=ordered[:MAX_SUGGESTIONS], query=name, reason="not_in_catalog"
+        )
     if kind == 1 and span.end < n and tokens.free(span.end) and _SIZE_TOKEN.match(forms[span.end]):
         # "qwen3.6 35b": the size right after a prefix matched no name of that family and size, so the prefix's
         # models are other sizes; answering with one of them would be a confident wrong answer.
@@ -367,10 +374,18 @@ def spelling_models(tokens: Tokens, idx: CatalogIndex) -> ModelMatch | None:
     ranking = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     top_id, top = ranking[0]
     runner_up = ranking[1][1] if len(ranking) > 1 else 0.0
+    text = _span_text(tokens, best_span[1])
+    written = [forms[k] for k in range(best_span[1].start, best_span[1].end)]
+    model_words = {w for key, ids in idx.model_keys.items() if top_id in ids for ws in idx.model_key_pieces.get(key, ())
+                   for w in ws}  # fmt: skip
+    if any(_NAME_SIZE.fullmatch(w) and w[0].isalpha() and w not in model_words for w in written):
+        # "gemma3n e4b": a size with a variant letter the model lacks (Gemma 3n, not Gemma 3 4B): another model
+        raise UnknownModelError(
+            f"unknown model: {text}", suggestions=[m for m, _ in ranking[:3]], query=text, reason="not_in_catalog"
+        )
     if top >= FUZZY_ACCEPT and runner_up < top - FUZZY_MARGIN:
         tokens.use(best_span[1].start, best_span[1].end)
         return ModelMatch([top_id], fuzzy=True)
-    text = _span_text(tokens, best_span[1])
     raise UnknownModelError(
         f"unknown model: {text!r}", suggestions=[m for m, _ in ranking[:MAX_SUGGESTIONS]], query=text
     )
@@ -443,6 +458,9 @@ def check_unknown_model(tokens: Tokens, idx: CatalogIndex) -> None:
         )
 
 
+# Words that name a variant of a model family ("Granite 4.0 H Small", "Qwen3 Max"): after a prefix that matched only
+# other variants, the question names one the catalog does not have.
+_VARIANT_WORDS = frozenset(("small", "tiny", "micro", "nano", "medium", "large"))
 _NAME_SIZE = re.compile(r"^[a-z]?(\d+(?:\.\d+)?)[bm]$")  # "36b", "14b", "e4b", "a3b", "350m"
 # Words around a model's name that are not part of it.
 _NOT_NAME = frozenset((
