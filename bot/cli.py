@@ -500,6 +500,10 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
     except _ArgumentError as exc:
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
     except VramfitError as exc:
+        if exc.code == "unknown_model":
+            from vramfit.bot.sources.huggingface import with_hub_repos  # the Hub client: only for an unknown model
+
+            exc = with_hub_repos(exc)
         return _fail(exc, lang, want_json, out)
     if want_json:
         data = result_json(result, lang, assumed)

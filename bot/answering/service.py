@@ -98,7 +98,10 @@ class _LruCache:
 
 def to_answer_error(exc: VramfitError) -> AnswerError:
     """A calculator or parser error as the bot's :class:`AnswerError` (the same fields, the code kept)."""
-    return AnswerError(exc.code, exc.message, subject=exc.subject, reason=exc.reason, suggestions=exc.suggestions)
+    error = AnswerError(exc.code, exc.message, subject=exc.subject, reason=exc.reason, suggestions=exc.suggestions)
+    if "repos" in exc.details:
+        error.details["repos"] = exc.details["repos"]
+    return error
 
 
 class CalcBackend:
@@ -170,7 +173,9 @@ class CalcBackend:
             if unread and isinstance(card, Card):
                 card = dataclasses.replace(card, source_unread=unread)
         except VramfitError as exc:
-            raise to_answer_error(exc) from exc
+            from vramfit.bot.sources.huggingface import with_hub_repos  # the Hub client: only for an unknown model
+
+            raise to_answer_error(with_hub_repos(exc)) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number
             raise AnswerError("bad_number", str(exc).splitlines()[0]) from exc
         self._cache.put(key, card)

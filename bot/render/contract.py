@@ -188,4 +188,7 @@ def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) 
 
 
 def error_json(error: VramfitError, message: str) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": message, "suggestions": list(error.suggestions)}}
+    data: dict[str, Any] = {"code": error.code, "message": message, "suggestions": list(error.suggestions)}
+    if error.details.get("repos"):  # an unknown model: Hub repos that may be it (added 2026-12)
+        data["repos"] = [str(r) for r in error.details["repos"]]
+    return {"error": data}

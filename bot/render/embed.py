@@ -878,8 +878,9 @@ def render_error(error: VramfitError, lang: Lang) -> str:
     subject = clamp(clean(error.subject), 100)
     suggestions = [clean(s) for s in error.suggestions]
     detail = clamp(clean(error.message or error.code), 300)
+    repos = [str(r) for r in error.details.get("repos", ())]  # Hub repos that may be an unknown model
     text = describe_error(
-        error.code, subject, suggestions, detail, lang, reason=error.reason, limits=number_limits(error)
+        error.code, subject, suggestions, detail, lang, reason=error.reason, limits=number_limits(error), repos=repos
     )
     return clamp(text, 2000)
 

@@ -139,6 +139,7 @@ def describe_error(
     markdown: bool = True,
     reason: str = "",
     limits: tuple[str, object, object] | None = None,
+    repos: Sequence[str] = (),
 ) -> str:
     """The sentence for an error code, with its subject, then "Did you mean" with up to five suggestions."""
     tr = Tr(lang)
@@ -164,4 +165,7 @@ def describe_error(
     if suggestions:
         names = ", ".join(_display_names(code, suggestions[:5]))
         text += "\n" + tr(_("Did you mean: {names}"), names=names)
+    if repos:
+        found = ", ".join(f"`{repo}`" for repo in repos[:5])
+        text += "\n" + tr(_("On Hugging Face: {repos} (ask with one of them for its exact size)"), repos=found)
     return text if markdown else text.replace("**", "").replace("`", "")

@@ -356,6 +356,7 @@ def error_message(error: VramfitError, lang: Lang) -> str:
         markdown=False,
         reason=error_reason(error),
         limits=number_limits(error),
+        repos=[str(r) for r in error.details.get("repos", ())],
     )
     supported = error.details.get("supported")
     if error.code == "unsupported_architecture" and supported:

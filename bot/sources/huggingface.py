@@ -62,6 +62,7 @@ from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storag
 from vramfit.bot.untrusted_text import inert
 from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
+from vramfit.calc.errors import VramfitError
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.request import GpuChoice, ModelRef
@@ -805,3 +806,48 @@ def hub_model(
             )
         remote = read_remote_checkpoint(reference, paths)
     return checkpoint_model(reference, remote), quant
+
+
+# -- a model the catalog does not know: GGUF repos on the Hub that may be it -------------------------------------------
+
+SEARCH_SECONDS = 2.0  # best effort: suggestions for an unknown model are not worth a longer wait
+MAX_SEARCH_BYTES = 1 << 20
+
+
+def search_gguf_repos(name: str, limit: int = 3) -> list[str]:
+    """The most downloaded GGUF repos whose id contains ``name`` ("qwen4 14b" → searched as "qwen4-14b"), as
+    huggingface_hub's :meth:`HfApi.list_models` asks ``/api/models?search=…&filter=gguf&sort=downloads``; [] when the
+    Hub cannot be read within :data:`SEARCH_SECONDS`, offline, or has none (never raises)."""
+    from huggingface_hub.utils._headers import build_hf_headers
+
+    query = re.sub(r"[\s_]+", "-", name.strip())[:100]
+    if not query or is_offline():
+        return []
+    limits = RemoteLimits(deadline_seconds=min(SEARCH_SECONDS, hub_deadline_seconds()), max_requests=4)
+    params = {"search": query, "filter": "gguf", "sort": "downloads", "direction": "-1", "limit": str(limit)}
+    try:
+        with remote_budget(limits, allowed=_hub_origin_allowed, token_origin=origin_of(endpoint()), refuse=_refused,
+                           exceeded=_spent):  # fmt: skip
+            headers = build_hf_headers(token=os.environ.get("HF_TOKEN") or None)
+            with checked_session().stream("GET", f"{endpoint()}/api/models", params=params, headers=headers,
+                                          timeout=SEARCH_SECONDS) as response:  # fmt: skip
+                if response.status_code != 200:
+                    return []
+                body = read_body(response, MAX_SEARCH_BYTES, lambda: _bad_answer("a search answer over 1 MiB"))
+        found = json.loads(body)
+    except Exception:  # a suggestion, not an answer: any failure means no suggestion
+        return []
+    if not isinstance(found, list):
+        return []
+    ids = [str(item.get("id") or item.get("modelId") or "") for item in found if isinstance(item, dict)]
+    return [repo for repo in ids if REPO_ID.fullmatch(repo)][:limit]
+
+
+def with_hub_repos(error: VramfitError) -> VramfitError:
+    """``error`` with ``details["repos"]``: the GGUF repos on the Hub that may be the model it says the catalog does
+    not know (:func:`search_gguf_repos`); the same error otherwise."""
+    if error.code == "unknown_model" and error.reason == "not_in_catalog" and error.subject:
+        repos = search_gguf_repos(error.subject)
+        if repos:
+            error.details["repos"] = repos
+    return error

@@ -66,3 +66,42 @@ def test_known_models_with_sizes_still_answer(question: str) -> None:
 def test_a_variant_the_catalog_lacks_is_no_loose_match(question: str, lang: str, words: str) -> None:
     error = _error(question, lang)
     assert error["code"] == "unknown_model" and str(error["message"]).startswith(words), error
+
+
+def test_an_unknown_model_offers_the_gguf_repos_the_hub_has_for_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    from tests.fake_hub import FakeHub, Repo
+
+    repos = {
+        "unsloth/Seed-OSS-36B-Instruct-GGUF": Repo(files={"Seed-OSS-36B-Instruct-Q4_K_M.gguf": b"GGUF"}),
+        "bartowski/ByteDance-Seed_Seed-OSS-36B-Instruct-GGUF": Repo(files={"x-Q4_K_M.gguf": b"GGUF"}),
+        "ByteDance-Seed/Seed-OSS-36B-Instruct": Repo(files={"model.safetensors": b"{}"}),  # no GGUF: not offered
+    }
+    with FakeHub(repos) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        error = _error("will Seed-OSS-36B fit on a 4090")
+        assert error["repos"] == [
+            "bartowski/ByteDance-Seed_Seed-OSS-36B-Instruct-GGUF",
+            "unsloth/Seed-OSS-36B-Instruct-GGUF",
+        ]
+        assert "On Hugging Face: bartowski/ByteDance-Seed_Seed-OSS-36B-Instruct-GGUF" in str(error["message"])
+        from vramfit.bot.answering.cards import AnswerError
+        from vramfit.bot.answering.service import CalcBackend
+        from vramfit.bot.render.embed import render_error
+
+        with pytest.raises(AnswerError) as caught:  # the bot: the same repos under its message
+            CalcBackend().answer("will Seed-OSS-36B fit on a 4090", "en", {})
+        assert "On Hugging Face: `bartowski/ByteDance-Seed_Seed-OSS-36B-Instruct-GGUF`" in render_error(
+            caught.value, "en"
+        )
+        out = io.StringIO()
+        assert run(["--lang", "ko", "Seed-OSS-36B 4090에서 돼?"], out) == 2
+        assert "Hugging Face에 있는 저장소: unsloth/Seed-OSS-36B-Instruct-GGUF" in out.getvalue().replace(
+            "bartowski/ByteDance-Seed_Seed-OSS-36B-Instruct-GGUF, ", ""
+        )
+
+
+def test_without_the_hub_an_unknown_model_is_still_said_plainly() -> None:
+    error = _error("will Seed-OSS-36B fit on a 4090")  # the suite's Hub is a closed port: no repos, the same answer
+    assert "repos" not in error and str(error["message"]).startswith("I don't know seed oss 36b yet")

@@ -1,4 +1,5 @@
-"""The fake Hub: ``GET /api/models/{repo}/tree/{revision}`` (the file list, as huggingface_hub's list_repo_tree reads
+"""The fake Hub: ``GET /api/models?search=`` (the model search, as huggingface_hub's list_models asks it),
+``GET /api/models/{repo}/tree/{revision}`` (the file list, as huggingface_hub's list_repo_tree reads
 it), ``HEAD|GET /{repo}/resolve/{revision}/{file}`` (a 302 to ``/storage/...`` with the X-Repo-Commit, X-Linked-Etag
 and X-Linked-Size headers the Hub sends) and ``GET /storage/...`` honouring ``Range`` with 206 answers. The storage
 answers carry the commit and ETag too: huggingface_hub follows a redirect to the same host (this fake's storage is
@@ -16,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 from vramfit.bot.sources.cache import CachedRead
 
@@ -131,6 +132,16 @@ class FakeHub:
 
     def _answer(self, handler: BaseHTTPRequestHandler, head: bool) -> None:
         parts = unquote(urlparse(handler.path).path).strip("/").split("/")
+        if parts == ["api", "models"]:  # the model search: repos whose id contains ?search=, GGUF ones with filter
+            query = parse_qs(urlparse(handler.path).query)
+            search = query.get("search", [""])[0].lower()
+            found = [name for name in sorted(self.repos) if search in name.lower()]
+            if query.get("filter", [""])[0] == "gguf":
+                found = [name for name in found if any(f.endswith(".gguf") for f in self.repos[name].files)]
+            limit = int(query.get("limit", ["10"])[0])
+            listing = [{"id": name, "modelId": name} for name in found[:limit]]
+            self._send(handler, 200, json.dumps(listing).encode(), head, {"Content-Type": "application/json"})
+            return
         if parts[:2] == ["api", "models"] and "tree" in parts:
             at = parts.index("tree")
             repo = self._repo(handler, "/".join(parts[2:at]), head)
