@@ -28,7 +28,7 @@ from vramfit.bot.storage.repository import ThreadQuestion, now_ms
 from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
-from vramfit.bot.ui.replies import retry_text
+from vramfit.bot.ui.replies import repo_links, retry_text
 from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
@@ -160,7 +160,9 @@ class Vram(commands.Cog):
             answer_lang = lang if followup_of is not None else defaults.lang
             card = await self.bot.answer(question, answer_lang, overrides, defaults)
         except AnswerError as error:
-            await self._reply(message, defaults, lang, content=render_error(error, lang))
+            links = repo_links(error)  # an unknown model: link buttons to the Hub repos that may be it
+            extra: dict[str, Any] = {"view": links} if links is not None else {}
+            await self._reply(message, defaults, lang, content=render_error(error, lang), **extra)
             return
         except Exception:
             # Our fault, not the asker's: say so, then let VramBot.on_error log it with where it happened.
@@ -168,11 +170,14 @@ class Vram(commands.Cog):
             await self._reply(message, defaults, lang, content=sorry)
             raise
         pin = message.guild is not None and not defaults.private_mentions
-        await self._reply(
+        asked = ThreadQuestion(question, to_json(overrides), card.lang) if attachment is None else None
+        if asked is not None:  # kept before the answer goes out: a follow-up may come the moment it is read
+            await self._remember(message.channel.id, message, asked)  # the channel's or thread's last question
+        sent = await self._reply(
             message, defaults, card.lang, embed=render_card(card, card.lang), view=card_view(card, card.lang, pin=pin)
         )
-        if attachment is None:
-            await self._remember(message, ThreadQuestion(question, to_json(overrides), card.lang))
+        if asked is not None and sent is not None:
+            await self._remember(sent.id, message, asked)  # and this answer's, for a reply to it
 
     async def _previous_question(self, message: discord.Message, text: str) -> tuple[ThreadQuestion, Overrides] | None:
         """The question asked in this channel or thread in the last day and what ``text`` changes of it ("128k?",
@@ -180,8 +185,10 @@ class Vram(commands.Cog):
         store = self.bot.store
         if store is None or not text:
             return None
-        try:
-            previous = await store.thread_question(message.channel.id)
+        replied = message.reference.message_id if message.reference is not None else None
+        try:  # a reply follows the answer it replies to; a mention, the last question of its channel or thread
+            previous = await store.thread_question(replied) if replied is not None else None
+            previous = previous or await store.thread_question(message.channel.id)
         except StorageError:
             return None
         if previous is None or now_ms() - previous.updated_at_ms > FOLLOWUP_MS:
@@ -191,27 +198,29 @@ class Vram(commands.Cog):
             return None
         return previous, merge(from_json(previous.overrides), change)
 
-    async def _remember(self, message: discord.Message, question: ThreadQuestion) -> None:
-        """Keep the question answered here, so a follow-up in this channel or thread can change it (a day)."""
+    async def _remember(self, key: int, message: discord.Message, question: ThreadQuestion) -> None:
+        """Keep the question answered here under ``key`` (a channel, a thread, or the answer's own message), so a
+        follow-up there can change it (within a day)."""
         store = self.bot.store
         if store is None:
             return
         try:
-            await store.set_thread_question(
-                message.channel.id, message.guild.id if message.guild else None, question
-            )
+            await store.set_thread_question(key, message.guild.id if message.guild else None, question)
         except StorageError:
-            log.warning("Could not keep the question of channel %s for follow-ups", message.channel.id, exc_info=True)
+            log.warning("Could not keep the question of %s for follow-ups", key, exc_info=True)
 
     async def _is_owner_command(self, message: discord.Message) -> bool:
         ctx = await self.bot.get_context(message)
         return ctx.valid and await self.bot.is_owner(message.author)
 
-    async def _reply(self, message: discord.Message, defaults: GuildDefaults, lang: Lang, **kwargs: Any) -> None:
+    async def _reply(
+        self, message: discord.Message, defaults: GuildDefaults, lang: Lang, **kwargs: Any
+    ) -> discord.Message | None:
         try:
-            await reply_to_mention(message, defaults, lang, **kwargs)  # public, or by DM (/vram-settings mentions)
+            return await reply_to_mention(message, defaults, lang, **kwargs)  # public, or by DM (/vram-settings)
         except discord.HTTPException:
             log.warning("Could not reply to message %s in channel %s", message.id, message.channel.id, exc_info=True)
+            return None
 
 
 async def setup(bot: VramBot) -> None:

@@ -144,15 +144,17 @@ async def claim_message(bot: VramBot, message: discord.Message) -> bool:
     return claimed
 
 
-async def reply_to_mention(message: discord.Message, defaults: GuildDefaults, lang: Lang, **kwargs: Any) -> None:
-    """Reply to a mention: publicly, or by DM when the server wants answers only for the asker.
+async def reply_to_mention(
+    message: discord.Message, defaults: GuildDefaults, lang: Lang, **kwargs: Any
+) -> discord.Message | None:
+    """Reply to a mention: publicly, or by DM when the server wants answers only for the asker; the public reply
+    (None for a DM, or the note that one could not be sent).
 
     Discord has no ephemeral replies to messages, so "only for the asker" is a direct message with a link back to
     the question. When the asker's DMs are closed, a short public note says so (without the answer).
     """
     if not defaults.private_mentions or message.guild is None:
-        await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
-        return
+        return await message.reply(mention_author=False, allowed_mentions=NO_MENTIONS, **kwargs)
     tr = Tr(lang)
     text = kwargs.pop("content", None)
     lead = tr(_("Your question: {link}"), link=message.jump_url)
@@ -164,3 +166,4 @@ async def reply_to_mention(message: discord.Message, defaults: GuildDefaults, la
             mention_author=False,
             allowed_mentions=NO_MENTIONS,
         )
+    return None

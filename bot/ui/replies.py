@@ -59,20 +59,34 @@ async def within_window(
     return await task
 
 
-async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
+def repo_links(error: Exception) -> discord.ui.View | None:
+    """Link buttons to the Hub repos an unknown model's error offers (``details["repos"]``), or None."""
+    repos = [str(r) for r in getattr(error, "details", {}).get("repos", ())][:5]
+    if not repos:
+        return None
+    view = discord.ui.View(timeout=None)
+    for repo in repos:
+        view.add_item(discord.ui.Button(label=repo[:80], url=f"https://huggingface.co/{repo}"))
+    return view
+
+
+async def send_ephemeral(interaction: discord.Interaction[Any], text: str, view: discord.ui.View | None = None) -> None:
     """Reply privately, whether or not the interaction was already answered (a public "thinking…" placeholder left
-    by a deferral is removed first); never raises."""
+    by a deferral is removed first), with ``view`` under it when given; never raises."""
     try:
         if interaction.response.type == discord.InteractionResponseType.deferred_channel_message:
             try:
                 await interaction.delete_original_response()
             except discord.HTTPException:
                 log.debug("Could not remove the deferred placeholder", exc_info=True)
+        extra: dict[str, Any] = {"view": view} if view is not None else {}
         if interaction.response.is_done():
-            await interaction.followup.send(text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none())
+            await interaction.followup.send(
+                text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **extra
+            )
         else:
             await interaction.response.send_message(
-                text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none()
+                text, ephemeral=True, allowed_mentions=discord.AllowedMentions.none(), **extra
             )
     except discord.HTTPException:
         log.warning("Could not send an error reply", extra=interaction_context(interaction), exc_info=True)

@@ -20,7 +20,7 @@ from vramfit.bot.render.embed import render_card, render_error
 from vramfit.bot.storage.defaults import guild_defaults
 from vramfit.bot.ui.attachments import attached_model
 from vramfit.bot.ui.buttons import card_view
-from vramfit.bot.ui.replies import send_ephemeral, within_window
+from vramfit.bot.ui.replies import repo_links, send_ephemeral, within_window
 
 if TYPE_CHECKING:
     from vramfit.bot.bot import VramBot
@@ -91,7 +91,7 @@ async def answer_interaction(
     started = time.monotonic()
     lang, card = await within_window(interaction, work(), defer_after=bot.settings.defer_after_seconds)
     if isinstance(card, AnswerError):
-        await send_ephemeral(interaction, render_error(card, lang))
+        await send_ephemeral(interaction, render_error(card, lang), repo_links(card))  # an unknown model: its repos
         return
     embed, view = render_card(card, lang), card_view(card, lang, pin=interaction.guild_id is not None)
     if interaction.response.is_done():  # deferred: the placeholder becomes the card (follow-ups have 15 minutes)

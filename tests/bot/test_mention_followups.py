@@ -42,12 +42,21 @@ def _database(kind: str, tmp_path: Path) -> dict[str, Any]:
     return {"database_url": None, "database_path": str(tmp_path / "vramfit.db")}
 
 
-async def _ask(world: World, text: str, channel_id: int) -> dict[str, Any]:
+async def _ask(world: World, text: str, channel_id: int, reply_to: int | None = None) -> dict[str, Any]:
+    embed, _ = await _ask_for_id(world, text, channel_id, reply_to)
+    return embed
+
+
+async def _ask_for_id(
+    world: World, text: str, channel_id: int, reply_to: int | None = None
+) -> tuple[dict[str, Any], int]:
+    """The embed of the bot's reply to ``text`` and the id of that reply."""
     since = world.fake.last_seq
-    await world.say(text, channel_id=channel_id)
+    await world.say(text, channel_id=channel_id, reply_to=reply_to)
     sent = await world.fake.wait_request("POST", rf"/channels/{channel_id}/messages", since=since, timeout=10)
     embed: dict[str, Any] = embed_of(sent.json)
-    return embed
+    message_id = next(int(m) for m, msg in world.fake.messages.items() if msg.get("embeds") == sent.json["embeds"])
+    return embed, message_id
 
 
 @pytest.mark.parametrize("database", ["sqlite", "postgres"])
@@ -78,5 +87,21 @@ def test_a_question_of_its_own_is_not_a_follow_up() -> None:
             assert embed["title"].startswith("Qwen3 14B · Q4_K_M · 8K context")
             embed = await _ask(world, "what fits a 3060?", CHANNEL_ID)
             assert not embed["title"].startswith("Qwen3 14B")
+
+    run(scenario(), timeout=60)
+
+
+def test_a_reply_follows_the_answer_it_replies_to() -> None:
+    """Two questions in one channel; a reply to the first answer changes the first question, not the last."""
+
+    async def scenario() -> None:
+        async with World.start(settings=make_settings(cooldown_rate=100), backend=CalcBackend().backend()) as world:
+            _, first = await _ask_for_id(world, "llama3 8b 8k on a 3060", CHANNEL_ID)
+            await _ask(world, "qwen3 14b on a 4090", CHANNEL_ID)
+            embed = await _ask(world, "what about 32k?", CHANNEL_ID, reply_to=first)
+            assert embed["title"].startswith("Llama 3 8B · Q4_K_M · 32K context")
+            assert "GeForce RTX 3060 12GB" in embed["description"]
+            embed = await _ask(world, "what about 32k?", CHANNEL_ID)  # a mention: the channel's last question
+            assert embed["title"].startswith("Llama 3 8B · Q4_K_M · 32K context")  # the reply's was asked last
 
     run(scenario(), timeout=60)

@@ -105,3 +105,27 @@ def test_an_unknown_model_offers_the_gguf_repos_the_hub_has_for_it(
 def test_without_the_hub_an_unknown_model_is_still_said_plainly() -> None:
     error = _error("will Seed-OSS-36B fit on a 4090")  # the suite's Hub is a closed port: no repos, the same answer
     assert "repos" not in error and str(error["message"]).startswith("I don't know seed oss 36b yet")
+
+
+def test_the_bot_offers_the_repos_as_link_buttons(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fake_discord.harness import World, make_settings, run
+    from tests.fake_hub import FakeHub, Repo
+    from vramfit.bot.answering.service import CalcBackend
+
+    repos = {"unsloth/Seed-OSS-36B-Instruct-GGUF": Repo(files={"Seed-OSS-36B-Instruct-Q4_K_M.gguf": b"GGUF"})}
+
+    async def scenario() -> None:
+        async with World.start(settings=make_settings(), backend=CalcBackend().backend()) as world:
+            interaction = await world.slash("will Seed-OSS-36B fit on a 4090")
+            sent = await world.callback(interaction, timeout=10)
+            data = sent.json["data"]
+            assert data["content"].startswith("I don't know **seed oss 36b** yet")
+            buttons = [item for row in data["components"] for item in row["components"]]
+            assert buttons == [
+                {"type": 2, "style": 5, "disabled": False, "label": "unsloth/Seed-OSS-36B-Instruct-GGUF",
+                 "url": "https://huggingface.co/unsloth/Seed-OSS-36B-Instruct-GGUF"}
+            ]  # fmt: skip
+
+    with FakeHub(repos) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        run(scenario())

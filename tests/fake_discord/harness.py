@@ -155,9 +155,10 @@ class World:
         author: JSON | None = None,
         mention_everyone: bool = False,
         attachments: list[JSON] | None = None,
+        reply_to: int | None = None,
     ) -> JSON:
         """Post a message in a channel (MESSAGE_CREATE) and return it (``attachments``: from
-        :meth:`FakeDiscord.attach`)."""
+        :meth:`FakeDiscord.attach`; ``reply_to``: the id of the message it replies to)."""
         author = author or self.user
         bot_user = self.fake.bot_user
         message = p.message(
@@ -170,6 +171,11 @@ class World:
             mentions=[bot_user] if mention_bot else [],
             mention_everyone=mention_everyone,
             attachments=attachments,
+            message_reference=(
+                {"message_id": str(reply_to), "channel_id": str(channel_id or CHANNEL_ID), "guild_id": str(GUILD_ID)}
+                if reply_to is not None
+                else None
+            ),
         )
         await self.fake.dispatch("MESSAGE_CREATE", message)
         return message
