@@ -335,3 +335,29 @@ def test_the_bot_card_says_it_is_the_presets_answer_when_the_hub_is_down(no_hub:
     assert card.source_unread == "unsloth/Qwen3.5-9B-GGUF"
     description = render_card(card, "en").description or ""
     assert "⚠️ `unsloth/Qwen3.5-9B-GGUF` could not be read (its server did not answer)" in description
+
+
+def test_a_gzip_bomb_file_list_stops_at_the_page_cap_in_under_a_second(hostile: HostileHub) -> None:
+    assert len(hostile.gzip_bomb()) < 2 << 20  # built before the question: the fake's time is not the client's
+    status, data, seconds = _vram("evil/gzip-bomb-GGUF 3060")
+    assert status == 2 and data["error"]["code"] == "remote_bad_answer", data
+    assert seconds < 1.0
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "file:///etc/passwd",
+        "http://127.0.0.1\\@evil.example/x",  # a backslash that some parsers read as a path
+        "http://[::1]:{port}/storage/evil/x",  # the same server, named by its IPv6 loopback
+        "https://cas-bridge.example.hf.co.evil.net/x",  # a Hub-like name under another domain
+        "http://{canary}/latest/meta-data",  # another port on the Hub's host
+    ],
+)
+def test_every_redirect_hop_off_the_hub_is_refused(hostile: HostileHub, target: str) -> None:
+    port = hostile.url.rsplit(":", 1)[1]
+    name = f"t{abs(hash(target)) % 10**8}-GGUF"
+    hostile.redirect_targets[name] = target.format(port=port, canary=hostile.canary.url.removeprefix("http://"))
+    status, data, _ = _vram(f"evil/redirect-to-{name} 3060")
+    assert status == 2 and data["error"]["code"] == "remote_host_refused", data
+    assert hostile.canary.hits == []

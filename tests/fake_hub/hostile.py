@@ -11,6 +11,8 @@ Each repo name picks a behaviour:
 - ``evil/redirect-canary-GGUF``: the file resolves to storage on this host, whose answer redirects the ranged read to
   the canary (another port on 127.0.0.1, standing for a cloud metadata service);
 - any ``/v2/...`` path (as an Ollama registry): a manifest that drips a byte every ``drip_seconds``;
+- ``evil/gzip-bomb-GGUF``: a file list of a few hundred KiB that inflates (gzip) to 256 MiB;
+- ``evil/redirect-to-NAME-GGUF``: storage redirecting the ranged read to ``hub.redirect_targets["NAME-GGUF"]``;
 - ``evil/bad-token-GGUF``: 401 with the Hub's "Invalid credentials in Authorization header" (a refused HF_TOKEN);
 - ``evil/tensors-GGUF``: a GGUF split in ``tensor_parts`` parts (12), each a valid header claiming ``tensors_per_part``
   tensors (130,000), served with range requests.
@@ -25,6 +27,7 @@ import json
 import struct
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlparse
@@ -115,6 +118,9 @@ class HostileHub:
         self.drip_seconds, self.max_seconds, self.parts = drip_seconds, max_seconds, parts
         self.tensor_parts, self.tensors_per_part = tensor_parts, tensors_per_part
         self._headers: dict[int, bytes] = {}
+        self._bomb = b""
+        # evil/redirect-to-NAME-GGUF: the storage answer redirects the ranged read to these (NAME-GGUF → URL)
+        self.redirect_targets: dict[str, str] = {}
         self.hits: list[Hit] = []
         self.closing = threading.Event()
         self.canary = Canary()
@@ -144,6 +150,13 @@ class HostileHub:
         self._server.shutdown()
         self._server.server_close()
         self.canary.close()
+
+    def gzip_bomb(self) -> bytes:
+        """A gzip body of a few hundred KiB that inflates to 256 MiB ("[" and spaces: JSON that never ends)."""
+        if not self._bomb:
+            packer = zlib.compressobj(6, zlib.DEFLATED, 31)  # gzip framing
+            self._bomb = packer.compress(b"[" + b" " * (256 << 20)) + packer.flush()
+        return self._bomb
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: bytes, headers: dict[str, str]) -> None:
         handler.send_response(status)
@@ -201,6 +214,8 @@ class HostileHub:
                 listing = [_entry(f"f{page}-{i}.bin", 1) for i in range(1000)]
                 link = f'<{self.url}/api/models/{repo}/tree/main?page={page + 1}>; rel="next"'
                 self._send(handler, 200, json.dumps(listing).encode(), {**json_type, "Link": link})
+            elif repo == "evil/gzip-bomb-GGUF":  # a small body that inflates to 256 MiB
+                self._send(handler, 200, self.gzip_bomb(), {**json_type, "Content-Encoding": "gzip"})
             elif repo == "evil/bad-token-GGUF":  # a public repo: only a token the Hub does not know is refused
                 headers = {"X-Error-Message": "Invalid credentials in Authorization header", **json_type}
                 self._send(handler, 401, b'{"error": "Invalid credentials"}', headers)
@@ -210,7 +225,7 @@ class HostileHub:
                 self._send(handler, 200, json.dumps({"files": []}).encode(), json_type)
             elif repo == "evil/bad-entry-GGUF":
                 self._send(handler, 200, json.dumps([{"type": "file", "path": 7}]).encode(), json_type)
-            elif repo == "evil/redirect-canary-GGUF":
+            elif repo == "evil/redirect-canary-GGUF" or repo.startswith("evil/redirect-to-"):
                 listing = [_entry("m-Q4_K_M.gguf", 1 << 20)]
                 self._send(handler, 200, json.dumps(listing).encode(), json_type)
             else:
@@ -224,6 +239,9 @@ class HostileHub:
             return
         if parts[0] == "storage" and parts[1:3] == ["evil", "redirect-canary-GGUF"]:
             self._send(handler, 302, b"", {"Location": f"{self.canary.url}/latest/meta-data"})
+            return
+        if parts[0] == "storage" and parts[1] == "evil" and parts[2].startswith("redirect-to-"):
+            self._send(handler, 302, b"", {"Location": self.redirect_targets[parts[2].removeprefix("redirect-to-")]})
             return
         if parts[0] == "storage":  # every part a valid GGUF header (tensors-GGUF: a large tensor table)
             count = self.tensors_per_part if parts[1:3] == ["evil", "tensors-GGUF"] else 300
