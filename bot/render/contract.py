@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vramfit.bot.answering.resolve import CompareResult, FitResult, IntentResult, SolveResult
+from vramfit.bot.render.errors import error_repos
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.kv import naive_heads_and_dim
 from vramfit.calc.model_limits import beyond_trained_context
@@ -189,6 +190,6 @@ def result_json(result: IntentResult, lang: str, assumed: tuple[str, ...] = ()) 
 
 def error_json(error: VramfitError, message: str) -> dict[str, Any]:
     data: dict[str, Any] = {"code": error.code, "message": message, "suggestions": list(error.suggestions)}
-    if error.details.get("repos"):  # an unknown model: Hub repos that may be it (added 2026-12)
-        data["repos"] = [str(r) for r in error.details["repos"]]
+    if repos := error_repos(error):  # an unknown model: Hub repos that may be it (added 2026-12)
+        data["repos"] = repos
     return {"error": data}

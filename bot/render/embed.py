@@ -28,7 +28,7 @@ from vramfit.bot.answering.cards import (
     WhatFitsCard,
 )
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
-from vramfit.bot.render.errors import describe_error, number_limits
+from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.untrusted_text import inert
@@ -878,7 +878,7 @@ def render_error(error: VramfitError, lang: Lang) -> str:
     subject = clamp(clean(error.subject), 100)
     suggestions = [clean(s) for s in error.suggestions]
     detail = clamp(clean(error.message or error.code), 300)
-    repos = [str(r) for r in error.details.get("repos", ())]  # Hub repos that may be an unknown model
+    repos = error_repos(error)  # Hub repos that may be an unknown model
     text = describe_error(
         error.code, subject, suggestions, detail, lang, reason=error.reason, limits=number_limits(error), repos=repos
     )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.calc.errors import error_reason, error_subject
 
-__all__ = ["describe_error", "error_reason", "error_subject"]
+__all__ = ["describe_error", "error_reason", "error_repos", "error_subject"]
 
 # One sentence per code, by what it names: the text the user must fix ({subject}), or why it failed ({reason}).
 SUBJECT_MESSAGES: dict[str, str] = {
@@ -119,6 +119,12 @@ def _display_names(code: str, suggestions: Sequence[str]) -> list[str]:
     if code == "unknown_gpu":
         names = {g.id: g.name for g in catalog.gpus.values()}
     return [f"{names[s]} (`{s}`)" if s in names else f"`{s}`" for s in suggestions]
+
+
+def error_repos(error: object) -> list[str]:
+    """The Hub repos an unknown model's error offers (``details["repos"]``, see bot.sources.huggingface)."""
+    repos = (getattr(error, "details", {}) or {}).get("repos")
+    return [str(repo) for repo in repos] if isinstance(repos, list | tuple) else []
 
 
 def number_limits(error: object) -> tuple[str, object, object] | None:

@@ -8,7 +8,7 @@ from vramfit.bot.answering.cards import rope_scaling_label
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
-from vramfit.bot.render.errors import describe_error, number_limits
+from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import QUANT_MIX_NOTE, RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
@@ -356,7 +356,7 @@ def error_message(error: VramfitError, lang: Lang) -> str:
         markdown=False,
         reason=error_reason(error),
         limits=number_limits(error),
-        repos=[str(r) for r in error.details.get("repos", ())],
+        repos=error_repos(error),
     )
     supported = error.details.get("supported")
     if error.code == "unsupported_architecture" and supported:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import discord
 
 from vramfit.bot.i18n import Tr, _
+from vramfit.bot.render.errors import error_repos
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -61,7 +62,7 @@ async def within_window(
 
 def repo_links(error: Exception) -> discord.ui.View | None:
     """Link buttons to the Hub repos an unknown model's error offers (``details["repos"]``), or None."""
-    repos = [str(r) for r in getattr(error, "details", {}).get("repos", ())][:5]
+    repos = error_repos(error)[:5]
     if not repos:
         return None
     view = discord.ui.View(timeout=None)
