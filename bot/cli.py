@@ -28,10 +28,11 @@ from vramfit.bot.answering.cards import AnswerError, Overrides
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE
 from vramfit.bot.untrusted_text import inert
+from vramfit.bot.version import vramfit_version
 from vramfit.calc.cache_files import cache_dir, usable_folder
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
-from vramfit.calc.file_types import uploader_mix
+from vramfit.calc.file_types import parse_file_type, uploader_mix
 from vramfit.calc.gpu import GIB
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import (
@@ -48,6 +49,8 @@ from vramfit.calc.request import (
 
 if TYPE_CHECKING:
     from vramfit.bot.answering.resolve import IntentResult
+    from vramfit.bot.parser import ParsedQuery
+    from vramfit.calc.presets import Catalog
 
 EXIT_ERROR = 2
 OLLAMA_SOURCE = "ollama://"  # bot.sources.ollama's ModelRef.source
@@ -124,8 +127,13 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
         "--swa-full", action="store_true", help=tr(_("llama.cpp --swa-full: full-size sliding-window caches"))
     )
     p.add_argument("--lang", choices=["ko", "en"], help=tr(_("language of the answer (default: the question's)")))
-    p.add_argument("--list-models", action="store_true", help=tr(_("list preset models")))
-    p.add_argument("--list-gpus", action="store_true", help=tr(_("list preset GPUs")))
+    p.add_argument(
+        "--list-models", nargs="?", const="", metavar="FILTER", help=tr(_("list preset models (those matching FILTER)"))
+    )
+    p.add_argument(
+        "--list-gpus", nargs="?", const="", metavar="FILTER", help=tr(_("list preset GPUs (those matching FILTER)"))
+    )
+    p.add_argument("--version", action="store_true", help=tr(_("print the version and exit")))
     p.add_argument("--interactive", action="store_true", help=tr(_("ask questions at a prompt, one per line")))
     return p
 
@@ -237,8 +245,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if model is not None:
         overrides["model"] = model
     if args.quant:
-        from vramfit.calc.file_types import parse_file_type
-
         overrides["quant"] = parse_file_type(args.quant).value
     if model is not None and model.gguf is not None:
         from vramfit.calc.file_types import file_type_in_header, file_type_in_name
@@ -326,6 +332,56 @@ class Resolved:
     quant_mix: str = ""
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the speed is said first
     source_unread: str = ""  # a repo or tag whose server could not be read: answered from its preset instead
+    overridden: tuple[tuple[str, str], ...] = ()  # (flag, what the text said) where a flag won over the text
+
+
+def _parse_under_flags(text: str, model_flag: bool) -> tuple[ParsedQuery, str]:
+    """The text's parse; with a model given by a flag, a model name the text cannot place is left out (the flag wins)
+    and returned, so the answer can say so."""
+    from vramfit.bot.parser import parse
+
+    try:
+        return parse(text), ""
+    except UnknownModelError as exc:
+        subject = exc.subject
+        if not model_flag or not subject:
+            raise
+        words = r"[\s._-]*".join(re.escape(word) for word in subject.split())
+        return parse(re.sub(words, " ", text, flags=re.IGNORECASE)), subject
+
+
+def _overridden(args: argparse.Namespace, parsed: ParsedQuery, unplaced: str) -> tuple[tuple[str, str], ...]:
+    """Where a flag and the text both name a setting and disagree: (the flag as given, what the text said)."""
+    found: list[tuple[str, str]] = []
+    if args.model and (unplaced or (parsed.model and parsed.model != _preset_id(args.model))):
+        found.append((f"--model {args.model}", unplaced or str(parsed.model)))
+    pairs = (
+        ("--quant", args.quant, parsed.quant, lambda v: parse_file_type(v).value),
+        ("--context", args.context, parsed.context, lambda v: _number(v, "context", 1, MAX_CONTEXT)),
+        ("--users", args.users, parsed.users, lambda v: _number(v, "users", 1, MAX_USERS)),
+        ("--kv-cache", args.kv_cache, parsed.kv_cache.value if parsed.kv_cache else None, str.lower),
+        ("--engine", args.engine, parsed.engine.value if parsed.engine else None, str),
+    )
+    for flag, given, said, read in pairs:
+        if given and said is not None and read(given) != said:
+            found.append((f"{flag} {given}", str(said)))
+    said_gpus = [choice.gpu.id for choice in parsed.gpus]
+    if args.gpu and said_gpus and said_gpus != [_gpu_id(spec) for spec in args.gpu]:
+        found.append(("--gpu " + " --gpu ".join(args.gpu), ", ".join(said_gpus)))
+    return tuple(found)
+
+
+def _preset_id(name: str) -> str:
+    from vramfit.calc.presets import load_catalog
+
+    found = load_catalog().find_model(name)
+    return found.id if found is not None else name
+
+
+def _gpu_id(spec: str) -> str:
+    from vramfit.bot.parser import parse_gpu_spec
+
+    return parse_gpu_spec(spec).gpu.id
 
 
 def resolve_with_fallback(args: argparse.Namespace) -> Resolved:
@@ -364,9 +420,7 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
         text = remote[1] if remote is not None else tag[1] if tag is not None else text
     unparsed_quant: tuple[str, ...] = ()
     if text or remote is not None or tag is not None:
-        from vramfit.bot.parser import parse  # its tables take a while to build; a question in flags needs none
-
-        parsed = parse(text)
+        parsed, unplaced = _parse_under_flags(text, "model" in overrides)  # the parser: only for a question in words
         if remote is not None:  # "unsloth/Qwen3.5-9B-GGUF Q4_K_M 32k 3060": the file of the asked quant
             from vramfit.bot.sources.huggingface import best_quant_files, hub_model
 
@@ -399,7 +453,9 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
             given.add("model_fuzzy")
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
         mix = _approximated_mix(args.quant or parsed.quant_mix, overrides.get("model"))
-        return Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix, parsed.asks_speed)
+        overridden = _overridden(args, parsed, unplaced) if remote is None and tag is None else ()
+        resolved = Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix, parsed.asks_speed)
+        return replace(resolved, overridden=overridden)
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
     assumed = tuple(key for key in ("quant", "context", "users", "kv_cache", "engine") if key not in overrides)
@@ -446,11 +502,26 @@ def _can_encode(out: Any, text: str) -> bool:
     return True
 
 
-def _catalog_json(kind: str) -> dict[str, Any]:
-    """``--list-models --json`` and ``--list-gpus --json``: the presets' ids, names and (GPUs) memory."""
-    from vramfit.calc.presets import load_catalog
+def _matching(names: Sequence[str], wanted: str) -> bool:
+    """Whether any of a preset's names contains ``wanted``, spaces, hyphens, dots and case aside."""
+    from vramfit.calc.presets import normalize_key
+
+    key = normalize_key(wanted)
+    return not key or any(key in normalize_key(name) for name in names)
+
+
+def filtered_catalog(wanted: str) -> Catalog:
+    """The shipped catalog's models and GPUs whose id, name or an alias contains ``wanted`` ("" for all)."""
+    from vramfit.calc.presets import Catalog, load_catalog
 
     catalog = load_catalog()
+    models = [m for m in catalog.models.values() if _matching((m.id, m.name, *m.aliases), wanted)]
+    gpus = [g for g in catalog.gpus.values() if _matching((g.id, g.name, *g.aliases), wanted)]
+    return Catalog(models, gpus)
+
+
+def _catalog_json(kind: str, catalog: Catalog) -> dict[str, Any]:
+    """``--list-models --json`` and ``--list-gpus --json``: the presets' ids, names and (GPUs) memory."""
     if kind == "models":
         return {"models": [{"id": m.id, "name": m.name} for m in catalog.models.values()]}
     return {"gpus": [{"id": g.id, "name": g.name, "memory_bytes": g.memory_bytes} for g in catalog.gpus.values()]}
@@ -472,7 +543,6 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         speed_first_line,
         unparsed_line,
     )
-    from vramfit.calc.presets import load_catalog
 
     lang = argv_lang(argv)
     parser = build_arg_parser(argv_lang(argv, locale=True))
@@ -487,13 +557,18 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
             )
         if args.interactive:
             return interactive(out, as_json=want_json)
-        if args.list_models or args.list_gpus:
-            kind = "models" if args.list_models else "gpus"
+        if args.version:
+            version = vramfit_version()
+            out.write(_json_line({"version": version}, out) if want_json else f"vram {version}\n")
+            return 0
+        if args.list_models is not None or args.list_gpus is not None:
+            kind = "models" if args.list_models is not None else "gpus"
+            catalog = filtered_catalog(args.list_models if kind == "models" else args.list_gpus)
             if want_json:
-                out.write(_json_line(_catalog_json(kind), out))
+                out.write(_json_line(_catalog_json(kind, catalog), out))
             else:
                 listing = list_models_text if kind == "models" else list_gpus_text
-                out.write(_inert_for(out, listing(load_catalog(), lang)))
+                out.write(_inert_for(out, listing(catalog, lang)))
             return 0
         resolved = resolve_with_fallback(args)
         result, lang, assumed, unparsed = resolved.result, resolved.lang, resolved.assumed, resolved.unparsed
@@ -509,6 +584,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         data = result_json(result, lang, assumed)
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
+        if resolved.overridden and "request" in data:
+            data["request"]["overridden"] = [{"flag": flag, "text": said} for flag, said in resolved.overridden]
         if resolved.source_unread and "request" in data:
             data["request"]["source_unread"] = resolved.source_unread
         if resolved.asks_speed and "request" in data:
@@ -521,6 +598,11 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
             out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
         if resolved.source_unread:
             out.write(_inert_for(out, "⚠️ " + Tr(lang)(SOURCE_UNREAD_NOTE, source=resolved.source_unread) + "\n"))
+        if resolved.overridden:
+            tr = Tr(lang)
+            won = _("{flag} over the text's {said}")
+            items = "; ".join(tr(won, flag=flag, said=said) for flag, said in resolved.overridden)
+            out.write(_inert_for(out, "ℹ️ " + tr(_("The flags win over the text: {items}"), items=items) + "\n"))
         if resolved.asks_speed and isinstance(result, FitResult) and (line := speed_first_line(result.answer, lang)):
             out.write(_inert_for(out, line + "\n"))
         if resolved.quant_mix and isinstance(result, FitResult):

@@ -159,3 +159,48 @@ def test_embeds_drop_bidi_and_zero_width_characters() -> None:
 
     assert clean("evil\u202eCBA\u200b\u2066x\u2069") == "evilCBAx"
     assert "\x1b" not in clean("a\x1b[2Jb")
+
+
+def test_version_and_filtered_lists() -> None:
+    """Before: `vram --version` was "That number is out of range or unreadable: --version" (exit 2), and
+    `--list-models qwen` ignored its filter."""
+    from vramfit.bot.version import vramfit_version
+
+    out = io.StringIO()
+    assert run(["--version"], out) == 0 and out.getvalue() == f"vram {vramfit_version()}\n"
+    assert _json("--version") == (0, {"version": vramfit_version()})
+    status, models = _json("--list-models", "qwen3.5")
+    assert status == 0 and {m["id"] for m in models["models"]} == {
+        "qwen3.5-0.8b", "qwen3.5-2b", "qwen3.5-4b", "qwen3.5-9b", "qwen3.5-27b", "qwen3.5-35b-a3b",
+        "qwen3.5-122b-a10b", "qwen3.5-397b-a17b",
+    }  # fmt: skip
+    status, gpus = _json("--list-gpus", "4090")
+    assert status == 0 and [g["id"] for g in gpus["gpus"]] == ["rtx-4090", "rtx-4090-laptop", "rtx-4090-48gb"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "model", "context", "overridden"),
+    [
+        (["--model", "llama-3.1-8b", "gemma"], "llama-3.1-8b", 8192, [["--model llama-3.1-8b", "gemma"]]),
+        (
+            ["--model", "llama-3.1-8b", "gemma 3 12b 3060"],
+            "llama-3.1-8b",
+            8192,
+            [["--model llama-3.1-8b", "gemma-3-12b"]],
+        ),
+        (["--context", "8k", "llama3 8b 32k 3060"], "llama-3-8b", 8192, [["--context 8k", "32768"]]),
+        (["llama3 8b 32k 3060"], "llama-3-8b", 32768, None),
+    ],
+)
+def test_flags_win_over_the_text_and_say_so(
+    argv: list[str], model: str, context: int, overridden: list[list[str]] | None
+) -> None:
+    """Before: `vram --model llama-3.1-8b "gemma"` let the text win (an error about gemma)."""
+    status, data = _json(*argv)
+    assert status == 0, data
+    assert data["request"]["model"]["id"] == model and data["request"]["context"] == context
+    got = data["request"].get("overridden")
+    if overridden is None:
+        assert got is None
+    else:
+        assert [[o["flag"], o["text"]] for o in got] == overridden
