@@ -11,7 +11,9 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[bot,gguf,dev]"
+	@# setuptools says, for every editable install of a layout like ours (calc/, bot/ mapped under vramfit.), that folders
+	@# named like the package may shadow it: informational only, so that one notice is silenced and no other.
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install -q -e ".[bot,gguf,dev]"
 	touch $@
 
 # PostgreSQL server binaries for the storage tests (installed with apt-get when missing and run as root); the tests

@@ -105,4 +105,8 @@ def test_the_distribution_installs_under_one_import_name() -> None:
         for folder in ("calc", "bot", "presets", "locales")
         for p in (ROOT / folder).rglob("__init__.py")
     }
+    on_disk |= {  # the catalogs' folders ship as packages of data (listed, so the build warns of nothing)
+        "vramfit.locales." + ".".join(p.relative_to(ROOT / "locales").parts)
+        for p in (ROOT / "locales").glob("*/LC_MESSAGES")
+    }
     assert on_disk == set(setuptools["packages"])  # every package of the tree ships, and nothing else
