@@ -19,10 +19,13 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import shtab
 
 from vramfit.bot.answering.cards import AnswerError, Overrides
 from vramfit.bot.i18n import Lang, Tr, _
@@ -134,6 +137,8 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
         "--list-gpus", nargs="?", const="", metavar="FILTER", help=tr(_("list preset GPUs (those matching FILTER)"))
     )
     p.add_argument("--version", action="store_true", help=tr(_("print the version and exit")))
+    # Shell completion from the parser itself (shtab: a maintained generator, rather than scripts written by hand).
+    shtab.add_argument_to(p, ["--print-completion"], help=tr(_("print a bash, zsh or tcsh completion script")))
     p.add_argument("--interactive", action="store_true", help=tr(_("ask questions at a prompt, one per line")))
     return p
 
@@ -541,6 +546,7 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         quant_mix_line,
         render_result,
         speed_first_line,
+        terminal_colours,
         unparsed_line,
     )
 
@@ -570,7 +576,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
                 listing = list_models_text if kind == "models" else list_gpus_text
                 out.write(_inert_for(out, listing(catalog, lang)))
             return 0
-        resolved = resolve_with_fallback(args)
+        with _progress_line(args, lang):
+            resolved = resolve_with_fallback(args)
         result, lang, assumed, unparsed = resolved.result, resolved.lang, resolved.assumed, resolved.unparsed
     except _ArgumentError as exc:
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
@@ -607,14 +614,56 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
             out.write(_inert_for(out, line + "\n"))
         if resolved.quant_mix and isinstance(result, FitResult):
             out.write(quant_mix_line(resolved.quant_mix, result.answer.request.quant, lang) + "\n")
-        out.write(_inert_for(out, render_result(result, lang, assumed)))
+        out.write(terminal_colours(_inert_for(out, render_result(result, lang, assumed)), colour=_colour(out)))
     return 0
+
+
+PROGRESS_AFTER_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def _progress_line(args: argparse.Namespace, lang: Lang) -> Iterator[None]:
+    """A line on stderr while a Hub or registry read takes over a second, on a terminal only, cleared when done."""
+    from vramfit.bot.sources.references import mentions_remote_model
+
+    remote = bool(args.hf or args.ollama) or mentions_remote_model(" ".join(args.query))
+    if not remote or not sys.stderr.isatty():
+        yield
+        return
+    shown = threading.Event()
+
+    def show() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("⏳ " + Tr(lang)(_("Reading the model's file header from Hugging Face or Ollama…")))
+            sys.stderr.flush()
+            shown.set()
+
+    timer = threading.Timer(PROGRESS_AFTER_SECONDS, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        if shown.is_set():
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.write("\r\x1b[K")  # the line is erased: the answer follows on stdout
+                sys.stderr.flush()
+
+
+def _colour(out: Any) -> bool:
+    """Colours for a person at a colour terminal: ``out`` is one, ``NO_COLOR`` is not set (no-color.org) and TERM is
+    not "dumb"; never into a pipe or a file."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def _inert_for(out: Any, text: str) -> str:
     """Text for a person: nothing from a model file may drive the terminal (:func:`bot.parser.text.inert`), and a
     character the terminal cannot encode shows as "?" rather than ending the answer with an error."""
-    text = inert(text)
+    text = inert(text, keep_verdict_marks=True)  # the renderer's own marks: colours, or removed (terminal_colours)
     encoding = getattr(out, "encoding", None)
     if encoding and not _can_encode(out, text):
         with contextlib.suppress(LookupError):

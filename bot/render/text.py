@@ -81,7 +81,25 @@ def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
         max_ctx = format_number(trained, tr.lang) + "*"  # the model's limit, not memory's (footnote below)
     decode = fit.expert_offload.decode if fit.expert_offload is not None else fit.decode
     speed = speed_text(decode, tr) if decode is not None else "—"
-    return f"  {ljust(name, 34)} {ljust(verdict, 28)} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
+    padding = " " * max(28 - width(verdict), 0)
+    marked = VERDICT_MARKS[fit.verdict.value] + verdict + MARK_END + padding  # coloured by the terminal, or unmarked
+    return f"  {ljust(name, 34)} {marked} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
+
+
+# Private-use characters around a verdict in the terminal text: the command line turns them into colours on a colour
+# terminal and removes them everywhere else (:func:`terminal_colours`), so the renderer stays free of escape codes.
+VERDICT_MARKS = {"fits": "\ue000", "tight": "\ue001", "partial": "\ue002", "no": "\ue003"}
+MARK_END = "\ue00f"
+_ANSI = {
+    "\ue000": "\x1b[32m", "\ue001": "\x1b[33m", "\ue002": "\x1b[38;5;208m", "\ue003": "\x1b[31m", MARK_END: "\x1b[0m"
+}  # fmt: skip
+
+
+def terminal_colours(text: str, *, colour: bool) -> str:
+    """``text`` with its verdict marks as ANSI colours (green fits, yellow tight, orange partly, red no), or without
+    them."""
+    table = str.maketrans(_ANSI if colour else dict.fromkeys(_ANSI, ""))
+    return text.translate(table)
 
 
 MAC_SYSTEM_RESERVE_BYTES = 8 << 30  # what macOS and its apps keep when the GPU limit is raised (common practice)

@@ -204,3 +204,61 @@ def test_flags_win_over_the_text_and_say_so(
         assert got is None
     else:
         assert [[o["flag"], o["text"]] for o in got] == overridden
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_verdicts_are_coloured_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    terminal = _Terminal()
+    assert run(["llama3 8b 32k 3060"], terminal) == 0
+    assert "\x1b[32mfits\x1b[0m" in terminal.getvalue()
+    offloaded = _Terminal()
+    assert run(["llama 3.1 70b 8k 3060"], offloaded) == 0
+    assert "\x1b[38;5;208m" in offloaded.getvalue()  # partly on the CPU: orange
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = _Terminal()
+    assert run(["llama3 8b 32k 3060"], plain) == 0
+    piped = io.StringIO()
+    monkeypatch.delenv("NO_COLOR")
+    assert run(["llama3 8b 32k 3060"], piped) == 0
+    for text in (plain.getvalue(), piped.getvalue()):
+        assert "\x1b[" not in text and not any("\ue000" <= ch <= "\ue00f" for ch in text)
+        assert "fits" in text
+
+
+def test_a_slow_hub_read_shows_a_progress_line_on_a_terminal_and_clears_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with HostileHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
+        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "1.5")
+        stderr = _Terminal()
+        monkeypatch.setattr(sys, "stderr", stderr)
+        out = io.StringIO()
+        assert run(["evil/drip-listing-GGUF 3060"], out) == 2
+    shown = stderr.getvalue()
+    assert shown.startswith("⏳ Reading the model's file header from Hugging Face or Ollama…")
+    assert shown.endswith("\r\x1b[K")  # erased before the answer
+    assert "⏳" not in out.getvalue()
+
+
+def test_no_progress_line_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with HostileHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path))
+        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "1.5")
+        stderr = io.StringIO()
+        monkeypatch.setattr(sys, "stderr", stderr)
+        assert run(["evil/drip-listing-GGUF 3060"], io.StringIO()) == 2
+    assert stderr.getvalue() == ""
+
+
+def test_completion_scripts_come_from_the_parser() -> None:
+    done = _process("--print-completion", "bash")
+    assert done.returncode == 0 and b"--list-models" in done.stdout and b"--kv-cache" in done.stdout
