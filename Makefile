@@ -21,11 +21,12 @@ $(VENV)/.installed: pyproject.toml
 postgres:
 	@bash .ci/ensure-postgres
 
-# With DISCORD_TOKEN set (environment or .env) this starts the bot; otherwise the vram command answers
-# in the terminal: `make run Q="llama3-8b 32k 3060"`, or `make run` for a prompt.
+# With DISCORD_TOKEN set (environment or .env) this starts the bot (`SYNC=1` registers its slash commands first,
+# `SYNC=GUILD_ID` in one server); otherwise the vram command answers in the terminal: `make run Q="llama3-8b 32k
+# 3060"`, or `make run` for a prompt.
 run: setup
 	@if [ -n "$$DISCORD_TOKEN" ] || grep -qs '^DISCORD_TOKEN=.' .env; then \
-		$(BIN)/python -m vramfit.bot; \
+		$(BIN)/python -m vramfit.bot $(if $(SYNC),--sync $(if $(filter-out 1,$(SYNC)),--guild $(SYNC))); \
 	else \
 		$(BIN)/vram $(if $(Q),"$(Q)",--interactive); \
 	fi

@@ -535,9 +535,10 @@ def _catalog_json(kind: str, catalog: Catalog) -> dict[str, Any]:
 SOURCE_FLAGS = ("config", "gguf", "hf", "ollama")
 
 
-def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
+def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = True) -> int:
     """Run the command; returns the exit status. Output goes to ``out``: text for a person (control characters from
-    model files made inert), or with ``--json`` one JSON object per answer in every mode."""
+    model files made inert), or with ``--json`` one JSON object per answer in every mode. ``say_overrides`` False:
+    the flags are the prompt's own (a follow-up), so where they win over the text goes unsaid."""
     from vramfit.bot.answering.resolve import FitResult
     from vramfit.bot.render.contract import result_json
     from vramfit.bot.render.text import (
@@ -591,7 +592,7 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
         data = result_json(result, lang, assumed)
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
-        if resolved.overridden and "request" in data:
+        if resolved.overridden and say_overrides and "request" in data:
             data["request"]["overridden"] = [{"flag": flag, "text": said} for flag, said in resolved.overridden]
         if resolved.source_unread and "request" in data:
             data["request"]["source_unread"] = resolved.source_unread
@@ -605,7 +606,7 @@ def run(argv: Sequence[str], out: Any = sys.stdout) -> int:
             out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
         if resolved.source_unread:
             out.write(_inert_for(out, "⚠️ " + Tr(lang)(SOURCE_UNREAD_NOTE, source=resolved.source_unread) + "\n"))
-        if resolved.overridden:
+        if resolved.overridden and say_overrides:
             tr = Tr(lang)
             won = _("{flag} over the text's {said}")
             items = "; ".join(tr(won, flag=flag, said=said) for flag, said in resolved.overridden)
@@ -792,7 +793,7 @@ def interactive(out: Any, stdin: Any = None, *, as_json: bool = False) -> int:
             followup = followup_argv(previous, previous_slots, line)
             if followup is not None:
                 argv, previous_slots = followup
-                run([*json_flag, *argv], out)
+                run([*json_flag, *argv], out, say_overrides=False)  # the follow-up's flags are ours, not the user's
                 continue
             if run([*json_flag, line], out) == 0:
                 parsed = parse_or_none(line)

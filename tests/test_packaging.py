@@ -16,7 +16,10 @@ from tests.groundtruth import DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 # What `pip install vramfit` (no extras) brings: the core dependencies and what they import.
-CORE = ("pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection", "babel", "rapidfuzz")
+CORE = (
+    "pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection", "babel", "rapidfuzz",
+    "shtab",
+)  # fmt: skip
 
 
 def _core_only_path(tmp_path: Path) -> Path:
