@@ -80,6 +80,18 @@ class _StatefulButton(_CardButton):
         return self.state.lang
 
     async def rerender(self, interaction: discord.Interaction[Any], bot: VramBot, state: CardState) -> None:
+        """The card at the new settings: in place for the one who asked (and on a private copy), as a private copy
+        for anyone else, so a public (pinned) card changes only when its asker changes it."""
+        if not pressed_by_asker(interaction):
+            card = await bot.answer("", state.lang, state.overrides())
+            embed, view = render_card(card, state.lang), card_view(card, state.lang, pin=False)
+            if interaction.response.is_done():
+                await interaction.followup.send(embed=embed, view=view, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            else:
+                await interaction.response.send_message(
+                    embed=embed, view=view, ephemeral=True, allowed_mentions=NO_MENTIONS
+                )
+            return
         card = await within_window(
             interaction, bot.answer("", state.lang, state.overrides()), defer_after=bot.settings.defer_after_seconds
         )
@@ -89,6 +101,21 @@ class _StatefulButton(_CardButton):
             await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
         else:
             await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+
+
+def pressed_by_asker(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the card's button was pressed by the one who asked for it: the user who ran the command, or who wrote
+    the message the card replies to; a private copy (ephemeral) is always its viewer's. An asker the message does
+    not name (a card from before this check, a reply to a deleted message) counts as anyone's."""
+    message = interaction.message
+    if message is None or message.flags.ephemeral:
+        return True
+    asker: int | None = None
+    if message.interaction_metadata is not None:
+        asker = message.interaction_metadata.user.id
+    elif message.reference is not None and isinstance(message.reference.resolved, discord.Message):
+        asker = message.reference.resolved.author.id
+    return asker is None or asker == interaction.user.id
 
 
 class ContextButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf:ctx:(?P<arg>\d+):{STATE_PATTERN}"):

@@ -13,7 +13,7 @@ import pytest
 
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord import payloads as p
-from tests.fake_discord.harness import GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run
+from tests.fake_discord.harness import CHANNEL_ID, GUILD_ID, OTHER_BOT_ID, THREAD_ID, World, make_settings, run
 from tests.fake_discord.sent import NO_PINGS, button, custom_ids, embed_of, fields
 from vramfit.bot.bot import GLOBAL
 
@@ -491,5 +491,40 @@ def test_real_calculator_end_to_end() -> None:
             body = (await world.callback(press)).json["data"]
             assert embed_of(body)["title"] == "Llama 3 8B · Q4_K_M · 32K context"
             assert f"= **{expected.estimate.total_bytes / gib:.1f} GiB** of 12.0 GiB" in embed_of(body)["description"]
+
+    run(scenario())
+
+
+def test_a_button_pressed_by_someone_else_answers_them_privately_and_leaves_the_card() -> None:
+    """Before: any member's press rewrote the public (pinned) card. Now the asker's press edits it; anyone else gets
+    the changed card privately, and the public one stays as it was. For a slash card and for a reply to a mention."""
+    other = p.user(700_000_000_000_000_007, "someone-else")
+
+    async def scenario() -> None:
+        async with World.start() as world:
+            interaction = await world.slash("llama3 8b 32k 3060", locale="en-US")
+            card = (await world.callback(interaction)).json["data"]
+            message = world.message_for(interaction)
+
+            press = await world.press(message, button(card, "vf:ctx:131072:"), user=other)
+            sent = await world.callback(press)
+            assert sent.json["type"] == 4 and sent.json["data"]["flags"] & EPHEMERAL  # a private copy
+            assert embed_of(sent.json["data"])["title"] == "Llama 3 8B · Q4_K_M · 128K context"
+            stored = world.fake.messages[int(message["id"])]
+            assert embed_of(stored)["title"] == "Llama 3 8B · Q4_K_M · 32K context"  # the public card: unchanged
+
+            press = await world.press(stored, button(card, "vf:ctx:131072:"))  # the asker
+            sent = await world.callback(press)
+            assert sent.json["type"] == 7  # edited in place
+            assert embed_of(world.fake.messages[int(message["id"])])["title"].endswith("128K context")
+
+            asked = await world.say("llama3 8b 32k 3060")  # a mention: the card replies to the asker's message
+            reply = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages")
+            stored = next(m for m in world.fake.messages.values()
+                          if str((m.get("message_reference") or {}).get("message_id")) == asked["id"])  # fmt: skip
+            press = await world.press(stored, button(reply.json, "vf:lang:ko:"), user=other)
+            sent = await world.callback(press)
+            assert sent.json["type"] == 4 and sent.json["data"]["flags"] & EPHEMERAL
+            assert embed_of(world.fake.messages[int(stored["id"])])["title"] == embed_of(reply.json)["title"]
 
     run(scenario())

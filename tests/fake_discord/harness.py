@@ -177,6 +177,7 @@ class World:
                 else None
             ),
         )
+        self.fake.messages[int(message["id"])] = message  # a reply to it can name it, as Discord's messages do
         await self.fake.dispatch("MESSAGE_CREATE", message)
         return message
 

@@ -482,6 +482,15 @@ class FakeDiscord:
             webhook_id=self.app_id if interaction else None,
             application_id=self.app_id if interaction else None,
         )
+        if interaction is not None:  # as Discord marks a message an interaction created: who ran the command
+            asker = (interaction.get("member") or {}).get("user") or interaction.get("user") or {}
+            msg["interaction_metadata"] = {
+                "id": str(interaction.get("id")), "type": int(interaction.get("type") or 2), "user": asker,
+                "authorizing_integration_owners": {},
+            }  # fmt: skip
+        reference = body.get("message_reference") or {}
+        if reference.get("message_id") and int(reference["message_id"]) in self.messages:
+            msg["referenced_message"] = self.messages[int(reference["message_id"])]  # a reply: the message replied to
         self.messages[int(msg["id"])] = msg
         return msg
 
