@@ -29,7 +29,7 @@ from vramfit.bot.answering.cards import (
 )
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
-from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label
+from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label, signed_gib
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
 from vramfit.bot.untrusted_text import inert
 from vramfit.bot.version import vramfit_version
@@ -549,11 +549,6 @@ def _column(card: Card, tr: Tr) -> str:
     return "\n".join(lines)
 
 
-def _signed_gib(tr: Tr, num_bytes: int) -> str:
-    sign = "+" if num_bytes >= 0 else "−"
-    return sign + tr.gib(abs(num_bytes))
-
-
 def _difference_column(a: Card, b: Card, tr: Tr) -> str:
     ea, eb = a.estimate, b.estimate
     rows = (
@@ -562,7 +557,7 @@ def _difference_column(a: Card, b: Card, tr: Tr) -> str:
         (_("Overhead {delta}"), eb.overhead_bytes - ea.overhead_bytes),
         (_("Total {delta}"), eb.total_bytes - ea.total_bytes),
     )
-    return "\n".join(tr(label, delta=f"**{_signed_gib(tr, delta)}**") for label, delta in rows)
+    return "\n".join(tr(label, delta=f"**{signed_gib(tr, delta)}**") for label, delta in rows)
 
 
 def _oriented(reason: KvDifference, big_is_b: bool) -> tuple[int, int]:

@@ -45,3 +45,11 @@ SOURCE_UNREAD_NOTE = _(
     "{source} could not be read (its server did not answer), so this answer is vramfit's preset of the same model, "
     "not that file's own header."
 )
+
+
+def signed_gib(tr: Tr, num_bytes: int) -> str:
+    """"+1.2 GiB", "−0.4 GiB"; a difference that rounds to nothing is "±0.0 GiB", never "−0.0"."""
+    shown = tr.gib(abs(num_bytes))
+    if round(abs(num_bytes) * 10 / (1 << 30)) == 0:
+        return "±" + shown
+    return ("+" if num_bytes > 0 else "−") + shown

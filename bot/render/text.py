@@ -9,7 +9,7 @@ from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_s
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
-from vramfit.bot.render.labels import QUANT_MIX_NOTE, RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label
+from vramfit.bot.render.labels import QUANT_MIX_NOTE, RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label, signed_gib
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
@@ -74,8 +74,7 @@ def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
     verdict = tr(VERDICT_LABELS[fit.verdict.value])
     if fit.verdict.value == "partial":
         verdict = tr(_("{on} of {all} layers on the GPU"), on=fit.gpu_layers, all=fit.layers)
-    sign = "+" if fit.headroom_bytes >= 0 else "−"
-    headroom = sign + tr.gib(abs(fit.headroom_bytes))
+    headroom = signed_gib(tr, fit.headroom_bytes)
     max_ctx = format_number(fit.max_context, tr.lang) if fit.max_context else "—"
     if fit.max_context and trained and fit.max_context > trained:
         max_ctx = format_number(trained, tr.lang) + "*"  # the model's limit, not memory's (footnote below)

@@ -404,3 +404,21 @@ def test_the_gallery_prints_twenty_cards_in_each_language(capsys: pytest.Capture
     out = capsys.readouterr().out
     assert out.count("\n> ") + out.startswith("> ") == len(gallery.QUESTIONS) == 20
     assert "에서 돌아가요" in out and "Runs on" not in out
+
+
+@pytest.mark.parametrize(
+    ("num_bytes", "lang", "shown"),
+    [
+        (0, "en", "±0.0 GiB"),
+        (-1, "en", "±0.0 GiB"),  # before: "−0.0 GiB" (the compare card's overhead row)
+        (-(1 << 30) // 25, "en", "±0.0 GiB"),  # −0.04 GiB rounds to nothing
+        ((1 << 30) // 10 + 1, "en", "+0.1 GiB"),
+        (-2 << 30, "en", "−2.0 GiB"),
+        (-1, "ko", "±0.0GiB"),
+    ],
+)
+def test_signed_sizes_never_read_minus_zero(num_bytes: int, lang: str, shown: str) -> None:
+    from vramfit.bot.i18n import Tr
+    from vramfit.bot.render.labels import signed_gib
+
+    assert signed_gib(Tr(lang), num_bytes) == shown  # type: ignore[arg-type]
