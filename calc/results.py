@@ -62,6 +62,9 @@ class ExpertOffload(BaseModel):
 
     n_cpu_moe: int = Field(description="blocks whose routed experts stay on the CPU, counted from the first")
     expert_blocks: int = Field(description="blocks that have routed experts")
+    expert_blocks_moved: int = Field(
+        default=0, description="of those, the ones whose experts the plan keeps in RAM (the first blocks may be dense)"
+    )
     all_experts: bool = Field(description="every block's experts on the CPU (--cpu-moe)")
     verdict: Verdict = Field(description="fits or tight: the GPU side with these experts moved")
     gpu_bytes: int = Field(description="what the GPU(s) hold with these experts moved")

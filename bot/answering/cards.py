@@ -142,6 +142,7 @@ class ExpertPlan:
     ram_fits: bool
     decode: Speed | None = None
     prefill: Speed | None = None  # prompt tokens per second, the experts crossing PCIe per micro-batch (calc.speed)
+    moved: int = 0  # expert blocks whose experts are in RAM (n_cpu_moe counts dense leading blocks too)
 
 
 @dataclass(frozen=True, slots=True)

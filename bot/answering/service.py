@@ -639,6 +639,7 @@ def _expert_plan(fit: Fit) -> ExpertPlan | None:
     return ExpertPlan(
         n_cpu_moe=plan.n_cpu_moe,
         blocks=plan.expert_blocks,
+        moved=plan.expert_blocks_moved,
         all_experts=plan.all_experts,
         gpu_bytes=plan.gpu_bytes,
         host_bytes=plan.host_bytes,

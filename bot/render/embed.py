@@ -117,7 +117,7 @@ def _verdict_sentence(fit: GpuFit, tr: Tr) -> str:
         return tr(
             _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in system RAM."),
             gpu=gpu,
-            n=tr.num(plan.n_cpu_moe),
+            n=tr.num(plan.moved),
             blocks=tr.num(plan.blocks),
         )
     templates = {
@@ -288,7 +288,7 @@ def _gpu_line(fit: GpuFit, tr: Tr) -> str:
         return tr(
             _("🟧 **{gpu}** — every layer on the GPU, the experts of {n} of {blocks} layers in system RAM"),
             gpu=gpu_label(fit),
-            n=tr.num(plan.n_cpu_moe),
+            n=tr.num(plan.moved),
             blocks=tr.num(plan.blocks),
         )
     templates = {

@@ -169,7 +169,8 @@ def offload_lines(fit: Fit, tr: Tr) -> list[str]:
         lines = [
             "  "
             + tr(
-                _("↳ MoE offload: the experts of the first {n} of {blocks} layers in system RAM (--n-cpu-moe {n}):"),
+                _("↳ MoE offload: the experts of {moved} of {blocks} layers in system RAM (--n-cpu-moe {n}):"),
+                moved=plan.expert_blocks_moved,
                 n=plan.n_cpu_moe,
                 blocks=plan.expert_blocks,
             ),

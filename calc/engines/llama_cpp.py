@@ -369,6 +369,7 @@ def _expert_offload(
     return ExpertOffload(
         n_cpu_moe=split.n_cpu_moe,
         expert_blocks=blocks,
+        expert_blocks_moved=expert_layers(expert_bytes[: split.n_cpu_moe]),
         all_experts=split.cpu_expert_bytes == sum(expert_bytes),
         verdict=split.verdict,
         gpu_bytes=split.gpu_bytes,

@@ -102,10 +102,10 @@ def test_a_bad_ram_flag_is_a_clear_error(bad: str) -> None:
 @pytest.mark.parametrize(
     ("question", "plan_line", "ram_line"),
     [("gpt-oss-120b on a 5090 with 64GB RAM",
-      "↳ MoE offload: the experts of the first {n} of 36 layers in system RAM (--n-cpu-moe {n}):",
+      "↳ MoE offload: the experts of {n} of 36 layers in system RAM (--n-cpu-moe {n}):",
       "usable (64.0 GiB RAM)"),
      ("gpt-oss-120b 5090에서 돌아가? 램 64기가",
-      "↳ MoE 오프로드: 레이어 36개 중 앞쪽 {n}개의 전문가 가중치를 시스템 RAM에 둬요 (--n-cpu-moe {n}):",
+      "↳ MoE 오프로드: 전문가 레이어 36개 중 {n}개의 전문가 가중치를 시스템 RAM에 둬요 (--n-cpu-moe {n}):",
       "(RAM 64.0GiB)")],
 )  # fmt: skip
 def test_the_terminal_shows_the_expert_plan_and_the_command(question: str, plan_line: str, ram_line: str) -> None:
@@ -390,3 +390,19 @@ def test_ollama_runs_flash_attention_as_ollama_does(question: str, flash: bool, 
         assert answer["estimate"][key] == json.loads(plain)["estimate"][key], key
     _, text = vram(question)
     assert ("OLLAMA_FLASH_ATTENTION=1" in text) is flash
+
+
+def test_dense_leading_blocks_are_not_counted_as_expert_layers_moved() -> None:
+    """DeepSeek V3 has 61 blocks, the first 3 dense: --n-cpu-moe N keeps the experts of N − 3 of its 58 expert layers
+    in RAM. Before: "the experts of the first 60 of 58 layers"."""
+    _, out = vram("--json", "deepseek v3 on a 4090 with 512gb ram")
+    plan = json.loads(out)["fits"][0]["expert_offload"]
+    assert plan["expert_blocks"] == 58
+    assert plan["expert_blocks_moved"] == min(58, plan["n_cpu_moe"] - 3)
+    _, text = vram("deepseek v3 on a 4090 with 512gb ram")
+    line = next(line.strip() for line in text.splitlines() if "MoE offload" in line)
+    assert line == (
+        f"↳ MoE offload: the experts of {plan['expert_blocks_moved']} of 58 layers in system RAM "
+        f"(--n-cpu-moe {plan['n_cpu_moe']}):"
+    )
+
