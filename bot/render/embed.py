@@ -167,13 +167,29 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
         return _sum_line(card, tr, 0), NEUTRAL_COLOUR
     fit = card.fits[0]
     plan = fit.expert_plan
-    lines = [_verdict_sentence(fit, tr)]
+    host, fits_ram = (plan.host_bytes, plan.ram_fits) if plan is not None else (fit.host_bytes, fit.ram_fits)
+    offloads = fit.verdict in ("partial", "no") and bool(fit.ram_bytes)
+    if offloads and not fits_ram:  # one verdict: what stays in RAM does not fit there, so it does not run
+        lines = [
+            tr(
+                _(
+                    "❌ Doesn't run on **{gpu}**: what stays in system RAM ({host}) is more than the {usable} usable "
+                    "of {ram}, {short} short."
+                ),
+                gpu=gpu_label(fit),
+                host=tr.gib(host),
+                usable=tr.gib(fit.ram_usable_bytes),
+                ram=tr.gib(fit.ram_bytes),
+                short=tr.gib(host - fit.ram_usable_bytes),
+            )
+        ]
+    else:
+        lines = [_verdict_sentence(fit, tr)]
     if plan is None:
         lines.append(_sum_line(card, tr, fit.budget_bytes))
     if fit.segment in ("apple", "unified") and fit.verdict != "fits":
         lines.append(_unified_line(fit, tr))
-    if fit.verdict in ("partial", "no") and fit.ram_bytes:
-        host, fits_ram = (plan.host_bytes, plan.ram_fits) if plan is not None else (fit.host_bytes, fit.ram_fits)
+    if offloads:
         if plan is not None:
             ram = tr(
                 _("GPU **{gpu}** of {budget} · system RAM {host} of {usable} usable ({ram})"),
@@ -192,8 +208,8 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
             )
         if fit.ram_speed is not None and not fit.ram_speed_assumed:  # an assumed one is in the footer
             ram += " · " + tr(_("RAM bandwidth: {speed}"), speed=ram_speed_label(fit.ram_speed, tr))
-        lines.append(ram if fits_ram else tr(_("❌ {ram}: that does not fit in RAM either."), ram=ram))
-    return "\n".join(lines), COLOUR[fit.verdict]
+        lines.append(ram)
+    return "\n".join(lines), COLOUR[fit.verdict] if fits_ram or not offloads else COLOUR["no"]
 
 
 def _unified_line(fit: GpuFit, tr: Tr) -> str:

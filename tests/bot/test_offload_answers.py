@@ -406,3 +406,25 @@ def test_dense_leading_blocks_are_not_counted_as_expert_layers_moved() -> None:
         f"(--n-cpu-moe {plan['n_cpu_moe']}):"
     )
 
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "first_line"),
+    [
+        ("glm-4.5-air on 2x 3090 64k", "en", "❌ Doesn't run on **2× GeForce RTX 3090**: what stays in system RAM"),
+        ("glm 4.5 air 3090 두 장 64k", "ko", "❌ **2× GeForce RTX 3090**에서는 안 돌아가요."),
+    ],
+)
+def test_one_verdict_per_card_when_ram_cannot_hold_the_rest(question: str, lang: str, first_line: str) -> None:
+    """Before: "🟧 Runs on 2× RTX 3090…" then "❌ … does not fit in RAM either" on the same card."""
+    from vramfit.bot.answering.cards import Card
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import COLOUR, render_card
+
+    card = CalcBackend().answer(question, None, {})
+    assert isinstance(card, Card) and not card.fits[0].expert_plan.ram_fits  # type: ignore[union-attr]
+    embed = render_card(card, lang)  # type: ignore[arg-type]
+    description = embed.description or ""
+    assert description.startswith(first_line)
+    assert "🟧" not in description.splitlines()[0] and "either" not in description
+    assert embed.colour is not None and embed.colour.value == COLOUR["no"]
