@@ -195,6 +195,11 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     n_layers = arch.n_layers + 1  # llama.cpp counts the output layer
     verdict = whole_verdict(total, usable)
     gpu_layers = n_layers
+    if verdict is None and gpu.is_unified:
+        # Unified memory (a Mac, Strix Halo, DGX Spark): the CPU's layers would sit in the same memory the GPU's
+        # share is cut from, and there is no host link to stream them over; what does not fit the share does not
+        # run (the answer says what would: a smaller quant, a shorter context, a raised wired limit on a Mac).
+        verdict, gpu_layers = Verdict.NO, 0
     if verdict is None:
         if count == 1:
             fixed = parts.offloaded_compute(cpu_layers=True, cpu_experts=False) + runtime

@@ -428,3 +428,17 @@ def test_one_verdict_per_card_when_ram_cannot_hold_the_rest(question: str, lang:
     assert description.startswith(first_line)
     assert "🟧" not in description.splitlines()[0] and "either" not in description
     assert embed.colour is not None and embed.colour.value == COLOUR["no"]
+
+
+@pytest.mark.parametrize(
+    "question", ["deepseek v3.1 on mac m4 max 64gb", "deepseek v3.1 on a strix halo 128gb", "qwen3 235b a22b dgx spark"]
+)
+def test_unified_memory_has_no_partial_offload_nor_ram_or_pcie_assumptions(question: str) -> None:
+    """Before, on a Mac: "6 of 62 layers on the GPU ≈ 2 tok/s", "assumed 0.0 GiB of system RAM; a PCIe 4.0 x16 host
+    link". The CPU's share is the same memory and there is no host link: what exceeds the GPU's share does not run."""
+    _, out = vram("--json", question)
+    data = json.loads(out)
+    fit = data["fits"][0]
+    assert fit["verdict"] == "no" and fit["gpu_layers"] == 0
+    assert fit["pcie_gbs"] is None and not fit["pcie_assumed"] and fit["ram_bytes"] == 0
+    assert "ram" not in data["request"]["assumed"] and "pcie" not in data["request"]["assumed"]
