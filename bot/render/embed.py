@@ -866,15 +866,39 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
     )
     if card.named_gpus:
         for fit in card.fits:
+            plan = fit.expert_plan
+            if plan is None:
+                lines.append(
+                    tr(
+                        _("**{gpu}:** {memory} − {total} = {headroom}"),
+                        gpu=gpu_label(fit),
+                        memory=tr.gib(fit.budget_bytes),
+                        total=tr.gib(e.total_bytes),
+                        headroom=signed_gib(tr, fit.headroom_bytes),
+                    )
+                )
+                continue
+            # Experts in RAM: the GPU holds the total less them, RAM holds them; each side adds up on its own, so
+            # the figures are the ones the verdict uses (the whole total against the GPU would read as a shortfall).
             lines.append(
                 tr(
-                    _("**{gpu}:** {memory} − {total} = {headroom}"),
+                    _("**{gpu}**, the experts of {moved} layers in RAM: {memory} − {gpu_side} = {headroom}"),
                     gpu=gpu_label(fit),
+                    moved=tr.num(plan.moved),
                     memory=tr.gib(fit.budget_bytes),
-                    total=tr.gib(e.total_bytes),
-                    headroom=tr.gib(fit.headroom_bytes),
+                    gpu_side=tr.gib(plan.gpu_bytes),
+                    headroom=signed_gib(tr, fit.budget_bytes - plan.gpu_bytes),
                 )
             )
+            if fit.ram_bytes:
+                lines.append(
+                    tr(
+                        _("**System RAM:** {usable} usable − {host} = {left}"),
+                        usable=tr.gib(fit.ram_usable_bytes),
+                        host=tr.gib(plan.host_bytes),
+                        left=signed_gib(tr, fit.ram_usable_bytes - plan.host_bytes),
+                    )
+                )
     builder = EmbedBuilder(
         title=tr(_("The math: {model}"), model=clean(m.name)),
         description=clamp_lines(lines, DESCRIPTION),

@@ -442,3 +442,21 @@ def test_unified_memory_has_no_partial_offload_nor_ram_or_pcie_assumptions(quest
     assert fit["verdict"] == "no" and fit["gpu_layers"] == 0
     assert fit["pcie_gbs"] is None and not fit["pcie_assumed"] and fit["ram_bytes"] == 0
     assert "ram" not in data["request"]["assumed"] and "pcie" not in data["request"]["assumed"]
+
+
+def test_the_math_of_an_expert_plan_adds_up_on_each_side() -> None:
+    """Before: gpt-oss-120b's "show the math" ended "= −27.6 GiB" (the whole total against the GPU) on a card that
+    says it runs with experts in RAM. Now the GPU side and the RAM side, each with its own (positive) headroom."""
+    from vramfit.bot.answering.cards import Card
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import render_math
+
+    card = CalcBackend().answer("gpt-oss-120b on a 5090 with 64GB RAM", "en", {})
+    assert isinstance(card, Card)
+    plan, fit = card.fits[0].expert_plan, card.fits[0]
+    assert plan is not None and plan.ram_fits
+    text = render_math(card, "en").description or ""
+    gpu_line = next(line for line in text.splitlines() if "the experts of" in line)
+    assert gpu_line.endswith("= +" + f"{round((fit.budget_bytes - plan.gpu_bytes) * 10 / (1 << 30)) / 10:.1f} GiB")
+    ram_line = next(line for line in text.splitlines() if line.startswith("**System RAM:**"))
+    assert "= +" in ram_line and "−27" not in text and "= −" not in text
