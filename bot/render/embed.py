@@ -665,17 +665,21 @@ def render_compare(card: CompareCard, lang: Lang) -> discord.Embed:
         inline=True,
         priority=70,
     )
-    per_token = tr(
-        _("**{a}** {size_a} · **{b}** {size_b}"),
-        a=clean(a.model.name),
-        b=clean(b.model.name),
-        size_a=_kib(card.kv_per_token[0], tr),
-        size_b=_kib(card.kv_per_token[1], tr),
-    )
+    # The cache each model really holds at this context, per token (the single answer's figure: sliding windows,
+    # hybrid state and MLA included); the textbook formula beside it only where it differs much.
+    tokens = max(1, a.assumptions.context * a.assumptions.users)
+    real = (a.estimate.kv_cache_bytes // tokens, b.estimate.kv_cache_bytes // tokens)
+    naive = (a.estimate.kv_cache_naive_bytes // tokens, b.estimate.kv_cache_naive_bytes // tokens)
+    pair = _("**{a}** {size_a} · **{b}** {size_b}")
+    names = {"a": clean(a.model.name), "b": clean(b.model.name)}
+    per_token = tr(pair, size_a=_kib(real[0], tr), size_b=_kib(real[1], tr), **names)
+    if any(n > NAIVE_KV_RATIO * max(r, 1) for n, r in zip(naive, real, strict=True)):
+        textbook = tr(pair, size_a=_kib(naive[0], tr), size_b=_kib(naive[1], tr), **names)
+        per_token += "\n" + tr(_("(the textbook formula says {sizes})"), sizes=textbook)
     reasons = _all_reasons(card, tr)
     if reasons:
         per_token += "\n" + tr(_("Why: {reasons}"), reasons="; ".join(reasons))
-    builder.add_field(tr(_("KV cache per token")), per_token, priority=80)
+    builder.add_field(tr(_("KV cache per token at this context")), per_token, priority=80)
     return builder.build()
 
 
