@@ -671,10 +671,10 @@ def render_compare(card: CompareCard, lang: Lang) -> discord.Embed:
     real = (a.estimate.kv_cache_bytes // tokens, b.estimate.kv_cache_bytes // tokens)
     naive = (a.estimate.kv_cache_naive_bytes // tokens, b.estimate.kv_cache_naive_bytes // tokens)
     pair = _("**{a}** {size_a} · **{b}** {size_b}")
-    names = {"a": clean(a.model.name), "b": clean(b.model.name)}
-    per_token = tr(pair, size_a=_kib(real[0], tr), size_b=_kib(real[1], tr), **names)
+    both = {"a": clean(a.model.name), "b": clean(b.model.name)}
+    per_token = tr(pair, size_a=_kib(real[0], tr), size_b=_kib(real[1], tr), **both)
     if any(n > NAIVE_KV_RATIO * max(r, 1) for n, r in zip(naive, real, strict=True)):
-        textbook = tr(pair, size_a=_kib(naive[0], tr), size_b=_kib(naive[1], tr), **names)
+        textbook = tr(pair, size_a=_kib(naive[0], tr), size_b=_kib(naive[1], tr), **both)
         per_token += "\n" + tr(_("(the textbook formula says {sizes})"), sizes=textbook)
     reasons = _all_reasons(card, tr)
     if reasons:
