@@ -159,7 +159,10 @@ class AutoAnswer(commands.Cog):
             return  # says what the thread already asked
         if not await self._claim(store, message):
             return
-        if not await self._allowed(message, mentioned):
+        # The thread's author asking a follow-up in their own thread asked the bot as surely as a mention: past the
+        # cooldown they are told to wait, never met with silence.
+        asked = mentioned or message.author.id == getattr(thread, "owner_id", None)
+        if not await self._allowed(message, asked):
             return
         lang = defaults.lang or followup_lang(text, previous.lang)
         overrides = await self.bot.off_loop(defaults.apply, previous.text, merged)

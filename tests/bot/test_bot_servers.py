@@ -745,3 +745,23 @@ def test_a_shortlisted_gpu_the_catalog_no_longer_has_is_skipped_and_shown_to_adm
             assert "더 이상 없어서 건너뛰어요: `rtx-9090-renamed`" in sent.json["data"]["content"]
 
     run(scenario())
+
+
+def test_the_authors_follow_ups_past_the_cooldown_are_told_to_wait_not_ignored() -> None:
+    """Before: a forum post's author asking follow-ups quickly past the per-user cooldown got no reply at all."""
+
+    async def scenario() -> None:
+        async with server_world(auto_settings(cooldown_rate=2, cooldown_seconds=60.0)) as world:
+            fake = world.fake
+            await enable_autoanswer(world, FORUM_ID)
+            thread = await forum_post(world, "라마3 8b 3060에서 돌아갈까요?", "32k 컨텍스트로 쓰고 싶어요")
+            thread_id = int(thread["id"])
+            await fake.wait_request("POST", rf"/channels/{thread_id}/messages")
+            await post(world, "q8이면?", channel_id=thread_id)  # the second answer: the cooldown's last
+            await fake.wait_request("POST", rf"/channels/{thread_id}/messages", since=fake.last_seq - 5)
+            since = fake.last_seq
+            await post(world, "4090이면?", channel_id=thread_id)  # past the cooldown
+            sent = await fake.wait_request("POST", rf"/channels/{thread_id}/messages", since=since)
+            assert "Try again in" in sent.json["content"] or "다시 시도해 주세요" in sent.json["content"]
+
+    run(scenario())
