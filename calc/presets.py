@@ -61,6 +61,20 @@ class ModelPreset(BaseModel):
     def architecture(self) -> Architecture:
         return from_hf_config(self.config)
 
+    @property
+    def release_quant(self) -> str:
+        """The format the model's own release ships in, what ``vllm serve`` of its repo loads: FP8 or MXFP4 where its
+        config.json's ``quantization_config`` says so, else its ``torch_dtype`` (BF16 when the preset's config states
+        none, as the releases of the last two years are)."""
+        quantization = self.config.get("quantization_config")
+        method = str(quantization.get("quant_method", "")).lower() if isinstance(quantization, dict) else ""
+        if method == "fp8":
+            return "FP8"
+        if method == "mxfp4":
+            return "MXFP4_MOE"
+        dtype = str(self.config.get("torch_dtype") or self.config.get("dtype") or "bfloat16").lower()
+        return {"float16": "F16", "float32": "F32"}.get(dtype, "BF16")
+
     def ref(self) -> ModelRef:
         return ModelRef(id=self.id, name=self.name, family=self.family, architecture=self.architecture,
                         source=self.source, vision_encoder=self.vision_encoder)  # fmt: skip

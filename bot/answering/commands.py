@@ -120,17 +120,21 @@ def vllm_args(request: Request) -> list[str]:
     found = _CONFIG_SOURCE.match(request.model.source)
     model = found["repo"] if found else request.model.id
     num, den = GPU_MEMORY_UTILIZATION
+    gguf = is_gguf_type(request.quant)  # a GGUF quant on vLLM: the numbers are that file's, so is the command
     args = [
         "vllm",
         "serve",
-        model,
+        model_argument(request)[1] if gguf else model,
+        *(["--tokenizer", model] if gguf and model != request.model.id else []),
         "--max-model-len",
         str(request.context),
         "--gpu-memory-utilization",
         f"{num / den:g}",
     ]
     checkpoint = request.model.checkpoint
-    if request.quant.upper() == "FP8" and (checkpoint is None or checkpoint.file_type != "FP8"):
+    if request.quant.upper() == "FP8" and (checkpoint is None or checkpoint.file_type != "FP8") and not _released_as(
+        request, "FP8"
+    ):
         args += ["--quantization", "fp8"]  # quantized on load; an FP8 checkpoint says so in its config.json
     if request.kv_cache == KvType.FP8:
         args += ["--kv-cache-dtype", "fp8"]
@@ -140,6 +144,23 @@ def vllm_args(request: Request) -> list[str]:
     if request.users > 1:
         args += ["--max-num-seqs", str(request.users)]
     return args
+
+
+def _released_as(request: Request, quant: str) -> bool:
+    """Whether the request's preset ships in ``quant`` (DeepSeek V3's release is FP8: nothing to quantize on load)."""
+    from vramfit.calc.presets import load_catalog
+
+    preset = load_catalog().models.get(request.model.id)
+    return preset is not None and preset.release_quant == quant
+
+
+_NOT_GGUF = frozenset(("BF16", "F16", "F32", "FP8", "INT4", "INT8"))
+
+
+def is_gguf_type(quant: str) -> bool:
+    """Whether ``quant`` exists only as a GGUF file (Q4_K_M, IQ4_XS, MXFP4_MOE…), not as a checkpoint vLLM loads from
+    a Transformers repo (BF16, FP8, AWQ/GPTQ INT4…)."""
+    return quant.upper() not in _NOT_GGUF and not quant.upper().startswith("MXFP4")
 
 
 def run_command(request: Request, fit: Fit | None) -> str:

@@ -122,6 +122,8 @@ class ParsedQuery(BaseModel):
         default_quant = DEFAULT_QUANT
         if preset is not None and preset.default_quant and engine == Engine.LLAMA_CPP:
             default_quant = preset.default_quant  # the form the model ships in (gpt-oss: MXFP4_MOE)
+        if preset is not None and engine == Engine.VLLM:
+            default_quant = preset.release_quant  # vLLM serves the release: BF16, or its native FP8 / MXFP4
         if model.checkpoint is not None and engine == Engine.VLLM:
             default_quant = model.checkpoint.file_type  # a safetensors repo: vLLM runs its checkpoint as it is
         quant = given.pop("quant", None)

@@ -1,0 +1,66 @@
+"""vLLM sized as served: a preset on vLLM defaults to its own release (BF16, or the FP8 / MXFP4 it ships in), and
+the printed `vllm serve` command is read back to check it runs what the numbers were computed for."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from typing import Any
+
+import pytest
+
+from vramfit.bot.cli import run
+
+GIB = 1 << 30
+
+
+def _answer(question: str) -> tuple[dict[str, Any], str]:
+    data_out, text_out = io.StringIO(), io.StringIO()
+    assert run(["--json", question], data_out) == 0, data_out.getvalue()
+    assert run([question], text_out) == 0
+    return json.loads(data_out.getvalue()), text_out.getvalue()
+
+
+def _vllm_serve(text: str) -> list[str]:
+    line = next(line.strip() for line in text.splitlines() if line.strip().startswith("vllm serve "))
+    return shlex.split(line)
+
+
+def _flag(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+@pytest.mark.parametrize(
+    ("question", "quant", "model", "weights_gib"),
+    [
+        # 8,030,261,248 parameters × 2 bytes (BF16) = 14.96 GiB; before: Q4_K_M, 4.6 GiB, with the BF16 repo's command
+        ("llama 3.1 8b for 10 users at 8k on a 4090 with vllm", "BF16", "meta-llama/Llama-3.1-8B-Instruct", 14.96),
+        ("gpt-oss-20b on a 4090 with vllm", "MXFP4_MOE", "openai/gpt-oss-20b", 13.46),  # before: 10.8 GiB
+        ("deepseek v3 on 8x h200 with vllm", "FP8", None, None),  # its release is FP8, never BF16's 1,250 GiB
+    ],
+)
+def test_a_preset_on_vllm_is_its_release_and_the_command_serves_it(
+    question: str, quant: str, model: str | None, weights_gib: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
+    data, text = _answer(question)
+    request = data["request"]
+    assert request["engine"] == "vllm" and request["quant"] == quant
+    if weights_gib is not None:
+        assert abs(data["estimate"]["weights_bytes"] / GIB - weights_gib) < 0.1
+    argv = _vllm_serve(text)
+    if model is not None:
+        assert argv[2] == model
+    assert _flag(argv, "--max-model-len") == str(request["context"])
+    assert _flag(argv, "--max-num-seqs") == (str(request["users"]) if request["users"] > 1 else None)
+    count = request["gpus"][0]["count"]
+    assert _flag(argv, "--tensor-parallel-size") == (str(count) if count > 1 else None)
+    assert "--quantization" not in argv  # the release's own format: nothing to quantize on load
+
+
+def test_a_gguf_quant_on_vllm_serves_that_file() -> None:
+    data, text = _answer("llama 3.1 8b q4_k_m on a 4090 with vllm")
+    assert data["request"]["quant"] == "Q4_K_M"
+    argv = _vllm_serve(text)
+    assert argv[2] == "llama-3.1-8b-Q4_K_M.gguf" and _flag(argv, "--tokenizer") == "meta-llama/Llama-3.1-8B-Instruct"
