@@ -64,3 +64,43 @@ def test_a_gguf_quant_on_vllm_serves_that_file() -> None:
     assert data["request"]["quant"] == "Q4_K_M"
     argv = _vllm_serve(text)
     assert argv[2] == "llama-3.1-8b-Q4_K_M.gguf" and _flag(argv, "--tokenizer") == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+LLAMA_QUESTIONS = [
+    "llama3 8b 32k 3060",
+    "qwen2.5 14b for 8 users at 8k on a 3090",
+    "llama 3.1 8b 128k q8_0 cache on a 4090",
+    "gpt-oss-120b on a 5090 with 64GB RAM",
+    "llama 3.3 70b on a 4090 with 128GB RAM",
+    "qwen3 30b a3b 64k 4060 ti 16gb 64gb ram",
+    "gemma 3 27b 16k on 2x 3090",
+]
+
+
+@pytest.mark.parametrize("question", LLAMA_QUESTIONS)
+def test_the_llama_server_and_ollama_lines_run_what_was_computed(question: str) -> None:
+    """Every printed llama-server command read back: the file of the request's quant, -c for every user's context,
+    -ngl / --n-cpu-moe as the first GPU's placement, flash attention and the KV type as sized, -np for the users;
+    the Ollama line with the same context, flash attention and parallelism."""
+    data, text = _answer(question)
+    request, fit = data["request"], data["fits"][0]
+    line = next(line.strip() for line in text.splitlines() if line.strip().startswith("llama-server "))
+    argv = shlex.split(line)
+    assert _flag(argv, "-m") == f"{request['model']['id']}-{request['quant']}.gguf"
+    assert _flag(argv, "-c") == str(request["context"] * request["users"])
+    plan = fit["expert_offload"]
+    if fit["verdict"] in ("fits", "tight"):
+        assert _flag(argv, "-ngl") == "99" and "--n-cpu-moe" not in argv
+    elif plan is not None:
+        assert _flag(argv, "-ngl") == "99" and _flag(argv, "--n-cpu-moe") == str(plan["n_cpu_moe"])
+    else:
+        assert _flag(argv, "-ngl") == str(fit["gpu_layers"])
+    assert _flag(argv, "-fa") == ("on" if request["flash_attn"] else "off")
+    assert _flag(argv, "-ctk") == (None if request["kv_cache"] == "f16" else request["kv_cache"])
+    assert _flag(argv, "-np") == (str(request["users"]) if request["users"] > 1 else None)
+    ollama = next((line.strip() for line in text.splitlines() if "ollama serve" in line), None)
+    if ollama is not None:
+        env = dict(word.split("=", 1) for word in shlex.split(ollama.split("ollama serve")[0].split(":", 1)[-1]))
+        assert env["OLLAMA_CONTEXT_LENGTH"] == str(request["context"])
+        assert ("OLLAMA_FLASH_ATTENTION" in env) == bool(request["flash_attn"])
+        assert env.get("OLLAMA_NUM_PARALLEL") == (str(request["users"]) if request["users"] > 1 else None)
