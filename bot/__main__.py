@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(message, file=sys.stderr)
         return EXIT_USAGE
-    from vramfit.bot.process import main as run_bot
+    from vramfit.bot.process import main as run_bot  # discord.py and the bot: the optional extra, checked just above
 
     return run_bot(args)
 

@@ -16,7 +16,7 @@ import pkgutil
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import discord
 from discord.ext import commands
@@ -31,11 +31,9 @@ from vramfit.bot.sources.huggingface import hub_deadline_seconds
 from vramfit.bot.sources.ollama import timeout_seconds as ollama_deadline_seconds
 from vramfit.bot.sources.references import mentions_remote_model
 from vramfit.bot.storage import StorageError, Store, open_store
+from vramfit.bot.storage.defaults import GuildDefaults
 from vramfit.bot.translator import VramTranslator
 from vramfit.bot.tree import VramTree
-
-if TYPE_CHECKING:
-    from vramfit.bot.storage.defaults import GuildDefaults
 
 log = logging.getLogger(__name__)
 

@@ -6,6 +6,10 @@
 
 Exit 0 with an answer, 2 with an error (a JSON object with --json), never a traceback for bad input; 130 when
 interrupted (Ctrl-C), 1 when the answer cannot be written (a closed pipe, a full disk).
+
+Three parts load only when a question needs them, imported where they are used: the parser (its tables and
+rapidfuzz, ≈60 ms: a question given as flags, ``--version`` and ``vram list`` never read text), and the Hugging Face
+and Ollama clients (huggingface_hub and httpx, ≈20 ms each: only a repo, a link or a tag reaches a server).
 """
 
 from __future__ import annotations
@@ -28,15 +32,41 @@ from typing import TYPE_CHECKING, Any
 import shtab
 
 from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.answering.configs import model_from_config
+from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
 from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.render.contract import error_json, result_json
 from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE
+from vramfit.bot.render.text import (
+    error_message,
+    error_text,
+    list_gpus_text,
+    list_models_text,
+    quant_mix_line,
+    render_result,
+    speed_first_line,
+    terminal_colours,
+    unparsed_line,
+)
+from vramfit.bot.sources.references import (
+    UNREAD_CODES,
+    HubReference,
+    find_ollama_tag,
+    find_reference,
+    mentions_remote_model,
+    parse_ollama_name,
+    preset_in_place_of_reference,
+)
 from vramfit.bot.untrusted_text import inert
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.cache_files import cache_dir, usable_folder
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import answer
-from vramfit.calc.file_types import parse_file_type, uploader_mix
+from vramfit.calc.file_types import file_type_in_header, file_type_in_name, parse_file_type, uploader_mix
+from vramfit.calc.files import read_config_json
+from vramfit.calc.gguf import architecture_from_gguf, read_gguf
 from vramfit.calc.gpu import GIB
+from vramfit.calc.presets import Catalog, load_catalog, normalize_key
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import (
     MAX_CONTEXT,
@@ -51,9 +81,7 @@ from vramfit.calc.request import (
 )
 
 if TYPE_CHECKING:
-    from vramfit.bot.answering.resolve import IntentResult
     from vramfit.bot.parser import ParsedQuery
-    from vramfit.calc.presets import Catalog
 
 EXIT_ERROR = 2
 OLLAMA_SOURCE = "ollama://"  # bot.sources.ollama's ModelRef.source
@@ -160,7 +188,7 @@ def argv_lang(argv: Sequence[str], *, locale: bool = False) -> Lang:
 
 
 def _number(text: str, what: str, low: int, high: int) -> int:
-    from vramfit.bot.parser.numbers import parse_quantity
+    from vramfit.bot.parser.numbers import parse_quantity  # the parser, on use (see the module docstring)
 
     value = parse_quantity(text)
     if value is None:
@@ -173,17 +201,12 @@ def _number(text: str, what: str, low: int, high: int) -> int:
 
 
 def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
-    from vramfit.calc.files import read_config_json
-    from vramfit.calc.gguf import architecture_from_gguf, read_gguf
-
     if args.ollama:
         model = _ollama_flag(args.ollama)
         if model is not None:
             return model
     if args.hf or args.ollama:  # --ollama hf.co/{repo}:{quant} is Ollama's name for a Hub GGUF: read from the Hub
-        from vramfit.bot.sources.huggingface import hub_model
-        from vramfit.bot.sources.references import HubReference, find_reference
-
+        from vramfit.bot.sources.huggingface import hub_model  # a server's client, on use (see the module docstring)
         found = find_reference(args.hf or args.ollama)
         reference = found[0] if found else HubReference(repo=args.hf.strip())
         if args.file:
@@ -200,8 +223,6 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
             source=str(args.gguf),
         )
     if args.config:
-        from vramfit.bot.answering.configs import model_from_config
-
         path = Path(args.config)
         config = read_config_json(path)
         return model_from_config(config, fallback_name=path.parent.name or path.stem, source=str(path))
@@ -210,8 +231,6 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
 
 def _ollama_flag(value: str) -> ModelRef | None:
     """The model of ``--ollama TAG``, or None for Ollama's name of a Hub GGUF (``hf.co/{repo}:{quant}``)."""
-    from vramfit.bot.sources.references import find_reference, parse_ollama_name
-
     hub = re.match(r"^(?:https?://)?(?:www\.)?(?:hf\.co|huggingface\.co)/", value.strip(), re.IGNORECASE)
     if hub and find_reference(value) is not None:
         return None
@@ -219,7 +238,7 @@ def _ollama_flag(value: str) -> ModelRef | None:
     if reference is None:
         subject = value.strip()[:80]
         raise AnswerError("ollama_not_found", f"{subject!r} is not an Ollama model name", subject=subject)
-    from vramfit.bot.sources.ollama import ollama_model
+    from vramfit.bot.sources.ollama import ollama_model  # a server's client, on use (see the module docstring)
 
     return ollama_model(reference)[0]
 
@@ -227,9 +246,7 @@ def _ollama_flag(value: str) -> ModelRef | None:
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
     if not args.gpu:
         return None
-    from vramfit.bot.parser import parse_gpu_spec
-    from vramfit.calc.presets import load_catalog
-
+    from vramfit.bot.parser import parse_gpu_spec  # the parser, on use (see the module docstring)
     catalog = load_catalog()
     choices = [parse_gpu_spec(spec, catalog) for spec in args.gpu]
     if args.gpu_count:
@@ -240,8 +257,6 @@ def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Request fields given as flags: they override what the text says."""
-    from vramfit.calc.presets import load_catalog
-
     overrides: dict[str, Any] = {}
     model = _model_from_file(args)
     if model is None and args.model:
@@ -252,8 +267,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.quant:
         overrides["quant"] = parse_file_type(args.quant).value
     if model is not None and model.gguf is not None:
-        from vramfit.calc.file_types import file_type_in_header, file_type_in_name
-
         # The numbers are the file's own tensors: the label names the file's quant, by its name or its header (an
         # Ollama blob's name is its digest: only the header names it).
         named = "" if model.source.startswith(OLLAMA_SOURCE) else file_type_in_name(model.source)
@@ -294,8 +307,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _ram_speed(text: str) -> RamSpeed:
     """``--ram-speed ddr5-6000``, ``ddr4``, ``"ddr4-3200 4 channel"``: read as the question's words are."""
-    from vramfit.bot.parser import slots
-    from vramfit.bot.parser.text import clean
+    from vramfit.bot.parser import slots  # the parser, on use (see the module docstring)
+    from vramfit.bot.parser.text import clean  # the parser, on use (see the module docstring)
 
     scratch = slots.Scratch(clean(text))
     found = slots.extract_ram_speed(scratch)
@@ -343,7 +356,7 @@ class Resolved:
 def _parse_under_flags(text: str, model_flag: bool) -> tuple[ParsedQuery, str]:
     """The text's parse; with a model given by a flag, a model name the text cannot place is left out (the flag wins)
     and returned, so the answer can say so."""
-    from vramfit.bot.parser import parse
+    from vramfit.bot.parser import parse  # the parser, on use (see the module docstring)
 
     try:
         return parse(text), ""
@@ -377,14 +390,12 @@ def _overridden(args: argparse.Namespace, parsed: ParsedQuery, unplaced: str) ->
 
 
 def _preset_id(name: str) -> str:
-    from vramfit.calc.presets import load_catalog
-
     found = load_catalog().find_model(name)
     return found.id if found is not None else name
 
 
 def _gpu_id(spec: str) -> str:
-    from vramfit.bot.parser import parse_gpu_spec
+    from vramfit.bot.parser import parse_gpu_spec  # the parser, on use (see the module docstring)
 
     return parse_gpu_spec(spec).gpu.id
 
@@ -392,9 +403,6 @@ def _gpu_id(spec: str) -> str:
 def resolve_with_fallback(args: argparse.Namespace) -> Resolved:
     """:func:`resolve_args`; when the question's repo or tag could not be read for want of its server and names a
     model the catalog has, that preset's answer, saying so (``source_unread``)."""
-    from vramfit.bot.sources.references import UNREAD_CODES, preset_in_place_of_reference
-    from vramfit.calc.presets import load_catalog
-
     try:
         return resolve_args(args)
     except AnswerError as exc:
@@ -410,15 +418,10 @@ def resolve_with_fallback(args: argparse.Namespace) -> Resolved:
 
 def resolve_args(args: argparse.Namespace) -> Resolved:
     """The answer for the command line (see :class:`Resolved`)."""
-    from vramfit.bot.answering.resolve import FitResult, resolve, still_assumed
-    from vramfit.calc.presets import load_catalog
-
     text = " ".join(args.query).strip()
     overrides = _overrides(args)
     remote = tag = None
     if text and "model" not in overrides:
-        from vramfit.bot.sources.references import find_ollama_tag, find_reference
-
         remote = find_reference(text, skip=lambda written: load_catalog().find_model(written) is not None)
         if remote is None:  # a tag a preset lists as its alias ("qwen3.5:4b") is the preset's, answered offline
             tag = find_ollama_tag(text, skip=lambda written: load_catalog().find_model(written) is not None)
@@ -427,7 +430,7 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
     if text or remote is not None or tag is not None:
         parsed, unplaced = _parse_under_flags(text, "model" in overrides)  # the parser: only for a question in words
         if remote is not None:  # "unsloth/Qwen3.5-9B-GGUF Q4_K_M 32k 3060": the file of the asked quant
-            from vramfit.bot.sources.huggingface import best_quant_files, hub_model
+            from vramfit.bot.sources.huggingface import best_quant_files, hub_model  # loaded on use (module docstring)
 
             engine = str(overrides.get("engine") or parsed.engine or "llama.cpp")  # vLLM reads a repo's safetensors
             best = None
@@ -442,7 +445,7 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
                 if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
                     overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
         if tag is not None:  # "qwen3.5:9b 32k 3060": the tag is one file, whatever quant the words name
-            from vramfit.bot.sources.ollama import ollama_model
+            from vramfit.bot.sources.ollama import ollama_model  # a server's client, on use (see the module docstring)
 
             model, file_quant = ollama_model(tag[0])
             overrides["model"] = model
@@ -509,16 +512,12 @@ def _can_encode(out: Any, text: str) -> bool:
 
 def _matching(names: Sequence[str], wanted: str) -> bool:
     """Whether any of a preset's names contains ``wanted``, spaces, hyphens, dots and case aside."""
-    from vramfit.calc.presets import normalize_key
-
     key = normalize_key(wanted)
     return not key or any(key in normalize_key(name) for name in names)
 
 
 def filtered_catalog(wanted: str) -> Catalog:
     """The shipped catalog's models and GPUs whose id, name or an alias contains ``wanted`` ("" for all)."""
-    from vramfit.calc.presets import Catalog, load_catalog
-
     catalog = load_catalog()
     models = [m for m in catalog.models.values() if _matching((m.id, m.name, *m.aliases), wanted)]
     gpus = [g for g in catalog.gpus.values() if _matching((g.id, g.name, *g.aliases), wanted)]
@@ -539,18 +538,6 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
     """Run the command; returns the exit status. Output goes to ``out``: text for a person (control characters from
     model files made inert), or with ``--json`` one JSON object per answer in every mode. ``say_overrides`` False:
     the flags are the prompt's own (a follow-up), so where they win over the text goes unsaid."""
-    from vramfit.bot.answering.resolve import FitResult
-    from vramfit.bot.render.contract import result_json
-    from vramfit.bot.render.text import (
-        list_gpus_text,
-        list_models_text,
-        quant_mix_line,
-        render_result,
-        speed_first_line,
-        terminal_colours,
-        unparsed_line,
-    )
-
     lang = argv_lang(argv)
     parser = build_arg_parser(argv_lang(argv, locale=True))
     want_json = "--json" in argv
@@ -584,7 +571,7 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
     except VramfitError as exc:
         if exc.code == "unknown_model":
-            from vramfit.bot.sources.huggingface import with_hub_repos  # the Hub client: only for an unknown model
+            from vramfit.bot.sources.huggingface import with_hub_repos  # loaded on use (module docstring)
 
             exc = with_hub_repos(exc)
         return _fail(exc, lang, want_json, out)
@@ -625,8 +612,6 @@ PROGRESS_AFTER_SECONDS = 1.0
 @contextlib.contextmanager
 def _progress_line(args: argparse.Namespace, lang: Lang) -> Iterator[None]:
     """A line on stderr while a Hub or registry read takes over a second, on a terminal only, cleared when done."""
-    from vramfit.bot.sources.references import mentions_remote_model
-
     remote = bool(args.hf or args.ollama) or mentions_remote_model(" ".join(args.query))
     if not remote or not sys.stderr.isatty():
         yield
@@ -673,9 +658,6 @@ def _inert_for(out: Any, text: str) -> str:
 
 
 def _fail(error: VramfitError, lang: Any, want_json: bool, out: Any) -> int:
-    from vramfit.bot.render.contract import error_json
-    from vramfit.bot.render.text import error_message, error_text
-
     if want_json:
         out.write(_json_line(error_json(error, error_message(error, lang)), out))
     else:
@@ -687,7 +669,7 @@ def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[
     """A follow-up to the previous question ("32k면?", "q8이면?", "what about a 4090?"): the previous question's text
     with the merged settings as flags (which win over the text, as in a bot thread), and those settings; None when the
     line asks a question of its own (it names a model) or states no setting."""
-    from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none
+    from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none  # loaded on use (module docstring)
 
     parsed = parse_or_none(line)
     if not previous or parsed is None or parsed.model is not None:
@@ -762,7 +744,7 @@ def interactive(out: Any, stdin: Any = None, *, as_json: bool = False) -> int:
     """A prompt for questions; a short follow-up changes the previous question ("32k면?", "what about a 4090?");
     an empty line or end of input quits. With ``as_json`` no greeting nor prompt is written, and each answer is one
     JSON line (a script can drive it through a pipe)."""
-    from vramfit.bot.answering.followups import parse_or_none, slots_of
+    from vramfit.bot.answering.followups import parse_or_none, slots_of  # loaded on use (module docstring)
 
     editing = _line_editing() if stdin is None else None
     stdin = stdin or sys.stdin
@@ -830,8 +812,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say_interrupted(want_json: bool, lang: Lang) -> None:
-    from vramfit.bot.render.contract import error_json
-
     with contextlib.suppress(OSError, ValueError):
         if want_json:
             message = Tr(lang)(_("Interrupted before the answer was ready."))

@@ -23,6 +23,7 @@ import aiohttp
 import discord
 from pydantic import ValidationError
 
+from vramfit.bot.answering.service import default_backend
 from vramfit.bot.bot import GLOBAL, VramBot
 from vramfit.bot.settings import Settings
 from vramfit.bot.storage import StorageError
@@ -66,8 +67,6 @@ def load_settings(args: argparse.Namespace) -> Settings:
 
 
 async def run(settings: Settings, *, sync_to: int | None, sync_only: bool) -> None:
-    from vramfit.bot.answering.service import default_backend
-
     assert settings.discord_token is not None
     token = settings.discord_token.get_secret_value()
     backend = default_backend()

@@ -24,6 +24,8 @@ from typing import Annotated, Any
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from vramfit.bot.storage.db import describe_url
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -100,7 +102,5 @@ class Settings(BaseSettings):
         data = self.model_dump(exclude={"discord_token", "database_url"})
         data["discord_token"] = "set" if self.discord_token else "missing"
         if self.database_url is not None:
-            from vramfit.bot.storage.db import describe_url
-
             data["database_url"] = describe_url(self.database_url.get_secret_value())  # without the password
         return data

@@ -14,6 +14,7 @@ import discord
 from discord import app_commands
 
 from vramfit.bot.i18n import Tr, _, lang_for_locale
+from vramfit.bot.storage import StorageError
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral
 
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ class VramTree(app_commands.CommandTree["VramBot"]):
             await send_ephemeral(interaction, tr(_("One of the options has a value I can't read.")))
             return
         original = getattr(error, "original", error)
-        from vramfit.bot.storage import StorageError
-
         if isinstance(original, StorageError):
             log.warning("Settings store unavailable for %s: %s", context["command"], original)
             text = tr(

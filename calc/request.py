@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.gguf import GgufHeader
 from vramfit.calc.gpu import Gpu
+from vramfit.calc.ollama import flash_attention_by_default
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.safetensors import Checkpoint
 
@@ -113,8 +114,6 @@ class Request(BaseModel):
             return self.flash_attn
         if self.runner == "ollama" and self.engine == Engine.LLAMA_CPP:
             # Ollama's own default per model family; a quantized cache needs OLLAMA_FLASH_ATTENTION=1 (calc.ollama).
-            from vramfit.calc.ollama import flash_attention_by_default
-
             quantized = self.kv_cache not in (KvType.F16, KvType.BF16, KvType.F32)
             return quantized or flash_attention_by_default(self.model.architecture.arch)
         # llama.cpp's -fa auto turns flash attention on when the GPU backend supports it (all CUDA/Metal/ROCm

@@ -25,7 +25,7 @@ from vramfit.calc.errors import VramfitError
 from vramfit.calc.ram_speed import RamKind, RamSpeed
 from vramfit.calc.request import ModelRef
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for annotations only: bot.sources imports these cards (AnswerError)
     from vramfit.bot.sources.cache import RemoteCache
 
 Verdict = Literal["fits", "tight", "partial", "no"]

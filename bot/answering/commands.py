@@ -30,6 +30,8 @@ import shlex
 
 from vramfit.calc.engines.vllm import GPU_MEMORY_UTILIZATION
 from vramfit.calc.fit import Verdict
+from vramfit.calc.ollama import processor_split
+from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import Engine, KvType, Request
 from vramfit.calc.results import Estimate, Fit
 
@@ -148,8 +150,6 @@ def vllm_args(request: Request) -> list[str]:
 
 def _released_as(request: Request, quant: str) -> bool:
     """Whether the request's preset ships in ``quant`` (DeepSeek V3's release is FP8: nothing to quantize on load)."""
-    from vramfit.calc.presets import load_catalog
-
     preset = load_catalog().models.get(request.model.id)
     return preset is not None and preset.release_quant == quant
 
@@ -172,8 +172,6 @@ def run_command(request: Request, fit: Fit | None) -> str:
 
 def ollama_name(request: Request) -> str:
     """The model's Ollama tag, when its preset lists one among its aliases ("qwen3.5:9b"), else ""."""
-    from vramfit.calc.presets import load_catalog
-
     preset = load_catalog().models.get(request.model.id)
     return next((a for a in preset.aliases if ":" in a and " " not in a), "") if preset is not None else ""
 
@@ -181,8 +179,6 @@ def ollama_name(request: Request) -> str:
 def ollama_split(fit: Fit, est: Estimate) -> tuple[int, int]:
     """(CPU %, GPU %) of the model's memory for ``fit``: what stays on the CPU is the expert plan's experts or the
     layers left there (calc.ollama.processor_split)."""
-    from vramfit.calc.ollama import processor_split
-
     on_cpu = 0
     if fit.verdict.value in ("partial", "no"):
         plan = fit.expert_offload

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from vramfit.calc.architecture import declares_vision_encoder, from_hf_config
 from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError, VramfitError
+from vramfit.calc.files import parse_config_json
+from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import ModelRef
 
 MAX_ATTACHMENT_BYTES = 1 << 20  # a config.json is a few KiB; an attachment larger than 1 MiB is not one
@@ -26,8 +29,6 @@ class AttachmentTooLargeError(BadFileError):
 
 def model_from_config(config: Mapping[str, Any], *, fallback_name: str, source: str) -> ModelRef:
     """The model a config.json describes, named by its ``_name_or_path`` (else ``fallback_name``)."""
-    from vramfit.calc.architecture import declares_vision_encoder, from_hf_config
-
     name = str(config.get("_name_or_path") or fallback_name)[:200]
     try:
         architecture = from_hf_config(config)
@@ -44,8 +45,6 @@ def attached_config_model(data: bytes, filename: str) -> ModelRef:
     name = filename.rsplit("/", 1)[-1][:100] or "config.json"
     if len(data) > MAX_ATTACHMENT_BYTES:
         raise too_large(name)
-    from vramfit.calc.files import parse_config_json
-
     config = parse_config_json(data, name)
     fallback = str(config.get("model_type") or "") or name.removesuffix(".json")  # a config without _name_or_path
     return model_from_config(config, fallback_name=fallback, source=ATTACHED_SOURCE + name)
@@ -58,8 +57,6 @@ def too_large(name: str) -> AttachmentTooLargeError:
 
 def nearest_presets(name: str, error: VramfitError) -> list[str]:
     """Presets a user could ask about instead: the closest names to the model's own, else to its architecture."""
-    from vramfit.calc.presets import load_catalog
-
     catalog = load_catalog()
     by_name = catalog.suggest_models(name.split("/")[-1], 3)
     return by_name or catalog.suggest_models(str(error.details.get("subject")), 3)

@@ -14,13 +14,12 @@ simply not a question (nobody asked the bot, so nobody should get an error messa
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.i18n import Lang
-
-if TYPE_CHECKING:
-    from vramfit.bot.parser import ParsedQuery
+from vramfit.bot.parser import ParsedQuery, parse
+from vramfit.calc.errors import VramfitError
 
 RUN_WORDS = re.compile(
     r"\b(run|runs|running|fit|fits|work|works|load|enough|vram)\b|돌아가|돌아갈|될까|되나|될까요|돌릴|돌려|돌아|실행|가능|"
@@ -37,9 +36,6 @@ SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus",
 
 def parse_or_none(text: str) -> ParsedQuery | None:
     """The parse of ``text``, or None for text the parser cannot place (never raises)."""
-    from vramfit.bot.parser import parse
-    from vramfit.calc.errors import VramfitError
-
     try:
         return parse(text)
     except VramfitError:

@@ -19,7 +19,7 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vramfit.bot.answering.cards import (
     AnswerError,
@@ -44,20 +44,29 @@ from vramfit.bot.answering.cards import (
     ram_speed_of,
     rope_scaling_label,
 )
+from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.configs import ATTACHED_SOURCE
+from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult, resolve
 from vramfit.bot.i18n import Lang
-from vramfit.calc.errors import BadNumberError, VramfitError
-
-GIB = 1 << 30  # calc.gpu.GIB, without importing pydantic models on the bot's start-up path
-
-if TYPE_CHECKING:
-    from vramfit.bot.answering.resolve import CompareResult, IntentResult, WhatFitsResult
-    from vramfit.bot.parser import ParsedQuery
-    from vramfit.bot.sources.cache import RemoteCache
-    from vramfit.calc.gpu import Gpu
-    from vramfit.calc.presets import Catalog
-    from vramfit.calc.request import GpuChoice, Request
-    from vramfit.calc.results import Answer, DecodeEstimate, Fit
+from vramfit.bot.parser import ParsedQuery, parse, parse_gpu_spec
+from vramfit.bot.sources.cache import RemoteCache
+from vramfit.bot.sources.huggingface import best_quant_files, hub_model, with_hub_repos
+from vramfit.bot.sources.ollama import ollama_model
+from vramfit.bot.sources.references import (
+    UNREAD_CODES,
+    find_ollama_tag,
+    find_reference,
+    preset_in_place_of_reference,
+)
+from vramfit.calc import solve
+from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
+from vramfit.calc.estimate import fit_gpu
+from vramfit.calc.file_types import parse_file_type
+from vramfit.calc.gpu import GIB, Gpu, generic_gpu
+from vramfit.calc.kv import kv_value_bytes, naive_heads_and_dim
+from vramfit.calc.presets import Catalog, load_catalog
+from vramfit.calc.request import Engine, GpuChoice, KvType, Request
+from vramfit.calc.results import Answer, DecodeEstimate, Fit
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +117,6 @@ class CalcBackend:
     """Answers questions with the preset catalog, the parser and the calculator."""
 
     def __init__(self, catalog: Catalog | None = None, *, cache_size: int = CARD_CACHE_SIZE) -> None:
-        from vramfit.calc.presets import load_catalog
-
         self.catalog = catalog or load_catalog()
         self._gpus: tuple[Gpu, ...] = tuple(self.catalog.gpus.values())
         self._cache = _LruCache(cache_size)
@@ -147,9 +154,6 @@ class CalcBackend:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        from vramfit.bot.answering.resolve import resolve
-        from vramfit.calc.errors import VramfitError
-
         try:
             unread = ""
             try:
@@ -173,8 +177,6 @@ class CalcBackend:
             if unread and isinstance(card, Card):
                 card = dataclasses.replace(card, source_unread=unread)
         except VramfitError as exc:
-            from vramfit.bot.sources.huggingface import with_hub_repos  # the Hub client: only for an unknown model
-
             raise to_answer_error(with_hub_repos(exc)) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number
             raise AnswerError("bad_number", str(exc).splitlines()[0]) from exc
@@ -184,8 +186,6 @@ class CalcBackend:
     def _preset_fallback(self, error: AnswerError, text: str) -> tuple[str, str] | None:
         """(the question with the preset's id for its repo or tag, the repo or tag) when ``error`` says the server
         could not be read and the repo or tag names a model the catalog has; None otherwise."""
-        from vramfit.bot.sources.references import UNREAD_CODES, preset_in_place_of_reference
-
         if error.code not in UNREAD_CODES:
             return None
         return preset_in_place_of_reference(text, self.catalog.find_model)
@@ -200,8 +200,6 @@ class CalcBackend:
 
     def gpu(self, gpu_id: str) -> Gpu:
         """A preset GPU by id or alias, or a generic card for ``generic-<N>gb`` ids."""
-        from vramfit.calc.gpu import generic_gpu
-
         found = self.catalog.find_gpu(gpu_id)
         if found is not None:
             return found
@@ -213,11 +211,6 @@ class CalcBackend:
         """The question read from ``text`` (or made from ``overrides`` alone), with the structured overrides on it:
         the intent, the models and the engines go into the parsed question, the settings into ``fields`` (Request
         fields for :func:`bot.answering.resolve.resolve`). Also the question's language."""
-        from vramfit.bot.parser import ParsedQuery, parse
-        from vramfit.calc.errors import UnknownModelError, VramfitError
-        from vramfit.calc.file_types import parse_file_type
-        from vramfit.calc.request import Engine, GpuChoice, KvType
-
         fields: dict[str, Any] = {}
         if "quant" in overrides:
             fields["quant"] = parse_file_type(overrides["quant"]).value
@@ -245,8 +238,6 @@ class CalcBackend:
             fields["gpus"] = (self._gpu_spec(overrides["gpu"], overrides.get("gpu_count")),)
 
         text = text.strip()
-        from vramfit.bot.sources.references import find_ollama_tag, find_reference  # refuses other hosts' URLs
-
         if "model_ref" in overrides:  # read from a file (an attached config.json): the text only says the rest
             fields["model"] = overrides["model_ref"]
 
@@ -255,8 +246,6 @@ class CalcBackend:
 
         found = find_reference(text, skip=is_preset) if text and "model" not in fields else None
         if found is not None:  # a Hub GGUF's header, or a safetensors repo's config.json and headers (cached a day)
-            from vramfit.bot.sources.huggingface import best_quant_files, hub_model
-
             reference, text = found
             quant = str(fields.get("quant") or "")
             engine = str(fields.get("engine") or "")
@@ -283,8 +272,6 @@ class CalcBackend:
         if found is None and text and "model" not in overrides and "model" not in fields:
             tag = find_ollama_tag(text, skip=is_preset)
         if tag is not None:  # likewise an Ollama tag, unless a preset lists it as its alias ("qwen3.5:4b")
-            from vramfit.bot.sources.ollama import ollama_model
-
             reference_tag, text = tag
             model, file_quant = ollama_model(reference_tag, self.remote_cache)  # the manifest, then the header
             fields["model"] = model
@@ -315,8 +302,6 @@ class CalcBackend:
         return parsed.model_copy(update=update), fields, lang
 
     def _gpu_spec(self, spec: str, count: int | None) -> GpuChoice:
-        from vramfit.bot.parser import parse_gpu_spec  # "2x 3090", "3060 8gb"
-
         choice = parse_gpu_spec(spec, self.catalog)
         return choice.model_copy(update={"count": int(count)}) if count else choice
 
@@ -324,8 +309,6 @@ class CalcBackend:
 
     def card(self, result: Answer, lang: Lang, *, with_tips: bool = True) -> Card:
         """The card data for one calculator answer (adds tips when the named GPU falls short)."""
-        from vramfit.calc.kv import naive_heads_and_dim
-
         request, est = result.request, result.estimate
         arch = request.model.architecture
         heads, dim = naive_heads_and_dim(arch)
@@ -355,15 +338,11 @@ class CalcBackend:
         if with_tips and request.gpus and result.fits and str(result.fits[0].verdict) in ("partial", "no", "tight"):
             first = result.fits[0]
             tips = tuple(self.tips(request, request.gpus[0], str(first.verdict), max_context=first.max_context))
-        from vramfit.bot.answering.commands import run_command, runnable
-
         # Buttons recompute a card from its preset's id: a model read from a file has none, whatever its name.
         stateful = not attached and request.model.gguf is None and self.catalog.find_model(request.model.id) is not None
         command = ""
         split = None
         if request.gpus and result.fits and request.runner == "ollama":
-            from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split
-
             split = ollama_split(result.fits[0], est)
             if runnable(result.fits[0]):
                 command = ollama_command(request, ollama_name(request) or "<model>")
@@ -391,8 +370,6 @@ class CalcBackend:
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:
         """The card for any intent's result."""
-        from vramfit.bot.answering.resolve import CompareResult, SolveResult, WhatFitsResult
-
         if isinstance(result, WhatFitsResult):
             return self.what_fits_card(result, lang, parsed.model_candidates)
         if isinstance(result, CompareResult):
@@ -441,8 +418,6 @@ class CalcBackend:
         )
 
     def compare_card(self, result: CompareResult, lang: Lang) -> CompareCard:
-        from vramfit.calc.results import Answer
-
         cmp = result.comparison
         a = Answer(request=result.a, estimate=cmp.a, fits=(cmp.fit_a,) if cmp.fit_a is not None else ())
         b = Answer(request=result.b, estimate=cmp.b, fits=(cmp.fit_b,) if cmp.fit_b is not None else ())
@@ -485,10 +460,6 @@ class CalcBackend:
     ) -> Iterable[Tip]:
         """What would make the request fit ``choice``: less context, a quantized KV cache, a smaller quant, more
         GPUs; each with the total it leads to. ``max_context``: the answer's figure for ``choice``, if known."""
-        from vramfit.calc import solve
-        from vramfit.calc.estimate import fit_gpu
-        from vramfit.calc.request import Engine, GpuChoice, KvType
-
         def tip(
             kind: Any, value: str, changed: Request, changed_choice: GpuChoice = choice, lower: bool = False
         ) -> Tip:
@@ -542,8 +513,6 @@ def _verdict(value: Any) -> Verdict:
 
 
 def _enum(kind: Callable[[str], Any], value: str, what: str) -> Any:
-    from vramfit.calc.errors import BadNumberError
-
     try:
         return kind(value.lower())
     except ValueError as exc:
@@ -663,8 +632,6 @@ def default_backend() -> Backend:
 def assumptions_of(request: Request, *, kv_bytes: bool = True) -> Assumptions:
     """A request's :data:`bot.answering.cards.SETTINGS` as a card echoes them (the engine's effective flash
     attention; with ``kv_bytes``, the bytes per cached element the math shows)."""
-    from vramfit.calc.kv import kv_value_bytes
-
     extra = {"kv_bytes_per_element": kv_value_bytes(request.kv_cache)} if kv_bytes else {}
     return Assumptions(
         quant=request.quant,

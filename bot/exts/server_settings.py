@@ -21,10 +21,10 @@ from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_
 from vramfit.bot.storage import GuildSettings, StorageError, Store
 from vramfit.bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
 from vramfit.bot.ui.replies import send_ephemeral, send_private
+from vramfit.calc.presets import Catalog, load_catalog
 
 if TYPE_CHECKING:
     from vramfit.bot.bot import VramBot
-    from vramfit.calc.presets import Catalog
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +47,6 @@ MENTION_CHOICES = [
 
 
 def catalog() -> Catalog:
-    from vramfit.calc.presets import load_catalog
-
     return load_catalog()
 
 

@@ -21,6 +21,7 @@ from vramfit.bot.parser.lexicon import POPULAR_MODELS, has_hangul
 from vramfit.bot.parser.text import clean
 from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
 from vramfit.calc.gpu import GIB
+from vramfit.calc.ollama import default_context
 from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request, unstated_context
@@ -148,8 +149,6 @@ class ParsedQuery(BaseModel):
             and "context" not in given
             and engine == Engine.LLAMA_CPP
         ):
-            from vramfit.calc.ollama import default_context
-
             vram = sum(c.gpu.memory_bytes * c.count for c in fields["gpus"])
             fields["context"] = default_context(vram, model.architecture.context_length)
         try:

@@ -12,6 +12,7 @@ from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Request
 from vramfit.calc.results import Answer, Fit
+from vramfit.calc.weights import model_weights  # the parameter count comes from the tensor list
 
 CONTRACT_VERSION = 1
 
@@ -19,8 +20,6 @@ CONTRACT_VERSION = 1
 def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = "fit") -> dict[str, Any]:
     arch = request.model.architecture
     kv_heads, head_dim = naive_heads_and_dim(arch)
-    from vramfit.calc.weights import model_weights  # the parameter count comes from the tensor list
-
     params = model_weights(request.model, request.quant).params
     return {
         "model": {

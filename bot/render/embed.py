@@ -31,12 +31,19 @@ from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label, signed_gib
 from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
+from vramfit.bot.render.text import (
+    NO_PREFILL,
+    context_limit_line,
+    first_token_text,
+    mmproj_line,
+    unified_memory_sentence,
+    vision_encoder_line,
+)
 from vramfit.bot.untrusted_text import inert
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.pcie import ASSUMED_LINK, link_label
 from vramfit.calc.request import MAX_GPU_COUNT
-from vramfit.calc.results import DecodeEstimate
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor
@@ -215,8 +222,6 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
 def _unified_line(fit: GpuFit, tr: Tr) -> str:
     """On a Mac or another unified-memory machine that is short or tight: what its GPU may use (and on a Mac, how to
     raise it), in the terminal's words (bot.render.text.unified_memory_sentence)."""
-    from vramfit.bot.render.text import unified_memory_sentence
-
     return unified_memory_sentence(
         tr, apple=fit.segment == "apple", usable_bytes=fit.budget_bytes, memory_bytes=fit.memory_bytes
     )
@@ -280,22 +285,6 @@ def shown_prefill(fit: GpuFit) -> Speed | None:
     runs: with layers or experts in system RAM it includes their PCIe copies (calc.speed.streamed_prefill_speed)."""
     prefill = fit.expert_plan.prefill if fit.expert_plan is not None else fit.prefill
     return prefill if prefill is not None and _runs(fit) else None
-
-
-# Said where the decode speed is shown but no prompt speed can be: the GPU has no FP16 throughput (presets/gpus.toml).
-NO_PREFILL = _("first token: not estimated (no FP16 throughput known for this GPU)")
-
-
-def first_token_text(prompt: int, prefill: Speed | DecodeEstimate, tr: Tr) -> str:
-    """ "first token after ≈ 8 s for a prompt of 32K (4–12 s)": the asked context read as the prompt, at the prefill
-    estimate and its band (the slower end of the band is the longer wait)."""
-    return tr(
-        _("first token after ≈ {s} s for a prompt of {prompt} ({fast}–{slow} s)"),
-        s=tr.num(prompt / prefill.tokens_per_second, 1),
-        prompt=format_tokens_short(prompt),
-        fast=tr.num(prompt / prefill.high, 1),
-        slow=tr.num(prompt / prefill.low, 1),
-    )
 
 
 def _gpu_line(fit: GpuFit, tr: Tr) -> str:
@@ -412,8 +401,6 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
-    from vramfit.bot.render.text import context_limit_line
-
     m = card.model
     limit_line = context_limit_line(
         tr, clean(m.name), card.assumptions.context, m.trained_context, m.scaled_context, m.rope_scaling
@@ -444,12 +431,8 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     elif card.model.source_kind == "attachment":
         lines.append(tr(_("📄 Read from the attached **{file}**"), file=clean(card.model.source_file)))
     if card.model.mmproj:
-        from vramfit.bot.render.text import mmproj_line
-
         lines.append("🖼️ " + mmproj_line(tr, clean(card.model.mmproj), card.model.mmproj_bytes))
     elif card.model.vision_encoder:
-        from vramfit.bot.render.text import vision_encoder_line
-
         lines.append("🖼️ " + vision_encoder_line(tr))
     speed_first = card.speed_first and card.named_gpus and card.fits and bool(_speed_parts(card, tr))
     if speed_first:  # "how fast?", "몇 토큰 나와?": the speed is the answer's first line

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.calc.errors import error_reason, error_subject
+from vramfit.calc.presets import load_catalog
 
 __all__ = ["describe_error", "error_reason", "error_repos", "error_subject"]
 
@@ -112,8 +113,6 @@ NUMBER_FIELDS: dict[str, str] = {
 
 def _display_names(code: str, suggestions: Sequence[str]) -> list[str]:
     """Preset ids as people read them, with the id to type: "GeForce RTX 4060 (`rtx-4060`)"."""
-    from vramfit.calc.presets import load_catalog
-
     catalog = load_catalog()
     names = {m.id: m.name for m in catalog.models.values()} if code == "unknown_model" else {}
     if code == "unknown_gpu":

@@ -14,7 +14,10 @@ import sys
 
 import discord
 
+from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.i18n import Lang
+from vramfit.bot.render.embed import render_card, render_error
 
 QUESTIONS: tuple[tuple[str, str], ...] = (
     ("llama3 8b 32k on a 3060", "라마3 8B 32k 3060에서 돌아가?"),
@@ -49,10 +52,6 @@ def card_text(embed: discord.Embed) -> list[str]:
 
 
 def gallery(langs: tuple[Lang, ...] = ("en", "ko")) -> str:
-    from vramfit.bot.answering.cards import AnswerError
-    from vramfit.bot.answering.service import CalcBackend
-    from vramfit.bot.render.embed import render_card, render_error
-
     backend = CalcBackend()
     out: list[str] = []
     for lang in langs:

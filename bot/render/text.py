@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import unicodedata
 
-from vramfit.bot.answering.cards import rope_scaling_label
+from vramfit.bot.answering.cards import Speed, rope_scaling_label
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
-from vramfit.bot.i18n import Lang, Tr, _, format_number
+from vramfit.bot.i18n import Lang, Tr, _, format_number, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import QUANT_MIX_NOTE, RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label, signed_gib
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
@@ -197,12 +197,26 @@ def offload_lines(fit: Fit, tr: Tr) -> list[str]:
     return lines
 
 
-def first_token_line(fit: Fit, prompt: int, tr: Tr) -> str:
-    """ "GeForce RTX 5090: first token after ≈ 18.5 s for a prompt of 8K (11.6–36.5 s)", as the card says it (bot.render
-    .embed.first_token_text), for the placement the answer shows when it runs ("" otherwise); "not estimated" where
-    the GPU carries no FP16 figure but a decode speed is shown."""
-    from vramfit.bot.render.embed import NO_PREFILL, first_token_text
+# Said where the decode speed is shown but no prompt speed can be: the GPU has no FP16 throughput (presets/gpus.toml).
+NO_PREFILL = _("first token: not estimated (no FP16 throughput known for this GPU)")
 
+
+def first_token_text(prompt: int, prefill: Speed | DecodeEstimate, tr: Tr) -> str:
+    """ "first token after ≈ 8 s for a prompt of 32K (4–12 s)": the asked context read as the prompt, at the prefill
+    estimate and its band (the slower end of the band is the longer wait)."""
+    return tr(
+        _("first token after ≈ {s} s for a prompt of {prompt} ({fast}–{slow} s)"),
+        s=tr.num(prompt / prefill.tokens_per_second, 1),
+        prompt=format_tokens_short(prompt),
+        fast=tr.num(prompt / prefill.high, 1),
+        slow=tr.num(prompt / prefill.low, 1),
+    )
+
+
+def first_token_line(fit: Fit, prompt: int, tr: Tr) -> str:
+    """ "GeForce RTX 5090: first token after ≈ 18.5 s for a prompt of 8K (11.6–36.5 s)", as the card says it
+    (first_token_text), for the placement the answer shows when it runs ("" otherwise); "not estimated" where
+    the GPU carries no FP16 figure but a decode speed is shown."""
     plan = fit.expert_offload
     runs = plan.ram_fits if plan is not None else fit.verdict.value != "no" and fit.ram_fits
     prefill = plan.prefill if plan is not None else fit.prefill

@@ -64,6 +64,7 @@ from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
+from vramfit.calc.files import read_config_json
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.request import GpuChoice, ModelRef
 from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
@@ -712,7 +713,6 @@ def _read_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> Remot
     from huggingface_hub.utils.tqdm import disable_progress_bars
     from pydantic import ValidationError
 
-    from vramfit.calc.files import read_config_json
 
     if "config.json" not in paths:
         raise AnswerError("remote_no_config", f"{reference.repo} has no config.json", subject=reference.repo)

@@ -13,7 +13,7 @@ from vramfit.bot.storage.db import Database, PostgresDatabase, SqliteDatabase, S
 from vramfit.bot.storage.repository import GuildSettings, Repository, ThreadQuestion
 from vramfit.bot.storage.store import StorageTimeout, Store
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for annotations only: bot.settings imports bot.storage.db (describe_url)
     from vramfit.bot.settings import Settings
 
 __all__ = [

@@ -22,8 +22,10 @@ import discord
 
 from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.parser import parse
 from vramfit.bot.storage.db import StorageError
 from vramfit.bot.storage.repository import GuildSettings
+from vramfit.calc.errors import VramfitError
 from vramfit.calc.presets import load_catalog
 
 if TYPE_CHECKING:
@@ -99,9 +101,6 @@ def _named_in(text: str) -> tuple[bool, bool]:
     """Whether the text names an engine, and whether it names a GPU (unreadable text: neither)."""
     if not text.strip():
         return False, False
-    from vramfit.bot.parser import parse
-    from vramfit.calc.errors import VramfitError
-
     try:
         parsed = parse(text)
     except VramfitError:

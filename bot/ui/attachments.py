@@ -15,6 +15,7 @@ import discord
 
 from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.answering.configs import MAX_ATTACHMENT_BYTES, attached_config_model, too_large
+from vramfit.bot.answering.service import to_answer_error
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.request import ModelRef
 
@@ -36,8 +37,6 @@ def config_attachment(attachments: Sequence[discord.Attachment]) -> discord.Atta
 async def attached_model(bot: VramBot, attachment: discord.Attachment) -> ModelRef:
     """The model of an attached config.json; :class:`AnswerError` (``attachment_too_large``, ``bad_file``,
     ``bad_config``, ``unsupported_architecture``) when it is not one vramfit can model."""
-    from vramfit.bot.answering.service import to_answer_error
-
     try:
         if attachment.size > MAX_ATTACHMENT_BYTES:
             raise too_large(attachment.filename)

@@ -19,7 +19,7 @@ import discord
 from discord import ui
 
 from vramfit.bot.answering.cards import AnswerError, AnyCard, Card, CompareCard
-from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
+from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short, lang_for_locale
 from vramfit.bot.render.embed import render_card, render_error, render_math
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window
 from vramfit.bot.ui.state import STATE_PATTERN, CardState, custom_id
@@ -56,8 +56,6 @@ class _CardButton:
             )
 
     def reply_lang(self, interaction: discord.Interaction[Any]) -> Lang:
-        from vramfit.bot.i18n import lang_for_locale
-
         return lang_for_locale(interaction.locale)
 
     async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
