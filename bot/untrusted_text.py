@@ -11,23 +11,17 @@ from __future__ import annotations
 import re
 
 # Characters that change how text around them is shown: bidi embeddings, overrides and isolates, the Arabic letter
-# mark, zero-width characters (U+200B-U+200F, U+2060-U+2064, U+FEFF), and the private-use marks the terminal renderer
-# puts around verdicts (bot.render.text.VERDICT_MARKS), so text from a file cannot colour the terminal either.
-_DISPLAY_TRICKS = re.compile(r"[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ue000-\ue00f]")
+# mark and zero-width characters (U+200B-U+200F, U+2060-U+2064, U+FEFF); with them, the private-use marks the terminal
+# renderer puts around verdicts (bot.render.text.VERDICT_MARKS), so text from a file cannot colour the terminal either.
+_LAYOUT = r"\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_LAYOUT_TRICKS = re.compile(f"[{_LAYOUT}]")
+_DISPLAY_TRICKS = re.compile(rf"[{_LAYOUT}\ue000-\ue00f]")
 _DISPLAY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 (but tab and newline), DEL and C1
-
-
-_VERDICT_MARKS = re.compile(r"[\ue000-\ue00f]")
 
 
 def inert(text: str, *, keep_verdict_marks: bool = False) -> str:
     """``text`` with its control characters (ESC, BEL, C1; tab and newline kept) shown as "�" and its bidi
     overrides, isolates and zero-width characters dropped; ``keep_verdict_marks`` for the terminal renderer's own
     text, whose marks the command line turns into colours (text from files has lost them where it entered)."""
-    if keep_verdict_marks:
-        kept = _VERDICT_MARKS.findall(text)
-        if kept:
-            pieces = _VERDICT_MARKS.split(text)
-            cleaned = [_DISPLAY_CONTROL.sub("\ufffd", _DISPLAY_TRICKS.sub("", piece)) for piece in pieces]
-            return "".join(piece + (kept[i] if i < len(kept) else "") for i, piece in enumerate(cleaned))
-    return _DISPLAY_CONTROL.sub("\ufffd", _DISPLAY_TRICKS.sub("", text))
+    tricks = _LAYOUT_TRICKS if keep_verdict_marks else _DISPLAY_TRICKS
+    return _DISPLAY_CONTROL.sub("\ufffd", tricks.sub("", text))

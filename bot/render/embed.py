@@ -63,7 +63,7 @@ SEGMENT_GROUP = {"laptop": "consumer"}  # laptops sit with the consumer cards
 
 def clean(text: str) -> str:
     """User-supplied text made inert in Markdown (mentions are also blocked by ``allowed_mentions``), without the
-    control, bidi-override and zero-width characters a model file's name may carry (:func:`bot.parser.text.inert`)."""
+    control, bidi-override and zero-width characters a model file's name may carry (bot.untrusted_text.inert)."""
     return escape_mentions(escape_markdown(inert(text)))
 
 
