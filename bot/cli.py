@@ -7,9 +7,9 @@
 Exit 0 with an answer, 2 with an error (a JSON object with --json), never a traceback for bad input; 130 when
 interrupted (Ctrl-C), 1 when the answer cannot be written (a closed pipe, a full disk).
 
-Three parts load only when a question needs them, imported where they are used: the parser (its tables and
-rapidfuzz, ≈60 ms: a question given as flags, ``--version`` and ``vram list`` never read text), and the Hugging Face
-and Ollama clients (huggingface_hub and httpx, ≈20 ms each: only a repo, a link or a tag reaches a server).
+The parser is imported where text is read, not at the top: its tables and rapidfuzz add ≈60 ms to a start-up of
+≈200 ms, and a question given as flags, ``--version`` and ``vram list`` never read text. (The Hub and Ollama clients,
+huggingface_hub and httpx, load inside bot.sources only when a server is asked.)
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ from vramfit.bot.render.text import (
     terminal_colours,
     unparsed_line,
 )
+from vramfit.bot.sources.huggingface import best_quant_files, hub_model, with_hub_repos
+from vramfit.bot.sources.ollama import ollama_model
 from vramfit.bot.sources.references import (
     UNREAD_CODES,
     HubReference,
@@ -188,7 +190,7 @@ def argv_lang(argv: Sequence[str], *, locale: bool = False) -> Lang:
 
 
 def _number(text: str, what: str, low: int, high: int) -> int:
-    from vramfit.bot.parser.numbers import parse_quantity  # the parser, on use (see the module docstring)
+    from vramfit.bot.parser.numbers import parse_quantity  # the parser loads on use (module docstring)
 
     value = parse_quantity(text)
     if value is None:
@@ -206,7 +208,6 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
         if model is not None:
             return model
     if args.hf or args.ollama:  # --ollama hf.co/{repo}:{quant} is Ollama's name for a Hub GGUF: read from the Hub
-        from vramfit.bot.sources.huggingface import hub_model  # a server's client, on use (see the module docstring)
         found = find_reference(args.hf or args.ollama)
         reference = found[0] if found else HubReference(repo=args.hf.strip())
         if args.file:
@@ -238,15 +239,13 @@ def _ollama_flag(value: str) -> ModelRef | None:
     if reference is None:
         subject = value.strip()[:80]
         raise AnswerError("ollama_not_found", f"{subject!r} is not an Ollama model name", subject=subject)
-    from vramfit.bot.sources.ollama import ollama_model  # a server's client, on use (see the module docstring)
-
     return ollama_model(reference)[0]
 
 
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
     if not args.gpu:
         return None
-    from vramfit.bot.parser import parse_gpu_spec  # the parser, on use (see the module docstring)
+    from vramfit.bot.parser import parse_gpu_spec  # the parser loads on use (module docstring)
     catalog = load_catalog()
     choices = [parse_gpu_spec(spec, catalog) for spec in args.gpu]
     if args.gpu_count:
@@ -307,8 +306,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _ram_speed(text: str) -> RamSpeed:
     """``--ram-speed ddr5-6000``, ``ddr4``, ``"ddr4-3200 4 channel"``: read as the question's words are."""
-    from vramfit.bot.parser import slots  # the parser, on use (see the module docstring)
-    from vramfit.bot.parser.text import clean  # the parser, on use (see the module docstring)
+    from vramfit.bot.parser import slots  # the parser loads on use (module docstring)
+    from vramfit.bot.parser.text import clean  # the parser loads on use (module docstring)
 
     scratch = slots.Scratch(clean(text))
     found = slots.extract_ram_speed(scratch)
@@ -356,7 +355,7 @@ class Resolved:
 def _parse_under_flags(text: str, model_flag: bool) -> tuple[ParsedQuery, str]:
     """The text's parse; with a model given by a flag, a model name the text cannot place is left out (the flag wins)
     and returned, so the answer can say so."""
-    from vramfit.bot.parser import parse  # the parser, on use (see the module docstring)
+    from vramfit.bot.parser import parse  # the parser loads on use (module docstring)
 
     try:
         return parse(text), ""
@@ -395,7 +394,7 @@ def _preset_id(name: str) -> str:
 
 
 def _gpu_id(spec: str) -> str:
-    from vramfit.bot.parser import parse_gpu_spec  # the parser, on use (see the module docstring)
+    from vramfit.bot.parser import parse_gpu_spec  # the parser loads on use (module docstring)
 
     return parse_gpu_spec(spec).gpu.id
 
@@ -430,8 +429,6 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
     if text or remote is not None or tag is not None:
         parsed, unplaced = _parse_under_flags(text, "model" in overrides)  # the parser: only for a question in words
         if remote is not None:  # "unsloth/Qwen3.5-9B-GGUF Q4_K_M 32k 3060": the file of the asked quant
-            from vramfit.bot.sources.huggingface import best_quant_files, hub_model  # loaded on use (module docstring)
-
             engine = str(overrides.get("engine") or parsed.engine or "llama.cpp")  # vLLM reads a repo's safetensors
             best = None
             if parsed.intent == "best_quant":  # which quant of a GGUF repo fits: its own files, largest first
@@ -445,8 +442,6 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
                 if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
                     overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
         if tag is not None:  # "qwen3.5:9b 32k 3060": the tag is one file, whatever quant the words name
-            from vramfit.bot.sources.ollama import ollama_model  # a server's client, on use (see the module docstring)
-
             model, file_quant = ollama_model(tag[0])
             overrides["model"] = model
             overrides["quant"] = file_quant or str(overrides.get("quant") or parsed.quant or "Q4_K_M")
@@ -571,8 +566,6 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         return _fail(BadNumberError(str(exc)), lang, want_json, out)
     except VramfitError as exc:
         if exc.code == "unknown_model":
-            from vramfit.bot.sources.huggingface import with_hub_repos  # loaded on use (module docstring)
-
             exc = with_hub_repos(exc)
         return _fail(exc, lang, want_json, out)
     if want_json:
@@ -669,7 +662,7 @@ def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[
     """A follow-up to the previous question ("32k면?", "q8이면?", "what about a 4090?"): the previous question's text
     with the merged settings as flags (which win over the text, as in a bot thread), and those settings; None when the
     line asks a question of its own (it names a model) or states no setting."""
-    from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none  # loaded on use (module docstring)
+    from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none  # the parser (module docstring)
 
     parsed = parse_or_none(line)
     if not previous or parsed is None or parsed.model is not None:
@@ -744,7 +737,7 @@ def interactive(out: Any, stdin: Any = None, *, as_json: bool = False) -> int:
     """A prompt for questions; a short follow-up changes the previous question ("32k면?", "what about a 4090?");
     an empty line or end of input quits. With ``as_json`` no greeting nor prompt is written, and each answer is one
     JSON line (a script can drive it through a pipe)."""
-    from vramfit.bot.answering.followups import parse_or_none, slots_of  # loaded on use (module docstring)
+    from vramfit.bot.answering.followups import parse_or_none, slots_of  # the parser loads on use (module docstring)
 
     editing = _line_editing() if stdin is None else None
     stdin = stdin or sys.stdin
