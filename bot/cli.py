@@ -82,7 +82,7 @@ from vramfit.calc.request import (
     unstated_context,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the parser loads on use (module docstring)
     from vramfit.bot.parser import ParsedQuery
 
 EXIT_ERROR = 2

@@ -17,7 +17,7 @@ from vramfit.bot.i18n import Tr, _, lang_for_locale
 from vramfit.bot.storage import StorageError
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

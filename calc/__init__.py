@@ -45,7 +45,7 @@ _HOMES: dict[str, str] = {
     "smallest_gpus": "vramfit.calc.solve",
 }
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for type checkers: at run time the names above load on first use (__getattr__)
     from vramfit.calc.architecture import Architecture, from_hf_config
     from vramfit.calc.errors import (
         BadFileError,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

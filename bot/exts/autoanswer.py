@@ -43,7 +43,7 @@ from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.replies import retry_text
 from vramfit.bot.ui.slash import MAX_QUERY
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

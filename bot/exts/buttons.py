@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from vramfit.bot.ui.buttons import DYNAMIC_ITEMS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 

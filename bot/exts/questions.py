@@ -23,7 +23,7 @@ from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.ui.slash import QUANT_CHOICES, answer_interaction
 from vramfit.calc.request import MAX_CONTEXT, MAX_USERS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ from vramfit.bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
 from vramfit.bot.ui.replies import send_ephemeral, send_private
 from vramfit.calc.presets import Catalog, load_catalog
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

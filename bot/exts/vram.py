@@ -32,7 +32,7 @@ from vramfit.bot.ui.replies import repo_links, retry_text
 from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

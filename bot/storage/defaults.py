@@ -28,7 +28,7 @@ from vramfit.bot.storage.repository import GuildSettings
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.presets import load_catalog
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from vramfit.bot.answering.service import to_answer_error
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.request import ModelRef
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from vramfit.bot.ui.attachments import attached_model
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.replies import repo_links, send_ephemeral, within_window
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
