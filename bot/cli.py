@@ -168,7 +168,8 @@ def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="store_true", help=tr(_("print the version and exit")))
     # Shell completion from the parser itself (shtab: a maintained generator, rather than scripts written by hand).
-    shtab.add_argument_to(p, ["--print-completion"], help=tr(_("print a bash, zsh or tcsh completion script")))
+    # The shells are shtab's own (its choices): bash, zsh, tcsh, fish since shtab 1.9, powershell in later releases.
+    shtab.add_argument_to(p, ["--print-completion"], help=tr(_("print a completion script for the shell named")))
     p.add_argument("--interactive", action="store_true", help=tr(_("ask questions at a prompt, one per line")))
     return p
 

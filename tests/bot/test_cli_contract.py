@@ -262,3 +262,14 @@ def test_no_progress_line_when_stderr_is_not_a_terminal(monkeypatch: pytest.Monk
 def test_completion_scripts_come_from_the_parser() -> None:
     done = _process("--print-completion", "bash")
     assert done.returncode == 0 and b"--list-models" in done.stdout and b"--kv-cache" in done.stdout
+
+
+def test_fish_completion_offers_every_option_and_the_engines() -> None:
+    """Fish users asked for completion too (shtab ≥ 1.9 writes it): every long option, and --engine's choices."""
+    done = _process("--print-completion", "fish")
+    assert done.returncode == 0, done.stderr
+    script = done.stdout.decode()
+    options = {line.split(" -l ")[1].split()[0] for line in script.splitlines() if line.startswith("complete -c vram")
+               and " -l " in line}  # fmt: skip
+    assert {"model", "hf", "ollama", "kv-cache", "engine", "list-models", "print-completion", "version"} <= options
+    assert '-l engine -xka "llama.cpp vllm"' in script
