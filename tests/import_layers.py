@@ -15,8 +15,8 @@ Layers, highest first; a module may import its own layer and the ones below, nev
     calc                                                                       the calculator (stdlib + pydantic)
 
 inside calc, the engine profiles never import the solvers or the answer, nor each other; and the extensions in
-bot/exts never import each other. Imports inside
-``if TYPE_CHECKING:`` do not count (they never run); function-local imports do.
+bot/exts never import each other. Imports inside ``if TYPE_CHECKING:`` do not count (they never run);
+function-local imports do, in the layers and in the cycles, and each says on its line why it is not at module top.
 """
 
 from __future__ import annotations
@@ -98,7 +98,8 @@ def violations() -> list[str]:
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
         where = path.relative_to(ROOT)
-        for imported, line, top in imports(path):
+        found += unexplained_local_imports(path.read_text(encoding="utf-8"), str(where))
+        for imported, line, _top in imports(path):
             if imported.split(".")[0] in PACKAGES:
                 found.append(f"{where}:{line}: imports {imported}; the installed name is vramfit.{imported}")
             target = imported.removeprefix("vramfit.")
@@ -118,14 +119,30 @@ def violations() -> list[str]:
                 or (target.startswith("calc.engines.") and target not in ("calc.engines.profile", module))
             ):
                 found.append(f"{where}:{line}: the engine profile {module} imports {target}")
-            if top and target != module:
+            if target != module:  # function-local imports too: a cycle hidden in a function is still a cycle
                 graph[module].add(target)
     found += [f"import cycle: {' → '.join(cycle)}" for cycle in cycles(graph)]
     return found
 
 
+def unexplained_local_imports(source: str, where: str) -> list[str]:
+    """vramfit imports inside a function with no comment on their line: the house imports at module top, and a part
+    loaded lazily (heavy and optional: the parser in ``vram``, discord.py) says why where it is imported."""
+    lines = source.splitlines()
+    return [
+        f"{where}:{node.lineno}: imports {name} inside a function; import it at module top, or say on the line why "
+        "it loads lazily"
+        for function in ast.walk(ast.parse(source))
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
+        if name.startswith("vramfit.") and "#" not in lines[node.lineno - 1]
+    ]
+
+
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every cycle of module-level imports, one path each (Tarjan's strongly connected components)."""
+    """Every cycle of imports that run, function-local ones included (Tarjan's strongly connected components)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.import_layers import cycles, layer, violations
+from tests.import_layers import cycles, layer, unexplained_local_imports, violations
 
 
 def test_the_tree_keeps_its_layers_and_has_no_cycles() -> None:
@@ -24,3 +24,17 @@ def test_cycles_are_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_a_function_local_import_says_why() -> None:
+    source = (
+        "import vramfit.calc.kv\n"
+        "def f():\n"
+        "    from vramfit.calc.presets import load_catalog\n"
+        "    from vramfit.bot.parser import parse  # the parser's tables: only text needs them\n"
+        "    import vramfit.calc.gpu\n"
+        "    from json import loads\n"
+    )
+    found = unexplained_local_imports(source, "m.py")
+    assert [f.split(":")[1] for f in found] == ["3", "5"]
+    assert "vramfit.calc.presets" in found[0] and "vramfit.calc.gpu" in found[1]
