@@ -22,8 +22,9 @@ import discord
 from discord.ext import commands
 
 import vramfit.bot.exts as extensions_package
-from vramfit.bot.answering.cards import AnswerError, AnyCard, Backend, Overrides
+from vramfit.bot.answering.cards import AnyCard, Backend, Overrides
 from vramfit.bot.cooldowns import UserCooldown
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang
 from vramfit.bot.settings import Settings
 from vramfit.bot.sources.budget import cancel_scope
@@ -162,7 +163,7 @@ class VramBot(commands.AutoShardedBot):
     def answer_card(
         self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
     ) -> AnyCard:
-        """Run the backend here and now (raises :class:`bot.answering.cards.AnswerError` for questions the user must
+        """Run the backend here and now (raises :class:`bot.errors.AnswerError` for questions the user must
         fix); ``defaults`` (a server's /vram-settings) are applied first, since that too reads the question."""
         if defaults is not None:
             overrides = defaults.apply(text, overrides)

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 import shtab
 
-from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.answering.configs import model_from_config
 from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.bot.render.contract import error_json, result_json
 from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE

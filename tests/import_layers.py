@@ -11,12 +11,13 @@ Layers, highest first; a module may import its own layer and the ones below, nev
     bot.cli                                                                    the terminal front end
     bot.ui, bot.render                                                         what users see
     bot.answering, bot.storage, bot.i18n, ...                                  answering (no Discord), storage
-    bot.parser                                                                 text → a question
+    bot.parser, bot.errors                                                     text → a question; the bot's error
     calc                                                                       the calculator (stdlib + pydantic)
 
-inside calc, the engine profiles never import the solvers or the answer, nor each other; and the extensions in
-bot/exts never import each other. Imports inside ``if TYPE_CHECKING:`` do not count (they never run);
-function-local imports do, in the layers and in the cycles, and each says on its line why it is not at module top.
+inside calc, the engine profiles never import the solvers or the answer, nor each other; the sources never import
+the answering layer; and the extensions in bot/exts never import each other. Imports inside ``if TYPE_CHECKING:`` do
+not count (they never run); function-local imports do, in the layers and in the cycles, and each says on its line
+why it is not at module top.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def imports(path: Path) -> Iterator[tuple[str, int, bool]]:
 def layer(module: str) -> int:
     if module == "calc" or module.startswith("calc."):
         return 0
-    if module == "bot.parser" or module.startswith("bot.parser."):
+    if module in ("bot.parser", "bot.errors") or module.startswith("bot.parser."):
         return 1
     if module.startswith(VIEW):
         return 3
@@ -112,6 +113,8 @@ def violations() -> list[str]:
             if layer(target) > layer(module) and module != "bot":
                 above = f"{target} (layer {layer(target)})"
                 found.append(f"{where}:{line}: {module} (layer {layer(module)}) imports {above}")
+            if module.startswith("bot.sources") and target.startswith("bot.answering"):
+                found.append(f"{where}:{line}: {module} imports {target} (sources raise bot.errors, answer nothing)")
             if module.startswith("bot.exts.") and target.startswith("bot.exts.") and target != module:
                 found.append(f"{where}:{line}: the extension {module} imports the extension {target}")
             if module.startswith("calc.engines.") and (

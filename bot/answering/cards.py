@@ -6,27 +6,25 @@ question (may be empty when ``overrides`` names the model), ``lang`` the languag
 (:class:`Overrides`). The answer is the card for the question's intent: a :class:`Card` (does it fit; with a solver's
 number in ``solution``, or both engines in ``engines``), a :class:`WhatFitsCard` or a :class:`CompareCard`.
 :mod:`bot.answering.service` builds them from the parser and :mod:`bot.answering.resolve`; tests plug in a
-deterministic fake. Errors are :class:`AnswerError` with the stable codes of the JSON contract (``unknown_model``,
-``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...), a kind of calc's ``VramfitError``; cards hold plain numbers.
+deterministic fake. Errors are :class:`bot.errors.AnswerError` with the stable codes of the JSON contract
+(``unknown_model``, ``unknown_gpu``, ``unknown_quant``, ``bad_number``, ...), a kind of calc's ``VramfitError``; cards
+hold plain numbers.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypedDict, cast
+from typing import Literal, TypedDict, cast
 
 from pydantic import ValidationError
 
 from vramfit.bot.i18n import Lang
+from vramfit.bot.sources.cache import RemoteCache
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.errors import VramfitError
 from vramfit.calc.ram_speed import RamKind, RamSpeed
 from vramfit.calc.request import ModelRef
-
-if TYPE_CHECKING:  # for annotations only: bot.sources imports these cards (AnswerError)
-    from vramfit.bot.sources.cache import RemoteCache
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]
@@ -343,26 +341,6 @@ class CompareCard:
 
 AnyCard = Card | WhatFitsCard | CompareCard
 """What an answer can be: the fit card (with a solver's number or both engines), what fits a GPU, or a comparison."""
-
-
-class AnswerError(VramfitError):
-    """The question cannot be answered as asked (unknown model, bad number...): the user's to fix.
-
-    One error type runs through the project: this is :class:`vramfit.calc.errors.VramfitError` with its code given
-    where it is raised (the calculator's errors carry theirs as a class attribute), so the subject, the reason and
-    the suggestions travel the same way from the parser, the calculator and the bot to every renderer."""
-
-    def __init__(
-        self,
-        code: str,
-        message: str = "",
-        *,
-        subject: str = "",
-        suggestions: Sequence[str] = (),
-        reason: str = "",
-    ) -> None:
-        super().__init__(message or code, list(suggestions), subject=subject, reason=reason)
-        self.code = code
 
 
 Answerer = Callable[[str, Lang | None, Overrides], AnyCard]

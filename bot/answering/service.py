@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from vramfit.bot.answering.cards import (
-    AnswerError,
     AnyCard,
     Assumptions,
     Backend,
@@ -47,6 +46,7 @@ from vramfit.bot.answering.cards import (
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult, resolve
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang
 from vramfit.bot.parser import ParsedQuery, parse, parse_gpu_spec
 from vramfit.bot.sources.cache import RemoteCache

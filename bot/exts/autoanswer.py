@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord.ext import commands
 
-from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.answering.followups import (
     asks_memory_question,
     followup_lang,
@@ -33,6 +33,7 @@ from vramfit.bot.answering.followups import (
     merge,
     to_json,
 )
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.render.embed import help_text, render_card, render_error
 from vramfit.bot.storage import Store, ThreadQuestion

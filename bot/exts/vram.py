@@ -16,9 +16,10 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from vramfit.bot.answering.cards import AnswerError, Overrides
+from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.answering.followups import change_only, followup_lang, from_json, merge, to_json
 from vramfit.bot.cooldowns import UserCooldown
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.render.embed import help_text, render_card, render_error

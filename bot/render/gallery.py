@@ -14,8 +14,8 @@ import sys
 
 import discord
 
-from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.answering.service import CalcBackend
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang
 from vramfit.bot.render.embed import render_card, render_error
 

@@ -15,7 +15,7 @@ bounded the number of requests, the bytes or the split parts together. :func:`re
   request that does not go to the Hub's own host, as huggingface_hub does when a redirect changes host.
 
 httpx has no total time-out (only connect/read/write/pool, each per operation), which is why the deadline lives in
-the network backend. Limits beyond the budget are raised as :class:`bot.answering.cards.AnswerError` by the source
+the network backend. Limits beyond the budget are raised as :class:`bot.errors.AnswerError` by the source
 that opened it (``remote_unavailable``, ``remote_too_large``, ``ollama_unavailable``), never as a traceback.
 
 httpx2, httpcore2 and huggingface_hub are imported inside the functions that use them: they are the Hub client, a
@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.errors import AnswerError
 
 if TYPE_CHECKING:
     import httpx2

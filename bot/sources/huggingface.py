@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, ParamSpec, TypeVar, cast
 from urllib.parse import quote, urljoin, urlparse
 
-from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.sources.budget import (
     MAX_REDIRECTS,
     MAX_SPLIT_PARTS,

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from urllib.parse import urljoin, urlparse
 
-from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.sources.budget import BudgetExceeded, RemoteLimits, checked_session, is_unreachable, remote_budget
 from vramfit.bot.sources.cache import CachedRead, RemoteCache, ollama_key
 from vramfit.bot.sources.entries import OllamaEntry, read_entry

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.errors import AnswerError
 from vramfit.calc.limits import MAX_GGUF_HEADER_BYTES
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from vramfit.bot.answering.cards import AnswerError
+from vramfit.bot.errors import AnswerError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 HUB_HOSTS = ("huggingface.co", "hf.co")  # links people paste; read through HF_ENDPOINT

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import discord
 
-from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.answering.configs import MAX_ATTACHMENT_BYTES, attached_config_model, too_large
 from vramfit.bot.answering.service import to_answer_error
+from vramfit.bot.errors import AnswerError
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.request import ModelRef
 

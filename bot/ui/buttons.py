@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import discord
 from discord import ui
 
-from vramfit.bot.answering.cards import AnswerError, AnyCard, Card, CompareCard
+from vramfit.bot.answering.cards import AnyCard, Card, CompareCard
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short, lang_for_locale
 from vramfit.bot.render.embed import render_card, render_error, render_math
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window

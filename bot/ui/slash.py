@@ -13,7 +13,8 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 
-from vramfit.bot.answering.cards import AnswerError, AnyCard, Overrides
+from vramfit.bot.answering.cards import AnyCard, Overrides
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_for_locale
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.render.embed import render_card, render_error

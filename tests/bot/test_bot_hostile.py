@@ -231,8 +231,8 @@ def test_the_real_backend_answers_from_several_threads_at_once() -> None:
     import sys
     from concurrent.futures import ThreadPoolExecutor
 
-    from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.answering.service import default_backend
+    from vramfit.bot.errors import AnswerError
 
     backend = default_backend()
     quants = ("q4_k_m", "q5_k_m", "q6_k", "q8_0", "q3_k_m", "iq4_xs", "q4_0")

@@ -10,7 +10,6 @@ import pytest
 
 from tests.fake_discord.backend import FakeBackend
 from vramfit.bot.answering.cards import (
-    AnswerError,
     AnyCard,
     Card,
     CompareCard,
@@ -23,6 +22,7 @@ from vramfit.bot.answering.cards import (
     Tip,
     WhatFitsCard,
 )
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang
 from vramfit.bot.render import limits
 from vramfit.bot.render.embed import embed_as_text, render_card, render_error, render_math

@@ -21,9 +21,9 @@ from tests.calc.test_gguf import TINY_LLAMA, write_gguf
 from tests.fake_discord.harness import World, make_settings, run
 from tests.fake_hub import FakeHub, Repo
 from tests.fake_hub.hostile import HostileHub
-from vramfit.bot.answering.cards import AnswerError
 from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import run as vram
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.sources.budget import RemoteLimits, checked_session, origin_of, remote_budget
 from vramfit.bot.sources.references import allowed_ollama_host
 from vramfit.calc.cache_files import read_cache_file, write_cache_file

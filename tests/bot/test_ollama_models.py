@@ -349,8 +349,8 @@ def test_the_bot_answers_a_presets_alias_as_the_preset_and_asks_nothing(registry
     [("nothing-here:7b 3060", "ollama_not_found"), ("someone/absent:1b 3060", "ollama_not_found")],
 )
 def test_the_bot_says_what_the_registry_answered(registry: FakeRegistry, question: str, code: str) -> None:
-    from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.errors import AnswerError
     from vramfit.calc.errors import VramfitError
 
     with pytest.raises((AnswerError, VramfitError)) as refused:

@@ -158,8 +158,8 @@ def test_a_second_question_about_the_same_file_needs_no_network(hub: FakeHub, mo
 
 
 def test_the_bot_refuses_other_hosts_and_fetches_nothing(hub: FakeHub) -> None:
-    from vramfit.bot.answering.cards import AnswerError
     from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.errors import AnswerError
 
     with pytest.raises(AnswerError) as refused:
         CalcBackend().answer("https://example.org/model.gguf 3060", None, {})
@@ -203,7 +203,7 @@ def test_a_file_named_without_its_quant_is_labelled_by_its_header(tmp_path: Path
 
 
 def test_split_files_are_chosen_part_by_part() -> None:
-    from vramfit.bot.answering.cards import AnswerError
+    from vramfit.bot.errors import AnswerError
     from vramfit.bot.sources.huggingface import choose_files
     from vramfit.bot.sources.references import HubReference
     from vramfit.calc.file_types import file_type_in_name

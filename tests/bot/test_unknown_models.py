@@ -86,8 +86,8 @@ def test_an_unknown_model_offers_the_gguf_repos_the_hub_has_for_it(
             "unsloth/Seed-OSS-36B-Instruct-GGUF",
         ]
         assert "On Hugging Face: bartowski/ByteDance-Seed_Seed-OSS-36B-Instruct-GGUF" in str(error["message"])
-        from vramfit.bot.answering.cards import AnswerError
         from vramfit.bot.answering.service import CalcBackend
+        from vramfit.bot.errors import AnswerError
         from vramfit.bot.render.embed import render_error
 
         with pytest.raises(AnswerError) as caught:  # the bot: the same repos under its message

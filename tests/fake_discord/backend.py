@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 from vramfit.bot.answering.cards import (
-    AnswerError,
     Assumptions,
     Backend,
     Card,
@@ -22,6 +21,7 @@ from vramfit.bot.answering.cards import (
     Tip,
     Verdict,
 )
+from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, lang_of_text
 
 GIB = 1 << 30
