@@ -95,11 +95,37 @@ class _ArgumentError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would exit; we answer like any other bad input
+    """argparse that answers a bad flag like any other bad input (``bad_flag``, localized) instead of exiting, and
+    keeps each flag's choices to offer them (argparse's own message is English only)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(exit_on_error=False, **kwargs)
+        self.choices_of: dict[str, list[str]] = {}
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        for flag in action.option_strings if action.choices else ():
+            self.choices_of[flag] = [str(choice) for choice in action.choices or ()]
+        return action
+
+    def error(self, message: str) -> Any:  # "unrecognized arguments: --bogus" still comes here
         raise _ArgumentError(message)
 
+    def bad_flag(self, error: argparse.ArgumentError | _ArgumentError, argv: Sequence[str]) -> AnswerError:
+        """The ``bad_flag`` error for what argparse refused: the flag and the value given (or the unknown words), with
+        the flag's choices as suggestions."""
+        if isinstance(error, argparse.ArgumentError):
+            flag = error.argument_name or ""
+            given = list(argv)
+            value = given[given.index(flag) + 1] if flag in given[:-1] and flag in self.choices_of else ""
+            subject = f"{flag} {value}".strip()
+        else:
+            subject = str(error).partition(": ")[2] or str(error)
+            flag = ""
+        return AnswerError("bad_flag", str(error), subject=subject, suggestions=self.choices_of.get(flag, ()))
 
-def build_arg_parser(lang: Lang = "en") -> argparse.ArgumentParser:
+
+def build_arg_parser(lang: Lang = "en") -> _Parser:
     """The command line, with its help in ``lang``."""
     tr = Tr(lang)
     p = _Parser(prog="vram", description=tr(_("Will this LLM run on my GPU? Memory by component, engine-accurate.")))
@@ -564,8 +590,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         with _progress_line(args, lang):
             resolved = resolve_with_fallback(args)
         result, lang, assumed, unparsed = resolved.result, resolved.lang, resolved.assumed, resolved.unparsed
-    except _ArgumentError as exc:
-        return _fail(BadNumberError(str(exc)), lang, want_json, out)
+    except (argparse.ArgumentError, _ArgumentError) as exc:
+        return _fail(parser.bad_flag(exc, argv), lang, want_json, out)
     except VramfitError as exc:
         if exc.code == "unknown_model":
             exc = with_hub_repos(exc)

@@ -50,6 +50,7 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "**{subject}** was not read. Its owner can set a valid token or remove it."
     ),
     "conflicting_sources": _("**{subject}**: each names a model, so give only one of them."),
+    "bad_flag": _("The command line can't take **{subject}**; `vram --help` lists its flags and their values."),
     "remote_bad_answer": _(
         "**{subject}** answered with something that is neither a file list nor a file header, so vramfit stopped "
         "reading. Try again in a while."

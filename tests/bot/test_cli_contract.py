@@ -115,6 +115,27 @@ def test_two_sources_are_an_error_not_a_silent_choice(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "subject", "suggestions"),
+    [
+        (["--engine", "foo", "llama3 8b"], "--engine foo", ["llama.cpp", "vllm"]),
+        (["--flash-attn", "maybe", "llama3 8b"], "--flash-attn maybe", ["on", "off"]),
+        (["--print-completion", "nushell"], "--print-completion nushell", ["bash", "zsh", "tcsh", "fish"]),
+        (["--bogus", "llama3 8b"], "--bogus", []),
+        (["llama3 8b", "--context"], "--context", []),
+    ],
+)
+def test_a_bad_flag_is_named_with_its_choices(argv: list[str], subject: str, suggestions: list[str]) -> None:
+    """Before: every argparse refusal read "That number is out of range or unreadable", in English only."""
+    status, data = _json(*argv)
+    assert status == 2 and data["error"]["code"] == "bad_flag", data
+    offered = data["error"]["suggestions"]  # shtab releases after 1.9 add shells after fish (powershell)
+    assert subject in data["error"]["message"] and offered[: len(suggestions) or None] == suggestions
+    out = io.StringIO()
+    assert run(["--lang", "ko", *argv], out) == 2
+    assert f"명령줄에서 받을 수 없는 값이에요: {subject}." in out.getvalue()
+
+
+@pytest.mark.parametrize(
     ("argv", "subject"),
     [
         (["llama3 8b 3060 -64GB RAM"], "-64gb"),  # before: 64 GB of RAM
