@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.calc.test_measured import CASES, _kv_types
 from tests.groundtruth import MIB, llamacpp_rows, measured_rows
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.compute import compute_buffers
 from vramfit.calc.file_types import parse_file_type
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache, naive_kv_bytes
 from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import KvType

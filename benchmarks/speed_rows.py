@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.ram_speed import DESKTOP_CHANNELS, RamSpeed
 from vramfit.calc.request import ModelRef

@@ -4,7 +4,7 @@
         --org Qwen --hf-repo Qwen/Qwen3.5-4B --source URL --source-note "where the copy came from" \
         --alias "qwen3.5:4b" --alias "큐웬3.5 4b" >> presets/models.toml
 
-The row keeps the text model's keys (:func:`vramfit.calc.architecture.text_model_config`) except those that do not
+The row keeps the text model's keys (:func:`vramfit.calc.hf_config.text_model_config`) except those that do not
 change memory (token ids, dtypes, initialisers, the vision tower), so the preset and ``vram --config CONFIG.json``
 size the same architecture; the config is checked by the calculator before anything is written. stdlib has no TOML
 writer and the rows need only strings, numbers, booleans, lists and inline tables, so the few lines that write them
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from vramfit.calc.architecture import declares_vision_encoder, from_hf_config, text_model_config
+from vramfit.calc.hf_config import declares_vision_encoder, from_hf_config, text_model_config
 
 # Keys of a config.json that no memory rule reads.
 NOT_MEMORY = frozenset({

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 # three modules does not import the whole calculator.
 _HOMES: dict[str, str] = {
     "Architecture": "vramfit.calc.architecture",
-    "from_hf_config": "vramfit.calc.architecture",
+    "from_hf_config": "vramfit.calc.hf_config",
     "BadFileError": "vramfit.calc.errors",
     "BadNumberError": "vramfit.calc.errors",
     "UnknownGpuError": "vramfit.calc.errors",
@@ -46,7 +46,7 @@ _HOMES: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # for type checkers: at run time the names above load on first use (__getattr__)
-    from vramfit.calc.architecture import Architecture, from_hf_config
+    from vramfit.calc.architecture import Architecture
     from vramfit.calc.errors import (
         BadFileError,
         BadNumberError,
@@ -58,6 +58,7 @@ if TYPE_CHECKING:  # for type checkers: at run time the names above load on firs
     from vramfit.calc.estimate import answer, estimate, fit_gpu
     from vramfit.calc.fit import Verdict
     from vramfit.calc.gpu import Gpu, generic_gpu
+    from vramfit.calc.hf_config import from_hf_config
     from vramfit.calc.presets import Catalog, ModelPreset, load_catalog
     from vramfit.calc.request import Engine, GpuChoice, KvType, ModelRef, Request
     from vramfit.calc.results import Answer, Estimate, Fit

@@ -10,7 +10,8 @@ from vramfit.calc.architecture import Architecture
 from vramfit.calc.file_types import FileType
 from vramfit.calc.ggml import GgmlType, tensor_bytes
 from vramfit.calc.safetensors import Checkpoint
-from vramfit.calc.tensors import TensorSpec, gguf_tensors
+from vramfit.calc.tensor_specs import TensorSpec
+from vramfit.calc.tensors import gguf_tensors
 from vramfit.calc.weight_bytes import WeightBytes, sum_by_role
 
 _VLLM_GROUP = 128  # AWQ / GPTQ group size

@@ -11,20 +11,18 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict
 
-from vramfit.calc.architecture import (
-    GLM_DSA_PRE_52_CONTEXT,
-    Architecture,
-    from_hf_config,
-    glm52_default_indexer_types,
-)
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import BadFileError, VramfitError
+from vramfit.calc.families import family_of
 from vramfit.calc.files import open_regular_file
 from vramfit.calc.ggml import GgmlType, tensor_bytes
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.limits import (
     GGML_MAX_DIMS,
     MAX_GGUF_ARRAY,
@@ -33,7 +31,6 @@ from vramfit.calc.limits import (
     MAX_GGUF_STRING,
     MAX_GGUF_TENSORS,
     MAX_KEPT_ARRAY,
-    MAX_LAYERS,
     MAX_TENSOR_ELEMENTS,
 )
 from vramfit.calc.tensors import loaded_past_layers
@@ -295,6 +292,7 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
     arch = str(md.get("general.architecture", ""))
     if not arch or _meta(md, arch, "block_count") is None:
         raise BadFileError("GGUF metadata lacks general.architecture or block_count")
+    family = family_of(arch)
     names = {t.name for t in header.tensors}
     vocab = _meta(md, arch, "vocab_size") or md.get("tokenizer.ggml.tokens")
     if vocab is None:
@@ -338,30 +336,10 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
                 )
             config["qk_nope_head_dim"] = mla_key - rope
             config["v_head_dim"] = _meta(md, arch, "attention.value_length_mla", 128)
-    if arch in ("deepseek2", "deepseek32", "glm-dsa") and any(name.endswith(".exp_probs_b.bias") for name in names):
+    if family.routing_bias and any(name.endswith(".exp_probs_b.bias") for name in names):
         config["topk_method"] = "noaux_tc"  # DeepSeek-V3's routing bias: the tensor is the only trace in a GGUF
-    config.update(_recurrent_and_gemma4_keys(md, arch, config, names))
-    if arch in ("deepseek32", "glm-dsa"):
-        # DeepseekV32Model and GlmMoeDsaModel count their NextN/MTP block in block_count (nextn_predict_layers says
-        # how many) and write the indexer's sizes.
-        nextn = _meta(md, arch, "nextn_predict_layers", 0)
-        blocks = config["num_hidden_layers"]
-        if isinstance(blocks, int) and isinstance(nextn, int):
-            config["num_hidden_layers"] = blocks - nextn
-            config["num_nextn_predict_layers"] = nextn
-        config["index_n_heads"] = _meta(md, arch, "attention.indexer.head_count")
-        config["index_head_dim"] = _meta(md, arch, "attention.indexer.key_length")
-    if arch == "glm-dsa":
-        config["indexer_types"] = _glm_dsa_indexer_types(md, arch, config)
-    if arch == "llama4":
-        # Llama4Model writes the dense width as feed_forward_length and the experts' as expert_feed_forward_length,
-        # the reverse of config.json's naming; sliding_window 0 marks an all-full-attention model.
-        config["intermediate_size_mlp"] = config["intermediate_size"]
-        config["intermediate_size"] = config["moe_intermediate_size"]
-        config["interleave_moe_layer_step"] = _meta(md, arch, "interleave_moe_layer_step", 1)
-        blocks = config["num_hidden_layers"]
-        if _meta(md, arch, "attention.sliding_window") == 0 and isinstance(blocks, int) and 0 < blocks <= 4096:
-            config["layer_types"] = ["full_attention"] * blocks
+    config.update(family.gguf_keys(partial(_meta, md, arch), config, names))
+    if not family.gguf_reads_swa_pattern:
         return config
     layer_pattern = _meta(md, arch, "attention.sliding_window_pattern")
     if isinstance(layer_pattern, list):
@@ -369,128 +347,6 @@ def hf_config_from_gguf(header: GgufHeader) -> dict[str, Any]:
     elif isinstance(layer_pattern, int):
         config["sliding_window_pattern"] = layer_pattern
     return config
-
-
-def _glm_dsa_indexer_types(md: Mapping[str, Any], arch: str, config: Mapping[str, Any]) -> list[str] | None:
-    """Which trunk layers of a GLM-DSA file have a full indexer, as llama_model_glm_dsa::load_arch_hparams decides
-    (src/models/glm-dsa.cpp at 0c1e57098): attention.indexer.types when the file has it, else every layer below a
-    1,048,576-token n_ctx_train and GLM_5_2_DEFAULT_INDEXER_TYPES from there (the loader's fallback)."""
-    layers, context = config.get("num_hidden_layers"), config.get("max_position_embeddings")
-    if not isinstance(layers, int) or not isinstance(context, int) or not 0 < layers <= MAX_LAYERS:
-        return None
-    types = _meta(md, arch, "attention.indexer.types")
-    if isinstance(types, list):
-        full = tuple(bool(v) for v in types)
-    elif context < GLM_DSA_PRE_52_CONTEXT:
-        full = (True,) * layers
-    else:
-        full = glm52_default_indexer_types(layers)
-    return ["full" if f else "shared" for f in full]
-
-
-def _recurrent_and_gemma4_keys(
-    md: Mapping[str, Any], arch: str, config: Mapping[str, Any], names: set[str]
-) -> dict[str, Any]:
-    """The config.json keys of the 2026 architectures, back from the GGUF keys their converters write
-    (convert_hf_to_gguf.py Qwen3NextModel / GraniteHybridModel / NemotronHModel / LFM2Model / Gemma4Model at
-    llama.cpp 0c1e57098):
-    ``ssm.*`` sizes, which layers are recurrent (``attention.recurrent_layers``, or no KV heads in the per-layer
-    ``head_count_kv``), MTP blocks counted in ``block_count`` (Qwen3.5, GLM-4.5), Gemma 4's two head sizes."""
-    out: dict[str, Any] = {}
-    kv = config.get("num_key_value_heads")
-    kv_list = kv if isinstance(kv, list) else None
-    if arch in ("qwen35", "qwen35moe", "qwen3next"):
-        nextn = _meta(md, arch, "nextn_predict_layers", 0)
-        blocks = config.get("num_hidden_layers")
-        value_heads = _meta(md, arch, "ssm.time_step_rank")
-        inner = _meta(md, arch, "ssm.inner_size")
-        if isinstance(blocks, int) and isinstance(nextn, int):
-            out["num_hidden_layers"] = blocks - nextn
-            out["mtp_num_hidden_layers"] = nextn
-        recurrent = _meta(md, arch, "attention.recurrent_layers")
-        if isinstance(recurrent, list) and isinstance(blocks, int) and isinstance(nextn, int):
-            out["layer_types"] = ["linear_attention" if r else "full_attention" for r in recurrent[: blocks - nextn]]
-        else:
-            out["full_attention_interval"] = _meta(md, arch, "full_attention_interval", 4)
-        out.update(
-            linear_conv_kernel_dim=_meta(md, arch, "ssm.conv_kernel"),
-            linear_key_head_dim=_meta(md, arch, "ssm.state_size"),
-            linear_num_key_heads=_meta(md, arch, "ssm.group_count"),
-            linear_num_value_heads=value_heads,
-            linear_value_head_dim=inner // value_heads
-            if isinstance(inner, int) and isinstance(value_heads, int) and value_heads
-            else None,
-        )
-        if arch in ("qwen35moe", "qwen3next"):
-            out["shared_expert_intermediate_size"] = _meta(md, arch, "expert_shared_feed_forward_length", 0)
-    elif arch == "glm4moe":
-        # Glm4MoeModel counts its NextN/MTP blocks in block_count and says how many in nextn_predict_layers; the
-        # q/k norms (GLM-4.5's use_qk_norm) and q/k/v biases are known only from the tensors themselves.
-        nextn = _meta(md, arch, "nextn_predict_layers", 0)
-        blocks = config.get("num_hidden_layers")
-        if isinstance(blocks, int) and isinstance(nextn, int):
-            out["num_hidden_layers"] = blocks - nextn
-            out["num_nextn_predict_layers"] = nextn
-        out["use_qk_norm"] = "blk.0.attn_q_norm.weight" in names
-        out["attention_bias"] = "blk.0.attn_q.bias" in names
-    elif arch == "granitehybrid":
-        out.update(_mamba2_keys(md, arch, ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads")))
-        out["mamba_d_head"] = out.pop("head_dim")
-        out["shared_intermediate_size"] = config.get("intermediate_size")
-        if kv_list is not None:
-            out["layer_types"] = ["attention" if h else "mamba" for h in kv_list]
-    elif arch in ("nemotron_h", "nemotron_h_moe"):
-        out.update(_nemotron_h_keys(md, arch, config, names))
-    elif arch == "lfm2":
-        out["conv_L_cache"] = _meta(md, arch, "shortconv.l_cache")
-        if kv_list is not None:
-            out["layer_types"] = ["full_attention" if h else "conv" for h in kv_list]
-    elif arch == "gemma4":
-        out["global_head_dim"] = config.get("head_dim")
-        out["head_dim"] = _meta(md, arch, "attention.key_length_swa")
-        out["num_kv_shared_layers"] = _meta(md, arch, "attention.shared_kv_layers", 0)
-        # src/models/gemma4.cpp: a layer has the expert block when its router (ffn_gate_inp) is in the file.
-        out["enable_moe_block"] = "blk.0.ffn_gate_inp.weight" in names
-    return {k: v for k, v in out.items() if v is not None}
-
-
-_SSM_NAMES = ("conv_kernel", "state_size", "group_count", "time_step_rank")
-
-
-def _mamba2_keys(md: Mapping[str, Any], arch: str, keys: tuple[str, str, str, str]) -> dict[str, Any]:
-    """A Mamba2 mixer's sizes under the config.json ``keys`` for ssm.conv_kernel, ssm.state_size, ssm.group_count
-    and ssm.time_step_rank (the heads), plus ``head_dim``: ssm.inner_size / heads (GraniteHybridModel)."""
-    heads = _meta(md, arch, "ssm.time_step_rank")
-    inner = _meta(md, arch, "ssm.inner_size")
-    out = {key: _meta(md, arch, f"ssm.{name}") for key, name in zip(keys, _SSM_NAMES, strict=True)}
-    out["head_dim"] = inner // heads if isinstance(inner, int) and isinstance(heads, int) and heads else None
-    return out
-
-
-def _nemotron_h_keys(md: Mapping[str, Any], arch: str, config: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
-    """Nemotron-H's config.json keys back from what NemotronHModel writes: the layer kinds from the per-layer
-    head_count_kv (KV heads only on '*' layers) and feed_forward_length (only on the FFN layers: 'E' in
-    nemotron_h_moe, '-' in nemotron_h; neither is 'M', as src/models/nemotron-h.cpp decides), the Mamba2 sizes
-    from ssm.* (ssm.inner_size = mamba_num_heads × mamba_head_dim), the shared expert's width."""
-    out: dict[str, Any] = {}
-    kv, ff = config.get("num_key_value_heads"), config.get("intermediate_size")
-    if isinstance(kv, list) and isinstance(ff, list) and len(kv) == len(ff):
-        ffn_kind = "E" if arch == "nemotron_h_moe" else "-"
-        kinds = ("*" if heads else ffn_kind if width else "M" for heads, width in zip(kv, ff, strict=True))
-        out["hybrid_override_pattern"] = "".join(kinds)
-        widths = [w for w in ff if isinstance(w, int)]
-        out["intermediate_size"] = max(widths, default=0)
-    out.update(_mamba2_keys(md, arch, ("conv_kernel", "ssm_state_size", "n_groups", "mamba_num_heads")))
-    out["mamba_head_dim"] = out.pop("head_dim")
-    out["attention_bias"] = any(name.endswith(".attn_q.bias") for name in names)
-    if arch == "nemotron_h_moe":
-        out.update(
-            n_routed_experts=config.get("num_experts"),
-            moe_shared_expert_intermediate_size=_meta(md, arch, "expert_shared_feed_forward_length", 0),
-            moe_latent_size=_meta(md, arch, "moe_latent_size"),
-            num_nextn_predict_layers=_meta(md, arch, "nextn_predict_layers"),
-        )
-    return out
 
 
 def architecture_from_gguf(header: GgufHeader) -> Architecture:

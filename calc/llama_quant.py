@@ -18,9 +18,11 @@ from enum import StrEnum
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import UnknownQuantError
+from vramfit.calc.families import family_of
 from vramfit.calc.file_types import FileType
 from vramfit.calc.ggml import GgmlType, tensor_bytes
-from vramfit.calc.tensors import TensorSpec, gguf_tensors, has_output_tensor, loaded_past_layers, loader_order
+from vramfit.calc.tensor_specs import TensorSpec, loader_order
+from vramfit.calc.tensors import gguf_tensors, has_output_tensor, loaded_past_layers
 from vramfit.calc.weight_bytes import WeightBytes, sum_by_role
 
 GGUF_ALIGNMENT = 32  # GGUF_DEFAULT_ALIGNMENT: the data section and every tensor start on a 32-byte boundary
@@ -120,7 +122,7 @@ def _allows_quantization(spec: TensorSpec) -> bool:
 class _QuantState:
     """``quantize_state_impl``: model facts plus the running counters, mutated in the loader's tensor order."""
 
-    arch: str
+    falcon_rules: bool  # LLM_ARCH_FALCON's own branches (the family says; no modelled family has them)
     n_expert: int
     n_gqa: int
     is_70b: bool
@@ -138,15 +140,6 @@ def _use_more_bits(i_layer: int, n_layers: int) -> bool:
     # C++ `%` truncates toward zero; the first clause already covers every i_layer that would make the operand
     # negative, so Python's `%` gives the same answer.
     return i_layer < n_layers // 8 or i_layer >= 7 * n_layers // 8 or (i_layer - n_layers // 8) % 3 == 2
-
-
-def _is_70b(arch: Architecture) -> bool:
-    """``model.type == LLM_TYPE_70B`` as load_hparams sets it: 80-layer Llama with GQA, 80-layer Qwen2, Deci 80."""
-    if arch.n_layers != 80:
-        return False
-    if arch.arch == "llama":
-        return arch.n_heads[0] != arch.n_kv_heads[0]
-    return arch.arch in ("qwen2", "deci")
 
 
 _IQ1_IQ2 = frozenset(
@@ -185,12 +178,12 @@ def _get_type_impl(qs: _QuantState, new_type: GgmlType, spec: TensorSpec, ftype:
     """
     F = FileType
     T = GgmlType
-    arch = qs.arch
+    falcon = qs.falcon_rules
     if cat == _Category.OUTPUT or (qs.has_tied_embeddings and cat == _Category.TOKEN_EMBD):
         # Tied models quantize token_embd with the output tensor's rule, since it is the output head too.
         if ftype == F.MXFP4_MOE:
             return T.Q8_0
-        if arch == "falcon" or spec.row_length % new_type.block_size:
+        if falcon or spec.row_length % new_type.block_size:
             return T.Q8_0
         if ftype in _Q5K_OUTPUT:
             return T.Q5_K
@@ -277,16 +270,16 @@ def _get_type_impl(qs: _QuantState, new_type: GgmlType, spec: TensorSpec, ftype:
         elif ftype == F.Q3_K_M:
             if i_layer < n_layer // 16:
                 new_type = T.Q5_K
-            elif arch != "falcon" or _use_more_bits(i_layer, n_layer):
+            elif not falcon or _use_more_bits(i_layer, n_layer):
                 new_type = T.Q4_K
             else:
                 new_type = T.Q3_K
         elif ftype == F.IQ3_M and (i_layer < n_layer // 8 or (qs.n_expert == 8 and _use_more_bits(i_layer, n_layer))):
             new_type = T.Q4_K
         elif ftype == F.Q3_K_L:
-            new_type = T.Q4_K if arch == "falcon" else T.Q5_K
+            new_type = T.Q4_K if falcon else T.Q5_K
         elif ftype == F.Q4_K_M:
-            if arch == "falcon":
+            if falcon:
                 if i_layer < n_layer // 16:
                     new_type = T.Q6_K
                 elif _use_more_bits(i_layer, n_layer):
@@ -299,7 +292,7 @@ def _get_type_impl(qs: _QuantState, new_type: GgmlType, spec: TensorSpec, ftype:
             new_type = T.Q5_K
         elif ftype == F.Q5_K_M and _use_more_bits(i_layer, n_layer):
             new_type = T.Q6_K
-        elif ftype == F.Q4_K_S and arch != "falcon" and i_layer < n_layer // 8:
+        elif ftype == F.Q4_K_S and not falcon and i_layer < n_layer // 8:
             new_type = T.Q5_K
         elif ftype in (F.Q4_0, F.Q5_0) and qs.has_imatrix and i_layer < n_layer // 8:
             # Only with an imatrix, so files made without one stay as they always were.
@@ -307,7 +300,7 @@ def _get_type_impl(qs: _QuantState, new_type: GgmlType, spec: TensorSpec, ftype:
         qs.i_ffn_down += 1
         return new_type
     if cat == _Category.ATTENTION_OUTPUT:
-        if arch != "falcon":
+        if not falcon:
             if qs.n_expert == 8:
                 if ftype in _MOE8_ATTN_OUTPUT_Q5K:
                     new_type = T.Q5_K
@@ -369,7 +362,7 @@ def _n_gqa(arch: Architecture) -> int:
     """``hparams.n_gqa()`` of layer 0 (integer division; 0 without KV heads). Qwen3.5's converters write one
     head_count / head_count_kv for every layer, its recurrent ones too; Granite 4.0 H and LFM2 write per-layer
     lists with 0 in the recurrent layers."""
-    if arch.arch in ("qwen35", "qwen35moe", "qwen3next"):
+    if family_of(arch.arch).gqa_from_widest_layer:
         return max(arch.n_heads) // max(arch.n_kv_heads)
     return arch.n_heads[0] // arch.n_kv_heads[0] if arch.n_kv_heads[0] else 0
 
@@ -383,10 +376,10 @@ def tensor_types(
     tensors = loader_order(gguf_tensors(arch))
     cats = [_category(t.name) for t in tensors]
     qs = _QuantState(
-        arch=arch.arch,
+        falcon_rules=family_of(arch.arch).falcon_quant_rules,
         n_expert=arch.n_experts,
         n_gqa=_n_gqa(arch),
-        is_70b=_is_70b(arch),
+        is_70b=family_of(arch.arch).is_70b(arch),
         has_imatrix=has_imatrix,
         has_tied_embeddings=_Category.OUTPUT not in cats,
         n_attention_wv=sum(1 for c in cats if _is_attn_v_like(c)),
@@ -425,13 +418,12 @@ _GGUF_HEADER_BYTES = 24  # magic, version, tensor count, key/value count
 _GGUF_KV_BYTES = 8 * 1024  # general.*, hyper-parameters and a typical chat template
 _BPE_BYTES_PER_TOKEN = 61
 _SPM_BYTES_PER_TOKEN = 30
-_SPM_ARCHS = frozenset({"gemma", "gemma2", "gemma3"})
 
 
 def _uses_sentencepiece(arch: Architecture) -> bool:
     # Gemma's 256k SentencePiece vocabulary has no merges; the small (<= 64k) vocabularies of Llama 2, Mistral and
     # Phi-3 are SentencePiece too. Larger ones (Llama 3, Qwen, DeepSeek, gpt-oss, Command-R) are BPE with merges.
-    return arch.arch in _SPM_ARCHS or arch.vocab_size <= 65536
+    return family_of(arch.arch).sentencepiece_vocab or arch.vocab_size <= 65536
 
 
 def metadata_bytes(arch: Architecture, tensors: tuple[TensorSpec, ...] | None = None) -> int:

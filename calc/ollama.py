@@ -7,7 +7,7 @@ context, 24-48 GiB VRAM: 32k context, >= 48 GiB VRAM: 256k context"), and never 
 (the same page's ``ollama ps`` shows gemma4 at 131072).
 
 Flash attention, unless ``OLLAMA_FLASH_ATTENTION`` says otherwise, is on only for the model families Ollama enables it
-for (:data:`FLASH_ATTENTION_BY_DEFAULT`); without it ``OLLAMA_KV_CACHE_TYPE`` does nothing and the cache stays f16 (a
+for (:func:`flash_attention_by_default`); without it ``OLLAMA_KV_CACHE_TYPE`` does nothing and the cache stays f16 (a
 published measurement of Ollama 0.20.3: qwen2.5 with q8_0 and no flash attention grows 12.00 KiB per token, the f16
 figure; with ``OLLAMA_FLASH_ATTENTION=1`` 6.37 KiB, q8_0's), so a quantized cache asked for on Ollama is answered
 with flash attention on, as the command to copy sets it.
@@ -18,18 +18,19 @@ each side (:func:`processor_split`).
 
 from __future__ import annotations
 
-GIB = 1 << 30
+from vramfit.calc.families import BY_ARCH
 
-# llama.cpp architectures Ollama runs with flash attention unless OLLAMA_FLASH_ATTENTION=0: ollama/ollama pull requests
-# #11996 "gptoss: enable flash attention by default" (2025-08), #12482 "Enable flash attention by default for qwen3
-# and qwen3moe" (2025-10), #12639 "Enable flash attention by default for gemma3" (all merged). Others only with
-# OLLAMA_FLASH_ATTENTION=1 (an April 2026 comment on ollama#8335: "Not for gemma4 unfortunately").
-FLASH_ATTENTION_BY_DEFAULT: frozenset[str] = frozenset({"gpt-oss", "qwen3", "qwen3moe", "gemma3"})
+GIB = 1 << 30
 
 
 def flash_attention_by_default(arch: str) -> bool:
-    """Whether Ollama runs a model of llama.cpp architecture ``arch`` with flash attention when nothing says."""
-    return arch in FLASH_ATTENTION_BY_DEFAULT
+    """Whether Ollama runs a model of llama.cpp architecture ``arch`` with flash attention when nothing says: the
+    families that set ``ollama_flash_attention`` (ollama/ollama pull requests #11996 "gptoss: enable flash attention by
+    default" (2025-08), #12482 "Enable flash attention by default for qwen3 and qwen3moe" (2025-10), #12639 "Enable
+    flash attention by default for gemma3", all merged). Others only with OLLAMA_FLASH_ATTENTION=1 (an April 2026
+    comment on ollama#8335: "Not for gemma4 unfortunately"); an architecture the calculator does not model, never."""
+    family = BY_ARCH.get(arch)
+    return family is not None and family.ollama_flash_attention
 
 
 CONTEXT_BY_VRAM: tuple[tuple[int, int], ...] = ((48 * GIB, 262144), (24 * GIB, 32768), (0, 4096))

@@ -2,7 +2,7 @@
 
 Every row carries the source of its numbers. Model rows hold the memory-relevant keys of the model's
 config.json verbatim, so a preset and ``vram --config config.json`` go through the same
-:func:`calc.architecture.from_hf_config`.
+:func:`calc.hf_config.from_hf_config`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.errors import UnknownGpuError, UnknownModelError
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gpu import GIB, Gpu, Machine
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.request import ModelRef
 
 
@@ -46,7 +47,7 @@ class ModelPreset(BaseModel):
     # as OpenAI released them); empty: the general default.
     default_quant: str = ""
     # The model's config.json describes a vision encoder, which [model.config] leaves out with the rest of the wrapper
-    # (bot.preset_row writes it from calc.architecture.declares_vision_encoder): the preset is the text model.
+    # (bot.preset_row writes it from calc.hf_config.declares_vision_encoder): the preset is the text model.
     vision_encoder: bool = False
     config: dict[str, Any]
 

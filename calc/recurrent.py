@@ -7,7 +7,7 @@ DeltaNet), Granite 4.0 H (Mamba2) and LFM2 (short convolutions):
 * one cell per sequence: ``mem_size = max(1, n_seq_max)`` (``n_rs_seq`` rollback snapshots are off by default);
   the state does not grow with the context;
 * each recurrent layer holds ``r = n_embd_r × cells`` and ``s = n_embd_s × cells`` values, both f32
-  (``llama_model::create_memory`` passes GGML_TYPE_F32 for both); see :attr:`Architecture.state_r_values` and
+  (``llama_model::create_memory`` passes GGML_TYPE_F32 for both); see ``Family.conv_state_values`` and
   :attr:`Architecture.state_s_values` for ``n_embd_r`` / ``n_embd_s``.
 
 DeepSeek V4's compressor state (``llama_dsv4_comp_state``, src/llama-kv-cache-dsv4.cpp) is the same kind of thing:
@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramfit.calc.architecture import DSV4_CSA_RATIO, DSV4_HCA_RATIO, Architecture
+from vramfit.calc.families import family_of
 
 STATE_VALUE_BYTES = 4  # f32
 
@@ -47,7 +48,7 @@ def recurrent_state(arch: Architecture, users: int = 1) -> RecurrentState:
     cells = max(1, users)
     if arch.compress_ratios:
         return _dsv4_state(arch, cells)
-    r_layer = arch.state_r_values * cells * STATE_VALUE_BYTES
+    r_layer = family_of(arch.arch).conv_state_values(arch) * cells * STATE_VALUE_BYTES
     s_layer = arch.state_s_values * cells * STATE_VALUE_BYTES
     per_layer = tuple(r_layer + s_layer if arch.layer_is_recurrent(il) else 0 for il in range(arch.n_layers))
     layers = arch.recurrent_layer_count

@@ -60,7 +60,7 @@ class ModelRef(BaseModel):
     # repo has none. Not in the weights: it is loaded only when asked for.
     mmproj: str = ""
     mmproj_bytes: int = Field(default=0, ge=0)
-    # Its config.json describes a vision encoder (calc.architecture.declares_vision_encoder) that no number counts: the
+    # Its config.json describes a vision encoder (calc.hf_config.declares_vision_encoder) that no number counts: the
     # estimate is the text model's, and llama.cpp loads the encoder from its own mmproj file.
     vision_encoder: bool = False
 

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 from gguf import GGUFWriter
 
-from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf, weights_from_gguf
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.tensors import count_params
 from vramfit.calc.weights import weight_bytes
 

@@ -14,7 +14,9 @@ Layers, highest first; a module may import its own layer and the ones below, nev
     bot.parser, bot.errors                                                     text → a question; the bot's error
     calc                                                                       the calculator (stdlib + pydantic)
 
-inside calc, the engine profiles never import the solvers or the answer, nor each other; the sources never import
+inside calc, the engine profiles never import the solvers or the answer, nor each other; no module outside
+calc/families/ names an architecture (a llama.cpp architecture name or a config.json model_type in code, not in a
+docstring): what one family is lives in its module; the sources never import
 the answering layer; and the extensions in bot/exts never import each other. Imports inside ``if TYPE_CHECKING:`` do
 not count (they never run); function-local imports do, in the layers and in the cycles, and each says on its line
 why it is not at module top.
@@ -97,9 +99,12 @@ def violations() -> list[str]:
     modules = {module_name(p): p for pkg in PACKAGES for p in sorted((ROOT / pkg).rglob("*.py"))}
     found: list[str] = []
     graph: dict[str, set[str]] = {m: set() for m in modules}
+    names = architecture_names()
     for module, path in modules.items():
         where = path.relative_to(ROOT)
         found += unexplained_local_imports(path.read_text(encoding="utf-8"), str(where))
+        if module.startswith("calc") and not module.startswith("calc.families"):
+            found += architecture_name_uses(path.read_text(encoding="utf-8"), str(where), names)
         for imported, line, _top in imports(path):
             if imported.split(".")[0] in PACKAGES:
                 found.append(f"{where}:{line}: imports {imported}; the installed name is vramfit.{imported}")
@@ -126,6 +131,37 @@ def violations() -> list[str]:
                 graph[module].add(target)
     found += [f"import cycle: {' → '.join(cycle)}" for cycle in cycles(graph)]
     return found
+
+
+def architecture_names() -> frozenset[str]:
+    """Every name a family answers to: llama.cpp architecture names and config.json model_types."""
+    from vramfit.calc.families import BY_ARCH, BY_MODEL_TYPE  # the registry itself says which names are taken
+
+    return frozenset(BY_ARCH) | frozenset(BY_MODEL_TYPE)
+
+
+def architecture_name_uses(source: str, where: str, names: frozenset[str]) -> list[str]:
+    """Strings in code (docstrings aside) that name an architecture: a switch on one (``arch == "qwen2"``, a set of
+    them, a table keyed by them) belongs in that architecture's family module."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+        if id(node) not in docstrings
+    ]
+    return [
+        f"{where}:{node.lineno}: names the architecture {node.value!r}; say it in its family (calc/families/)"
+        for node in sorted(found, key=lambda node: (node.lineno, node.col_offset))
+    ]
 
 
 def unexplained_local_imports(source: str, where: str) -> list[str]:

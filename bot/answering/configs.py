@@ -1,7 +1,7 @@
 """A model described by a Hugging Face config.json: given to ``vram --config FILE`` or attached to a Discord message.
 
 Both read the same way: the bytes as JSON (:func:`vramfit.calc.files.parse_config_json`: malformed JSON is
-``bad_file``), the architecture by :func:`vramfit.calc.architecture.from_hf_config` (a ``model_type`` it does not
+``bad_file``), the architecture by :func:`vramfit.calc.hf_config.from_hf_config` (a ``model_type`` it does not
 model is ``unsupported_architecture``, with the nearest presets as suggestions, never a guess from another layout).
 No Discord here: the bot reads the attachment and hands its bytes over.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vramfit.calc.architecture import declares_vision_encoder, from_hf_config
 from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError, VramfitError
 from vramfit.calc.files import parse_config_json
+from vramfit.calc.hf_config import declares_vision_encoder, from_hf_config
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import ModelRef
 

@@ -60,12 +60,12 @@ from vramfit.bot.sources.entries import CheckpointEntry, HubHeaderEntry, Listing
 from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
 from vramfit.bot.untrusted_text import inert
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
 from vramfit.calc.files import read_config_json
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.request import GpuChoice, ModelRef
 from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
 

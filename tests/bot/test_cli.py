@@ -17,7 +17,7 @@ import pytest
 
 from tests.groundtruth import REPO_ROOT, eval_rows, llamacpp_rows
 from vramfit.bot.cli import EXIT_ERROR, run
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.llama_quant import metadata_bytes
 
 GIB = 1 << 30

@@ -14,7 +14,7 @@ import pytest
 from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import from_config
 from tests.groundtruth import DATA
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 
 CONFIG = DATA / "configs" / "DeepSeek-V3.2.json"
 

@@ -18,8 +18,8 @@ from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import from_config
 from tests.groundtruth import DATA
 from vramfit.bot.cli import run
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.errors import BadConfigError, UnsupportedArchitectureError
+from vramfit.calc.hf_config import from_hf_config
 
 CONFIGS = DATA / "configs"
 FILES = {"deepseek-v4-flash": "DeepSeek-V4-Flash.json", "deepseek-v4-pro": "DeepSeek-V4-Pro.json"}

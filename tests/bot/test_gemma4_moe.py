@@ -18,8 +18,8 @@ from gguf import GGUFWriter, LlamaFileType
 from tests.bot.cli_json import answer, from_config
 from tests.gguf_by_hand import assert_read_as_predicted, write_text_model_keys, write_zero_tensors
 from tests.groundtruth import DATA, GIB, llamacpp_rows
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.file_types import FileType
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.tensors import count_params, gguf_tensors
 from vramfit.calc.weights import weight_bytes
 

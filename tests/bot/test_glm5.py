@@ -18,7 +18,7 @@ from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import from_config
 from tests.groundtruth import DATA, llamacpp_rows
 from vramfit.bot.cli import run
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 
 CONFIGS = DATA / "configs"
 FILES = {"glm-5": "GLM-5.json", "glm-5.1": "GLM-5.1.json", "glm-5.2": "GLM-5.2.json"}

@@ -16,7 +16,7 @@ from tests.bot.test_new_architectures import _config
 from tests.groundtruth import DATA, GIB
 from vramfit.bot.cli import run
 from vramfit.bot.parser import parse
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.tensors import count_params, gguf_tensors
 

@@ -16,7 +16,7 @@ import pytest
 from tests.bot.test_new_architectures import PRESET_CONFIGS, _answer, _config
 from tests.groundtruth import GIB
 from vramfit.bot.cli import run
-from vramfit.calc.architecture import text_model_config
+from vramfit.calc.hf_config import text_model_config
 
 CONTEXT = 32768
 F16 = 2  # bytes per cached value (the default KV type)
@@ -137,7 +137,7 @@ def test_deepseek_v3_routers_carry_exp_probs_b_whatever_the_expert_count(
 ) -> None:
     """convert_hf_to_gguf.py writes gate.e_score_correction_bias (topk_method noaux_tc) as blk.N.exp_probs_b.bias,
     one F32 per expert in each MoE layer; a 16-expert copy has it as the 384-expert original does."""
-    from vramfit.calc.architecture import from_hf_config
+    from vramfit.calc.hf_config import from_hf_config
     from vramfit.calc.tensors import gguf_tensors
 
     c = {**_config(file), **update}

@@ -16,9 +16,9 @@ from tests.bot.test_new_architectures import PRESET_CONFIGS, _answer, _config
 from tests.calc.test_gguf import _write_zero_tensors
 from tests.groundtruth import MIB
 from vramfit.bot.cli import EXIT_ERROR, run
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.tensors import count_params, gguf_tensors
 from vramfit.calc.weights import weight_bytes
 

@@ -15,7 +15,7 @@ import pytest
 from tests.groundtruth import DATA, GIB
 from vramfit.bot.cli import run
 from vramfit.bot.preset_row import preset_row
-from vramfit.calc.architecture import from_hf_config, text_model_config
+from vramfit.calc.hf_config import from_hf_config, text_model_config
 from vramfit.calc.presets import load_catalog
 
 CONFIGS = DATA / "configs"  # verbatim config.json copies, sources in each preset's source_note

@@ -14,7 +14,7 @@ import pytest
 
 from tests.bot.cli_json import from_config
 from vramfit.bot.cli import run
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.presets import load_catalog
 
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}

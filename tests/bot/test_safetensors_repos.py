@@ -109,9 +109,9 @@ def test_awq_counts_eight_weights_per_packed_int32_and_no_scales(hub: FakeHub) -
 
 
 def test_the_vllm_answer_for_an_fp8_repo_holds_the_checkpoints_bytes(hub: FakeHub) -> None:
-    from vramfit.calc.architecture import from_hf_config
     from vramfit.calc.checkpoints import checkpoint_weights
     from vramfit.calc.file_types import FileType
+    from vramfit.calc.hf_config import from_hf_config
 
     data = _json("--engine", "vllm", f"{REPOS['fp8']} on an h100")
     measured = sum(_by_hand_bytes(TENSORS["fp8"]).values())

@@ -17,7 +17,7 @@ from vramfit.bot.answering.configs import model_from_config
 from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import run
 from vramfit.bot.render.embed import render_card
-from vramfit.calc.architecture import declares_vision_encoder
+from vramfit.calc.hf_config import declares_vision_encoder
 from vramfit.calc.presets import load_catalog
 
 CONFIGS = DATA / "configs"

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, GGUFWriter, LlamaFileType
 
-from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import BadFileError
 from vramfit.calc.file_types import LLAMA_FTYPE_LABELS, FileType, file_type_in_header
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf, weights_from_gguf
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.llama_quant import tensor_types
 from vramfit.calc.tensors import gguf_tensors
 from vramfit.calc.weights import weight_bytes

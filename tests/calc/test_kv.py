@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.groundtruth import GIB, MIB, llamacpp_rows
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache, naive_kv_bytes
 from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import KvType

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from tests.groundtruth import MIB, architectures, measured_rows
-from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.compute import compute_buffers
 from vramfit.calc.file_types import parse_file_type
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache
 from vramfit.calc.request import KvType
 from vramfit.calc.weights import weight_bytes

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from tests.groundtruth import data_file
-from vramfit.calc.architecture import from_hf_config
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.tensors import gguf_tensors
 
 

@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 
 from tests.groundtruth import llamacpp_rows
-from vramfit.calc.architecture import Architecture, from_hf_config
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import UnknownQuantError
 from vramfit.calc.file_types import FileType, parse_file_type
 from vramfit.calc.ggml import GgmlType, row_bytes, tensor_bytes
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.llama_quant import tensor_types
-from vramfit.calc.tensors import count_params, gguf_tensors, has_output_tensor, loaded_past_layers, loader_order
+from vramfit.calc.tensor_specs import loader_order
+from vramfit.calc.tensors import count_params, gguf_tensors, has_output_tensor, loaded_past_layers
 from vramfit.calc.weights import weight_bytes
 
 MiB = 1 << 20

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.checkpoints import measured_checkpoint_weights
 from vramfit.calc.errors import BadFileError, UnknownQuantError
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
 
 SIZE = {"BF16": 2, "F32": 4, "U8": 1, "I32": 4, "F8_E4M3": 1, "F16": 2}

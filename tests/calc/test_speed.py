@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vramfit.calc.architecture import from_hf_config
 from vramfit.calc.engines import fit_gpu
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import GpuChoice, ModelRef, Request
 from vramfit.calc.speed import CALIBRATION, PREFILL_CALIBRATION, BytesPerToken, decode_speed, prefill_speed

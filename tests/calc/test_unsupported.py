@@ -12,8 +12,10 @@ import pytest
 
 from tests.bot.test_hostile_files import LLAMA, _gguf, _kv, _s
 from vramfit.bot.cli import EXIT_ERROR, run
-from vramfit.calc.architecture import SUPPORTED_ARCHS, Architecture, from_hf_config
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.errors import BadFileError, UnsupportedArchitectureError
+from vramfit.calc.families import SUPPORTED_ARCHS
+from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.tensors import gguf_tensors
 
 # Llama 4 Scout's config.json numbers (meta-llama/Llama-4-Scout-17B-16E-Instruct): MoE with a shared expert and chunked

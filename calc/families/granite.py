@@ -1,0 +1,17 @@
+"""LLM_ARCH_GRANITE (Granite 3.x dense): llama's tensors; its multipliers change no shape.
+
+Mirrors llama.cpp 0c1e57098 src/models/granite.cpp and conversion/granite.py GraniteModel. Written from the loader,
+not yet checked against a file.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from vramfit.calc.families.family import Family
+
+
+class Granite(Family):
+    arch: ClassVar[str] = "granite"
+    model_types: ClassVar[tuple[str, ...]] = ("granite",)
+    mirrors: ClassVar[str] = "src/models/granite.cpp, conversion/granite.py GraniteModel (0c1e57098)"
