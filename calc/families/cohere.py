@@ -7,8 +7,6 @@ Mirrors llama.cpp 0c1e57098: src/models/command-r.cpp, cohere2.cpp; conversion/c
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, attention, dense_ffn
@@ -27,22 +25,15 @@ def cohere_layers(b: TensorList, arch: Architecture, *, qk_norm_from_64_layers: 
         dense_ffn(b, arch, il, arch.ffn_size[il])
 
 
-class CommandR(Family):
-    arch: ClassVar[str] = "command-r"
-    model_types: ClassVar[tuple[str, ...]] = ("cohere",)
-    mirrors: ClassVar[str] = "src/models/command-r.cpp, conversion/command_r.py CommandR2Model (0c1e57098)"
-    always_tied: ClassVar[bool] = True
+class CommandR(Family, arch="command-r", model_types=("cohere",), always_tied=True):
+    """Mirrors src/models/command-r.cpp, conversion/command_r.py CommandR2Model (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         cohere_layers(tensors, arch, qk_norm_from_64_layers=True)
 
 
-class Cohere2(Family):
-    arch: ClassVar[str] = "cohere2"
-    model_types: ClassVar[tuple[str, ...]] = ("cohere2",)
-    mirrors: ClassVar[str] = "src/models/cohere2.cpp, conversion/command_r.py Cohere2Model (0c1e57098)"
-    always_tied: ClassVar[bool] = True
-    swa_pattern: ClassVar[int] = 4
+class Cohere2(Family, arch="cohere2", model_types=("cohere2",), always_tied=True, swa_pattern=4):
+    """Mirrors src/models/cohere2.cpp, conversion/command_r.py Cohere2Model (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         cohere_layers(tensors, arch, qk_norm_from_64_layers=False)

@@ -10,7 +10,7 @@ copies with 4 layers and 16 experts (LLAMACPP.md).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields
@@ -84,15 +84,14 @@ def dsa_indexer(fields: ConfigFields, kv_lora_rank: int, model_type: str) -> dic
     }
 
 
-class Deepseek2(Family):
-    arch: ClassVar[str] = "deepseek2"
-    model_types: ClassVar[tuple[str, ...]] = ("deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25")
-    mirrors: ClassVar[str] = "src/models/deepseek2.cpp, conversion/deepseek.py DeepseekV2Model (0c1e57098)"
-    routing_bias: ClassVar[bool] = True
-    # DeepSeek-V3's router adds e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's
-    # default; V2's "greedy" has none). The expert count says nothing about it: a 16-expert copy of Kimi K2 has the
-    # bias, DeepSeek-V2's 160 experts do not.
-    noaux_tc_model_types: ClassVar[tuple[str, ...]] = ("deepseek_v3", "kimi_k2", "kimi_k25")
+class Deepseek2(Family, arch="deepseek2", routing_bias=True):
+    """Mirrors src/models/deepseek2.cpp, conversion/deepseek.py DeepseekV2Model (0c1e57098). DeepSeek-V3's router adds
+    e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's default; V2's "greedy" has
+    none). The expert count says nothing about it: a 16-expert copy of Kimi K2 has the bias, DeepSeek-V2's 160 experts
+    do not."""
+
+    model_types = ("deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25")
+    noaux_tc_model_types = ("deepseek_v3", "kimi_k2", "kimi_k25")
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         mla_layers(tensors, arch)

@@ -8,7 +8,7 @@ Mirrors llama.cpp 0c1e57098: src/models/deepseek32.cpp, conversion/deepseek.py D
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields
@@ -40,14 +40,12 @@ def dsa_gguf_keys(meta: GgufMeta, config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class Deepseek32(Family):
-    arch: ClassVar[str] = "deepseek32"
-    model_types: ClassVar[tuple[str, ...]] = ("deepseek_v32",)
-    mirrors: ClassVar[str] = "src/models/deepseek32.cpp, conversion/deepseek.py DeepseekV32Model (0c1e57098)"
-    routing_bias: ClassVar[bool] = True
-    noaux_tc_model_types: ClassVar[tuple[str, ...]] = ("deepseek_v32",)
-    # The MTP block's routing bias, which deepseek32.cpp creates with TENSOR_NOT_REQUIRED instead of the skip flags.
-    loaded_past_layers: ClassVar[tuple[str, ...]] = (".exp_probs_b.bias",)
+class Deepseek32(Family, arch="deepseek32", model_types=("deepseek_v32",), routing_bias=True):
+    """Mirrors src/models/deepseek32.cpp, conversion/deepseek.py DeepseekV32Model (0c1e57098). The MTP block's routing
+    bias, which deepseek32.cpp creates with TENSOR_NOT_REQUIRED instead of the skip flags."""
+
+    loaded_past_layers = (".exp_probs_b.bias",)
+    noaux_tc_model_types = ("deepseek_v32",)
 
     def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:
         return deepseek32_layout(fields, shape["kv_lora_rank"])

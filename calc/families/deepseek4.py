@@ -8,7 +8,7 @@ DeepseekV4Model; measured on copies (LLAMACPP.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import DSV4_CSA_RATIO, DSV4_HCA_RATIO, Architecture
 from vramfit.calc.config_fields import ConfigFields
@@ -128,10 +128,8 @@ def deepseek4_layers(b: TensorList, arch: Architecture) -> None:
     b.add("output_hc_scale.weight", 1)
 
 
-class Deepseek4(Family):
-    arch: ClassVar[str] = "deepseek4"
-    model_types: ClassVar[tuple[str, ...]] = ("deepseek_v4",)
-    mirrors: ClassVar[str] = "src/models/deepseek4.cpp, conversion/deepseek.py DeepseekV4Model (0c1e57098)"
+class Deepseek4(Family, arch="deepseek4", model_types=("deepseek_v4",)):
+    """Mirrors src/models/deepseek4.cpp, conversion/deepseek.py DeepseekV4Model (0c1e57098)."""
 
     def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:
         layout = deepseek4_layout(fields, shape["n_layers"], shape["n_heads"])

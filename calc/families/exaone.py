@@ -6,25 +6,18 @@ post-attention and post-ffw norms; sliding window only in the 64-layer 32B form)
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, post_norm_layers
 
 
-class Exaone(Family):
-    arch: ClassVar[str] = "exaone"
-    model_types: ClassVar[tuple[str, ...]] = ("exaone",)
-    mirrors: ClassVar[str] = "src/models/exaone.cpp, conversion/exaone.py ExaoneModel (0c1e57098)"
+class Exaone(Family, arch="exaone", model_types=("exaone",)):
+    """Mirrors src/models/exaone.cpp, conversion/exaone.py ExaoneModel (0c1e57098)."""
 
 
-class Exaone4(Family):
-    arch: ClassVar[str] = "exaone4"
-    model_types: ClassVar[tuple[str, ...]] = ("exaone4",)
-    mirrors: ClassVar[str] = "src/models/exaone4.cpp, conversion/exaone.py Exaone4Model (0c1e57098)"
-    swa_pattern: ClassVar[int] = 4
+class Exaone4(Family, arch="exaone4", model_types=("exaone4",), swa_pattern=4):
+    """Mirrors src/models/exaone4.cpp, conversion/exaone.py Exaone4Model (0c1e57098)."""
 
     def swa_layers(self, fields: ConfigFields, n_layers: int) -> tuple[bool, ...]:
         """EXAONE 4.0 slides only in its 64-layer 32B form: llama_model_exaone4::load_arch_hparams sets swa_type and

@@ -39,7 +39,7 @@ class Family:
 
     # Names. ``arch`` is llama.cpp's general.architecture; ``model_types`` the config.json model_type values its
     # converter turns into it (conversion/*.py registrations); ``mirrors`` the llama.cpp files (and revision) the
-    # module follows.
+    # family follows: its docstring.
     arch: ClassVar[str] = ""
     model_types: ClassVar[tuple[str, ...]] = ()
     mirrors: ClassVar[str] = ""
@@ -76,6 +76,18 @@ class Family:
 
     # Engines: Ollama runs this architecture with flash attention unless told otherwise (calc/ollama.py).
     ollama_flash_attention: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **declared: Any) -> None:
+        """A family declares in its header what differs from LLM_ARCH_LLAMA (``class Qwen3(Family, arch="qwen3",
+        qk_norm=True)``) and in its docstring which llama.cpp files it mirrors (``mirrors``)."""
+        super().__init_subclass__()
+        unknown = sorted(name for name in declared if not hasattr(cls, name))
+        if unknown:
+            raise TypeError(f"{cls.__name__}: a family has no {', '.join(unknown)}")
+        for name, value in declared.items():
+            setattr(cls, name, value)
+        if cls.__doc__:
+            cls.mirrors = cls.__doc__
 
     # --- config.json -----------------------------------------------------------------------------------------------
 

@@ -28,35 +28,28 @@ def gemma_layers(b: TensorList, arch: Architecture, *, post_norms: bool, qk_norm
             b.blk(il, "post_ffw_norm.weight", arch.hidden_size)
 
 
-class Gemma(Family):
-    arch: ClassVar[str] = "gemma"
-    model_types: ClassVar[tuple[str, ...]] = ("gemma",)
-    mirrors: ClassVar[str] = "src/models/gemma.cpp, conversion/gemma.py GemmaModel (0c1e57098)"
-    tied_by_default: ClassVar[bool] = True
-    always_tied: ClassVar[bool] = True
-    sentencepiece_vocab: ClassVar[bool] = True
+class Gemma(Family, arch="gemma", model_types=("gemma",), tied_by_default=True, always_tied=True):
+    """Mirrors src/models/gemma.cpp, conversion/gemma.py GemmaModel (0c1e57098)."""
+
+    sentencepiece_vocab = True
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         gemma_layers(tensors, arch, post_norms=False, qk_norm=False)
 
 
-class Gemma2(Gemma):
-    arch: ClassVar[str] = "gemma2"
-    model_types: ClassVar[tuple[str, ...]] = ("gemma2",)
-    mirrors: ClassVar[str] = "src/models/gemma2.cpp, conversion/gemma.py Gemma2Model (0c1e57098)"
-    swa_pattern: ClassVar[int] = 2  # even layers slide: il % 2 < 1
+class Gemma2(Gemma, arch="gemma2", model_types=("gemma2",), swa_pattern=2):
+    """Mirrors src/models/gemma2.cpp, conversion/gemma.py Gemma2Model (0c1e57098). Sliding window pattern: even layers
+    slide: il % 2 < 1."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         gemma_layers(tensors, arch, post_norms=True, qk_norm=False)
 
 
-class Gemma3(Gemma):
-    arch: ClassVar[str] = "gemma3"
-    model_types: ClassVar[tuple[str, ...]] = ("gemma3", "gemma3_text")
-    mirrors: ClassVar[str] = "src/models/gemma3.cpp, conversion/gemma.py Gemma3Model (0c1e57098)"
-    swa_pattern: ClassVar[int] = 6  # five sliding layers, then one global
-    qk_norm: ClassVar[bool] = True
-    ollama_flash_attention: ClassVar[bool] = True  # ollama/ollama#12639
+class Gemma3(Gemma, arch="gemma3", swa_pattern=6, qk_norm=True, ollama_flash_attention=True):
+    """Mirrors src/models/gemma3.cpp, conversion/gemma.py Gemma3Model (0c1e57098). Sliding window pattern: five sliding
+    layers, then one global. Ollama runs it with flash attention by default (ollama/ollama#12639)."""
+
+    model_types = ("gemma3", "gemma3_text")
     # What the converter writes for a config.json that omits a key (Gemma3Model.set_gguf_parameters): context 131072,
     # 8 heads, 4 KV heads and head size 256, and without a vocab_size the SentencePiece vocabulary is the tokenizer's
     # own 262,144 pieces (_create_vocab_sentencepiece: the hparam, else tokenizer.vocab_size()), to which

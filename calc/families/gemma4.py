@@ -9,7 +9,7 @@ Mirrors llama.cpp 0c1e57098: src/models/gemma4.cpp, conversion/gemma.py Gemma4Mo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields, layer_kinds, require_experts
@@ -112,15 +112,12 @@ def gemma4_layers(b: TensorList, arch: Architecture) -> None:
             b.blk(il, "ffn_down_exps.scale", n_exp)
 
 
-class Gemma4(Family):
-    arch: ClassVar[str] = "gemma4"
-    model_types: ClassVar[tuple[str, ...]] = ("gemma4", "gemma4_text")
-    mirrors: ClassVar[str] = "src/models/gemma4.cpp, conversion/gemma.py Gemma4Model (0c1e57098)"
-    swa_pattern: ClassVar[int] = 6
-    tied_by_default: ClassVar[bool] = True
-    always_tied: ClassVar[bool] = True
-    qk_norm: ClassVar[bool] = True
-    rope_freqs_always: ClassVar[bool] = True  # Gemma4Model.generate_extra_tensors: the global layers' proportional RoPE
+class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_tied=True, qk_norm=True):
+    """Mirrors src/models/gemma4.cpp, conversion/gemma.py Gemma4Model (0c1e57098). A rope_freqs tensor always:
+    Gemma4Model.generate_extra_tensors: the global layers' proportional RoPE."""
+
+    model_types = ("gemma4", "gemma4_text")
+    rope_freqs_always = True
 
     def kv_heads(self, fields: ConfigFields, n_layers: int, n_kv_heads: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
         return gemma4_kv_heads(fields, n_layers, n_kv_heads)

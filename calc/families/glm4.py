@@ -5,8 +5,6 @@ Mirrors llama.cpp 0c1e57098 src/models/glm4.cpp and conversion/glm.py Glm4Model;
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, attention
@@ -25,10 +23,8 @@ def glm4_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "post_ffw_norm.weight", n_embd)
 
 
-class Glm4(Family):
-    arch: ClassVar[str] = "glm4"
-    model_types: ClassVar[tuple[str, ...]] = ("glm4",)
-    mirrors: ClassVar[str] = "src/models/glm4.cpp, conversion/glm.py Glm4Model (0c1e57098)"
+class Glm4(Family, arch="glm4", model_types=("glm4",)):
+    """Mirrors src/models/glm4.cpp, conversion/glm.py Glm4Model (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         glm4_layers(tensors, arch)

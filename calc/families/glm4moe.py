@@ -7,7 +7,7 @@ Mirrors llama.cpp 0c1e57098: src/models/glm4-moe.cpp, conversion/glm.py Glm4MoeM
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ROUTED_EXPERT_KEYS, ConfigFields, require_experts
@@ -70,10 +70,8 @@ def glm4moe_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
-class Glm4Moe(Family):
-    arch: ClassVar[str] = "glm4moe"
-    model_types: ClassVar[tuple[str, ...]] = ("glm4_moe",)
-    mirrors: ClassVar[str] = "src/models/glm4-moe.cpp, conversion/glm.py Glm4MoeModel (0c1e57098)"
+class Glm4Moe(Family, arch="glm4moe", model_types=("glm4_moe",)):
+    """Mirrors src/models/glm4-moe.cpp, conversion/glm.py Glm4MoeModel (0c1e57098)."""
 
     def mtp(self, fields: ConfigFields) -> dict[str, Any]:
         return glm4moe_mtp(fields)

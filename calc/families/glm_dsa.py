@@ -8,7 +8,7 @@ and GLM-5.2 (LLAMACPP.md).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ROUTED_EXPERT_KEYS, ConfigFields, require_experts
@@ -87,14 +87,12 @@ def glm_dsa_indexer_types(meta: GgufMeta, config: Mapping[str, Any]) -> list[str
     return ["full" if f else "shared" for f in full]
 
 
-class GlmDsa(Family):
-    arch: ClassVar[str] = "glm-dsa"
-    model_types: ClassVar[tuple[str, ...]] = ("glm_moe_dsa",)
-    mirrors: ClassVar[str] = "src/models/glm-dsa.cpp, conversion/glm.py GlmMoeDsaModel (0c1e57098)"
-    routing_bias: ClassVar[bool] = True
-    noaux_tc_model_types: ClassVar[tuple[str, ...]] = ("glm_moe_dsa",)
-    # The MTP block's routing bias, which glm-dsa.cpp creates with TENSOR_NOT_REQUIRED instead of the skip flags.
-    loaded_past_layers: ClassVar[tuple[str, ...]] = (".exp_probs_b.bias",)
+class GlmDsa(Family, arch="glm-dsa", model_types=("glm_moe_dsa",), routing_bias=True):
+    """Mirrors src/models/glm-dsa.cpp, conversion/glm.py GlmMoeDsaModel (0c1e57098). The MTP block's routing bias, which
+    glm-dsa.cpp creates with TENSOR_NOT_REQUIRED instead of the skip flags."""
+
+    loaded_past_layers = (".exp_probs_b.bias",)
+    noaux_tc_model_types = ("glm_moe_dsa",)
 
     def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:
         return glm_dsa_layout(fields, shape["kv_lora_rank"], shape["n_layers"], shape["context_length"])

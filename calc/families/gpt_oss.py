@@ -7,8 +7,6 @@ Mirrors llama.cpp 0c1e57098 src/models/openai-moe.cpp and conversion/gpt_oss.py 
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.ggml import GgmlType
@@ -36,13 +34,11 @@ def gpt_oss_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "ffn_down_exps.bias", n_embd, n_exp)
 
 
-class GptOss(Family):
-    arch: ClassVar[str] = "gpt-oss"
-    model_types: ClassVar[tuple[str, ...]] = ("gpt_oss",)
-    mirrors: ClassVar[str] = "src/models/openai-moe.cpp, conversion/gpt_oss.py GptOssModel (0c1e57098)"
-    swa_pattern: ClassVar[int] = 2
-    expert_width_is_intermediate_size: ClassVar[bool] = True
-    ollama_flash_attention: ClassVar[bool] = True  # ollama/ollama#11996
+class GptOss(Family, arch="gpt-oss", model_types=("gpt_oss",), swa_pattern=2, ollama_flash_attention=True):
+    """Mirrors src/models/openai-moe.cpp, conversion/gpt_oss.py GptOssModel (0c1e57098). Ollama runs it with flash
+    attention by default (ollama/ollama#11996)."""
+
+    expert_width_is_intermediate_size = True
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         gpt_oss_layers(tensors, arch)

@@ -6,12 +6,8 @@ not yet checked against a file.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.families.family import Family
 
 
-class Granite(Family):
-    arch: ClassVar[str] = "granite"
-    model_types: ClassVar[tuple[str, ...]] = ("granite",)
-    mirrors: ClassVar[str] = "src/models/granite.cpp, conversion/granite.py GraniteModel (0c1e57098)"
+class Granite(Family, arch="granite", model_types=("granite",)):
+    """Mirrors src/models/granite.cpp, conversion/granite.py GraniteModel (0c1e57098)."""

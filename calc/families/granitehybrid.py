@@ -9,7 +9,7 @@ differently: refused, not modelled yet. Measured: granite-4.0-h-350m (LLAMACPP.m
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields, layer_kinds, ssm_state
@@ -64,12 +64,10 @@ def mamba2_keys(meta: GgufMeta, keys: tuple[str, str, str, str]) -> dict[str, An
     return out
 
 
-class GraniteHybrid(Family):
-    arch: ClassVar[str] = "granitehybrid"
-    model_types: ClassVar[tuple[str, ...]] = ("granitemoehybrid",)
-    mirrors: ClassVar[str] = "src/models/granite-hybrid.cpp, conversion/granite.py GraniteHybridModel (0c1e57098)"
-    experts_modelled: ClassVar[bool] = False
-    vocab_multiple: ClassVar[int] = 8
+class GraniteHybrid(Family, arch="granitehybrid", experts_modelled=False, vocab_multiple=8):
+    """Mirrors src/models/granite-hybrid.cpp, conversion/granite.py GraniteHybridModel (0c1e57098)."""
+
+    model_types = ("granitemoehybrid",)
 
     def recurrent(self, fields: ConfigFields, n_layers: int) -> dict[str, Any]:
         kinds = layer_kinds(fields.config, n_layers, ("mamba",))

@@ -9,7 +9,7 @@ token_embd_norm and has no output_norm. LFM2 with experts (LFM2-8B-A1B) is anoth
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields, layer_kinds
@@ -17,7 +17,7 @@ from vramfit.calc.errors import BadConfigError
 from vramfit.calc.families.family import Family, GgufMeta
 from vramfit.calc.ggml import GgmlType
 from vramfit.calc.limits import MAX_FFN, MAX_LAYERS
-from vramfit.calc.tensor_specs import TensorList, attention, dense_ffn
+from vramfit.calc.tensor_specs import TensorList, attention, dense_ffn, layer_is_moe, moe_ffn
 
 
 def lfm2_ffn(fields: ConfigFields) -> int:
@@ -35,12 +35,18 @@ def lfm2_ffn(fields: ConfigFields) -> int:
 
 
 def lfm2_layers(b: TensorList, arch: Architecture) -> None:
-    """LLM_ARCH_LFM2 (convert_hf_to_gguf.py LFM2Model, src/models/lfm2.cpp): gated short-convolution layers
-    (in_proj 3 × n_embd, depthwise conv of conv_L_cache taps, out_proj) and GQA layers with q/k norms."""
+    """LLM_ARCH_LFM2 (convert_hf_to_gguf.py LFM2Model, src/models/lfm2.cpp) and LLM_ARCH_LFM2MOE
+    (src/models/lfm2moe.cpp): gated short-convolution layers (in_proj 3 × n_embd, depthwise conv of conv_L_cache taps,
+    out_proj) and GQA layers with q/k norms; in LFM2-MoE's expert layers the experts with their routing bias
+    (exp_probs_b, which lfm2moe.cpp requires) instead of the dense FFN."""
     n_embd = arch.hidden_size
     for il in range(arch.n_layers):
         b.blk(il, "ffn_norm.weight", n_embd)
-        dense_ffn(b, arch, il, arch.ffn_size[il])
+        if layer_is_moe(arch, il):
+            moe_ffn(b, arch, il)
+            b.blk(il, "exp_probs_b.bias", arch.n_experts)
+        else:
+            dense_ffn(b, arch, il, arch.ffn_size[il])
         b.blk(il, "attn_norm.weight", n_embd)
         if arch.layer_is_recurrent(il):
             b.blk(il, "shortconv.conv.weight", arch.ssm_conv_kernel, n_embd, source=GgmlType.F32)
@@ -50,15 +56,11 @@ def lfm2_layers(b: TensorList, arch: Architecture) -> None:
             attention(b, arch, il, qk_norm=True)
 
 
-class Lfm2(Family):
-    arch: ClassVar[str] = "lfm2"
-    model_types: ClassVar[tuple[str, ...]] = ("lfm2",)
-    mirrors: ClassVar[str] = "src/models/lfm2.cpp, conversion/lfm2.py LFM2Model (0c1e57098)"
-    tied_by_default: ClassVar[bool] = True
-    always_tied: ClassVar[bool] = True
-    qk_norm: ClassVar[bool] = True
-    experts_modelled: ClassVar[bool] = False
-    final_norm: ClassVar[str] = "token_embd_norm.weight"
+class Lfm2(Family, arch="lfm2", model_types=("lfm2",), tied_by_default=True, always_tied=True, qk_norm=True):
+    """Mirrors src/models/lfm2.cpp, conversion/lfm2.py LFM2Model (0c1e57098)."""
+
+    final_norm = "token_embd_norm.weight"
+    experts_modelled = False
 
     def recurrent(self, fields: ConfigFields, n_layers: int) -> dict[str, Any]:
         kinds = layer_kinds(fields.config, n_layers, ("conv",))

@@ -14,8 +14,9 @@ from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 
 
-class Llama(Family):
-    arch: ClassVar[str] = "llama"
+class Llama(Family, arch="llama"):
+    """Mirrors src/models/llama.cpp, conversion/llama.py LlamaModel (0c1e57098)."""
+
     model_types: ClassVar[tuple[str, ...]] = (
         "llama",
         "mistral",
@@ -25,7 +26,6 @@ class Llama(Family):
         "mistral3",
         "ministral3",
     )
-    mirrors: ClassVar[str] = "src/models/llama.cpp, conversion/llama.py LlamaModel (0c1e57098)"
 
     def expert_width_from_intermediate_size(self, model_type: str) -> bool:
         return model_type == "mixtral"  # Mixtral's intermediate_size is each expert's width; it has no dense layers

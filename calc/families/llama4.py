@@ -8,7 +8,7 @@ attention_chunk_size says), conversion/llama.py Llama4Model; measured on copies 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.config_fields import ConfigFields
 from vramfit.calc.errors import BadConfigError
@@ -47,12 +47,9 @@ def llama4_layout(fields: ConfigFields, n_layers: int, n_experts: int) -> dict[s
     }
 
 
-class Llama4(Family):
-    arch: ClassVar[str] = "llama4"
-    model_types: ClassVar[tuple[str, ...]] = ("llama4", "llama4_text")
-    mirrors: ClassVar[str] = "src/models/llama4.cpp, conversion/llama.py Llama4Model (0c1e57098)"
-    swa_pattern: ClassVar[int] = 4  # three chunked-attention layers, then one full
-    gguf_reads_swa_pattern: ClassVar[bool] = False
+class Llama4(Family, arch="llama4", model_types=("llama4", "llama4_text"), swa_pattern=4, gguf_reads_swa_pattern=False):
+    """Mirrors src/models/llama4.cpp, conversion/llama.py Llama4Model (0c1e57098). Sliding window pattern: three
+    chunked-attention layers, then one full."""
 
     def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:
         return llama4_layout(fields, shape["n_layers"], shape["n_experts"])

@@ -7,7 +7,7 @@ Mirrors llama.cpp 0c1e57098: src/models/minimax-m2.cpp, conversion/minimax.py Mi
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields, require_experts
@@ -54,13 +54,12 @@ def minimax_m2_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "exp_probs_b.bias", arch.n_experts)
 
 
-class MinimaxM2(Family):
-    arch: ClassVar[str] = "minimax-m2"
-    model_types: ClassVar[tuple[str, ...]] = ("minimax_m2",)
-    mirrors: ClassVar[str] = "src/models/minimax-m2.cpp, conversion/minimax.py MiniMaxM2Model (0c1e57098)"
-    qk_norm: ClassVar[bool] = True  # required: q_norm of n_head × head_dim and k_norm of n_kv × head_dim
-    # The loader shapes its experts with n_ff (feed_forward_length), which MiniMaxM2Model sets to intermediate_size.
-    expert_width_is_intermediate_size: ClassVar[bool] = True
+class MinimaxM2(Family, arch="minimax-m2", model_types=("minimax_m2",), qk_norm=True):
+    """Mirrors src/models/minimax-m2.cpp, conversion/minimax.py MiniMaxM2Model (0c1e57098). q/k norms: required: q_norm
+    of n_head × head_dim and k_norm of n_kv × head_dim. The loader shapes its experts with n_ff (feed_forward_length),
+    which MiniMaxM2Model sets to intermediate_size."""
+
+    expert_width_is_intermediate_size = True
 
     def mtp(self, fields: ConfigFields) -> dict[str, Any]:
         return minimax_m2_mtp(fields)

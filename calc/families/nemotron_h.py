@@ -118,11 +118,10 @@ def nemotron_h_keys(meta: GgufMeta, moe: bool, config: Mapping[str, Any], names:
     return out
 
 
-class NemotronH(Family):
-    arch: ClassVar[str] = "nemotron_h"
-    model_types: ClassVar[tuple[str, ...]] = ("nemotron_h",)
-    mirrors: ClassVar[str] = "src/models/nemotron-h.cpp, conversion/nemotron.py NemotronHModel (0c1e57098)"
-    vocab_multiple: ClassVar[int] = 8  # Mamba2Model.set_vocab / NemotronHModel.set_vocab
+class NemotronH(Family, arch="nemotron_h", model_types=("nemotron_h",), vocab_multiple=8):
+    """Mirrors src/models/nemotron-h.cpp, conversion/nemotron.py NemotronHModel (0c1e57098). Vocabulary padded to a
+    multiple of 8: Mamba2Model.set_vocab / NemotronHModel.set_vocab."""
+
     has_experts: ClassVar[bool] = False
 
     def resolve(self, config: Mapping[str, Any]) -> Family:
@@ -166,11 +165,7 @@ class NemotronH(Family):
         return {k: v for k, v in out.items() if v is not None}
 
 
-class NemotronHMoe(NemotronH):
-    arch: ClassVar[str] = "nemotron_h_moe"
-    model_types: ClassVar[tuple[str, ...]] = ()  # reached from nemotron_h (resolve) or a GGUF header
-    has_experts: ClassVar[bool] = True
-
+class NemotronHMoe(NemotronH, arch="nemotron_h_moe", model_types=(), has_experts=True):
     def resolve(self, config: Mapping[str, Any]) -> Family:
         return self
 

@@ -5,18 +5,13 @@ Mirrors llama.cpp 0c1e57098 src/models/olmo2.cpp and conversion/olmo.py Olmo2Mod
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, post_norm_layers
 
 
-class Olmo2(Family):
-    arch: ClassVar[str] = "olmo2"
-    model_types: ClassVar[tuple[str, ...]] = ("olmo2",)
-    mirrors: ClassVar[str] = "src/models/olmo2.cpp, conversion/olmo.py Olmo2Model (0c1e57098)"
-    qk_norm: ClassVar[bool] = True
+class Olmo2(Family, arch="olmo2", model_types=("olmo2",), qk_norm=True):
+    """Mirrors src/models/olmo2.cpp, conversion/olmo.py Olmo2Model (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         post_norm_layers(tensors, arch, whole_qk_norm=True)

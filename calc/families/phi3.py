@@ -7,8 +7,6 @@ disabled"): full-size caches in every layer. Measured: Phi-3.5-mini, Phi-4, Phi-
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList
@@ -28,10 +26,8 @@ def phi3_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "ffn_down.weight", arch.ffn_size[il], n_embd)
 
 
-class Phi3(Family):
-    arch: ClassVar[str] = "phi3"
-    model_types: ClassVar[tuple[str, ...]] = ("phi3",)
-    mirrors: ClassVar[str] = "src/models/phi3.cpp, conversion/phi.py Phi3MiniModel (0c1e57098)"
+class Phi3(Family, arch="phi3", model_types=("phi3",)):
+    """Mirrors src/models/phi3.cpp, conversion/phi.py Phi3MiniModel (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         phi3_layers(tensors, arch)

@@ -6,20 +6,15 @@ Follows llama.cpp 0c1e57098 src/models/phimoe.cpp as recalled; not checked again
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, biased_layernorm_layers
 
 
-class PhiMoe(Family):
-    arch: ClassVar[str] = "phimoe"
-    model_types: ClassVar[tuple[str, ...]] = ("phimoe",)
-    mirrors: ClassVar[str] = "src/models/phimoe.cpp (0c1e57098), approximate"
-    expert_width_is_intermediate_size: ClassVar[bool] = True
-    final_norm_bias: ClassVar[bool] = True
-    output_bias: ClassVar[bool] = True
+class PhiMoe(Family, arch="phimoe", model_types=("phimoe",), final_norm_bias=True, output_bias=True):
+    """Mirrors src/models/phimoe.cpp (0c1e57098), approximate."""
+
+    expert_width_is_intermediate_size = True
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         biased_layernorm_layers(tensors, arch)

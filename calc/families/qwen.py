@@ -7,8 +7,6 @@ Qwen2 configs omit attention_bias although the checkpoints carry q/k/v biases.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, attention, ffn
@@ -24,11 +22,8 @@ def qwen_layers(b: TensorList, arch: Architecture, *, qwen3: bool, shared_gate: 
         ffn(b, arch, il, shared_gate=shared_gate)
 
 
-class Qwen2(Family):
-    arch: ClassVar[str] = "qwen2"
-    model_types: ClassVar[tuple[str, ...]] = ("qwen2",)
-    mirrors: ClassVar[str] = "src/models/qwen2.cpp, conversion/qwen.py Qwen2Model (0c1e57098)"
-    attention_bias_always: ClassVar[bool] = True
+class Qwen2(Family, arch="qwen2", model_types=("qwen2",), attention_bias_always=True):
+    """Mirrors src/models/qwen2.cpp, conversion/qwen.py Qwen2Model (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         qwen_layers(tensors, arch, qwen3=False)
@@ -37,33 +32,24 @@ class Qwen2(Family):
         return arch.n_layers == 80  # llama-model.cpp load_hparams: an 80-layer Qwen2 is LLM_TYPE_70B
 
 
-class Qwen2Moe(Family):
-    arch: ClassVar[str] = "qwen2moe"
-    model_types: ClassVar[tuple[str, ...]] = ("qwen2_moe",)
-    mirrors: ClassVar[str] = "src/models/qwen2moe.cpp, conversion/qwen.py Qwen2MoeModel (0c1e57098)"
-    attention_bias_always: ClassVar[bool] = True
+class Qwen2Moe(Family, arch="qwen2moe", model_types=("qwen2_moe",), attention_bias_always=True):
+    """Mirrors src/models/qwen2moe.cpp, conversion/qwen.py Qwen2MoeModel (0c1e57098)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         qwen_layers(tensors, arch, qwen3=False, shared_gate=True)
 
 
-class Qwen3(Family):
-    arch: ClassVar[str] = "qwen3"
-    model_types: ClassVar[tuple[str, ...]] = ("qwen3",)
-    mirrors: ClassVar[str] = "src/models/qwen3.cpp, conversion/qwen.py Qwen3Model (0c1e57098)"
-    qk_norm: ClassVar[bool] = True
-    ollama_flash_attention: ClassVar[bool] = True  # ollama/ollama#12482
+class Qwen3(Family, arch="qwen3", model_types=("qwen3",), qk_norm=True, ollama_flash_attention=True):
+    """Mirrors src/models/qwen3.cpp, conversion/qwen.py Qwen3Model (0c1e57098). Ollama runs it with flash attention by
+    default (ollama/ollama#12482)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         qwen_layers(tensors, arch, qwen3=True)
 
 
-class Qwen3Moe(Family):
-    arch: ClassVar[str] = "qwen3moe"
-    model_types: ClassVar[tuple[str, ...]] = ("qwen3_moe",)
-    mirrors: ClassVar[str] = "src/models/qwen3moe.cpp, conversion/qwen.py Qwen3MoeModel (0c1e57098)"
-    qk_norm: ClassVar[bool] = True
-    ollama_flash_attention: ClassVar[bool] = True  # ollama/ollama#12482
+class Qwen3Moe(Family, arch="qwen3moe", model_types=("qwen3_moe",), qk_norm=True, ollama_flash_attention=True):
+    """Mirrors src/models/qwen3moe.cpp, conversion/qwen.py Qwen3MoeModel (0c1e57098). Ollama runs it with flash
+    attention by default (ollama/ollama#12482)."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         qwen_layers(tensors, arch, qwen3=True)

@@ -85,13 +85,11 @@ def qwen35_layers(b: TensorList, arch: Architecture, *, fused_beta_alpha: bool) 
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
-class Qwen35(Family):
-    arch: ClassVar[str] = "qwen35"
+class Qwen35(Family, arch="qwen35", qk_norm=True, experts_modelled=False, gqa_from_widest_layer=True):
+    """Mirrors src/models/qwen35.cpp, conversion/qwen.py Qwen3_5TextModel (0c1e57098). No experts: the dense
+    architecture; Qwen3.5 with experts is qwen35moe."""
+
     model_types: ClassVar[tuple[str, ...]] = ("qwen3_5", "qwen3_5_text")
-    mirrors: ClassVar[str] = "src/models/qwen35.cpp, conversion/qwen.py Qwen3_5TextModel (0c1e57098)"
-    qk_norm: ClassVar[bool] = True
-    experts_modelled: ClassVar[bool] = False  # the dense architecture; Qwen3.5 with experts is qwen35moe
-    gqa_from_widest_layer: ClassVar[bool] = True
     # Qwen3-Next's config.json does not say; its checkpoints carry one MTP block, which the converter exports.
     default_mtp_blocks: ClassVar[int] = 0
     is_moe_arch: ClassVar[bool] = False  # the header carries expert_shared_feed_forward_length
@@ -139,21 +137,16 @@ class Qwen35(Family):
         return {k: v for k, v in out.items() if v is not None}
 
 
-class Qwen35Moe(Qwen35):
-    arch: ClassVar[str] = "qwen35moe"
-    model_types: ClassVar[tuple[str, ...]] = ("qwen3_5_moe", "qwen3_5_moe_text")
-    mirrors: ClassVar[str] = "src/models/qwen35moe.cpp, conversion/qwen.py Qwen3_5MoeTextModel (0c1e57098)"
-    experts_modelled: ClassVar[bool] = True
-    is_moe_arch: ClassVar[bool] = True
+class Qwen35Moe(Qwen35, arch="qwen35moe", experts_modelled=True, is_moe_arch=True):
+    """Mirrors src/models/qwen35moe.cpp, conversion/qwen.py Qwen3_5MoeTextModel (0c1e57098)."""
+
+    model_types = ("qwen3_5_moe", "qwen3_5_moe_text")
 
 
-class Qwen3Next(Qwen35):
-    arch: ClassVar[str] = "qwen3next"
-    model_types: ClassVar[tuple[str, ...]] = ("qwen3_next",)
-    mirrors: ClassVar[str] = "src/models/qwen3next.cpp, conversion/qwen.py Qwen3NextModel (0c1e57098)"
-    experts_modelled: ClassVar[bool] = True
-    is_moe_arch: ClassVar[bool] = True
-    default_mtp_blocks: ClassVar[int] = 1
+class Qwen3Next(Qwen35, arch="qwen3next", experts_modelled=True, is_moe_arch=True, default_mtp_blocks=1):
+    """Mirrors src/models/qwen3next.cpp, conversion/qwen.py Qwen3NextModel (0c1e57098)."""
+
+    model_types = ("qwen3_next",)
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         qwen35_layers(tensors, arch, fused_beta_alpha=True)

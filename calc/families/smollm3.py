@@ -7,13 +7,8 @@ Mirrors llama.cpp 0c1e57098 src/models/smollm3.cpp: every n_no_rope_layer_step =
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.families.family import Family
 
 
-class Smollm3(Family):
-    arch: ClassVar[str] = "smollm3"
-    model_types: ClassVar[tuple[str, ...]] = ("smollm3",)
-    mirrors: ClassVar[str] = "src/models/smollm3.cpp, conversion/llama.py SmolLM3Model (0c1e57098)"
-    tied_by_default: ClassVar[bool] = True
+class Smollm3(Family, arch="smollm3", model_types=("smollm3",), tied_by_default=True):
+    """Mirrors src/models/smollm3.cpp, conversion/llama.py SmolLM3Model (0c1e57098)."""

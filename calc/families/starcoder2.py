@@ -6,18 +6,13 @@ Follows llama.cpp 0c1e57098 src/models/starcoder2.cpp as recalled; not checked a
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.families.family import Family
 from vramfit.calc.tensor_specs import TensorList, biased_layernorm_layers
 
 
-class Starcoder2(Family):
-    arch: ClassVar[str] = "starcoder2"
-    model_types: ClassVar[tuple[str, ...]] = ("starcoder2",)
-    mirrors: ClassVar[str] = "src/models/starcoder2.cpp (0c1e57098), approximate"
-    final_norm_bias: ClassVar[bool] = True
+class Starcoder2(Family, arch="starcoder2", model_types=("starcoder2",), final_norm_bias=True):
+    """Mirrors src/models/starcoder2.cpp (0c1e57098), approximate."""
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         biased_layernorm_layers(tensors, arch)
