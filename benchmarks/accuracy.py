@@ -18,15 +18,17 @@ from __future__ import annotations
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.calc.test_measured import CASES, _kv_types
 from tests.groundtruth import MIB, llamacpp_rows, measured_rows
+from vramfit.calc.architecture import Architecture
 from vramfit.calc.compute import compute_buffers
 from vramfit.calc.file_types import parse_file_type
 from vramfit.calc.hf_config import from_hf_config
-from vramfit.calc.kv import kv_cache, naive_kv_bytes
+from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
 from vramfit.calc.recurrent import recurrent_state
 from vramfit.calc.request import KvType
 from vramfit.calc.weights import weight_bytes
@@ -36,9 +38,36 @@ def pct(estimate: float, measured: float) -> float:
     return 100.0 * (estimate - measured) / measured
 
 
-def summary(name: str, errors: list[float]) -> str:
-    absolute = [abs(e) for e in errors]
-    return f"{name:<22} median {statistics.median(absolute):6.2f}%   worst {max(absolute):6.2f}%"
+def print_summary(errors: dict[str, list[float]]) -> None:
+    """A table's last lines: the median and worst absolute error of each component."""
+    for name, signed in errors.items():
+        absolute = [abs(e) for e in signed]
+        print(f"{name:<22} median {statistics.median(absolute):6.2f}%   worst {max(absolute):6.2f}%")
+
+
+def row_kv_cache(
+    arch: Architecture,
+    row: dict[str, Any],
+    type_k: KvType = KvType.F16,
+    type_v: KvType | None = None,
+    *,
+    flash_attn: bool,
+    swa_full: bool = False,
+) -> KvCache:
+    """The KV cache of one llamacpp_cpu.jsonl run: its context shared by its sequences, at its micro-batch and with
+    its unified setting (the tables differ in the cache types, flash attention and full-size windows they ask)."""
+    users = int(row["n_seq"])
+    return kv_cache(
+        arch,
+        int(row["n_ctx"]) // users,
+        users,
+        type_k,
+        type_v,
+        flash_attn=flash_attn,
+        n_ubatch=int(row["n_ubatch"]),
+        unified=bool(row["kv_unified"]),
+        swa_full=swa_full,
+    )
 
 
 def measured_table() -> None:
@@ -74,8 +103,7 @@ def measured_table() -> None:
             f"{parts['compute']:+6.1f}% {ours_total / MIB:8.0f} {parts['total']:+6.2f}% "
             f"{thumb / MIB:7.0f} {parts['rule of thumb total']:+6.1f}%"
         )
-    for key, values in errors.items():
-        print(summary(key, values))
+    print_summary(errors)
 
 
 def llamacpp_table() -> None:
@@ -85,15 +113,12 @@ def llamacpp_table() -> None:
     for row in llamacpp_rows():
         arch = from_hf_config(row["config"])
         users = int(row["n_seq"])
-        cache = kv_cache(
+        cache = row_kv_cache(
             arch,
-            int(row["n_ctx"]) // users,
-            users,
+            row,
             KvType(row["type_k"]),
             KvType(row["type_v"]),
             flash_attn=bool(row["flash_attn"]),
-            n_ubatch=int(row["n_ubatch"]),
-            unified=bool(row["kv_unified"]),
             swa_full=bool(row["swa_full"]),
         )
         measured_kv = row["kv_buffer_mib"] * MIB
@@ -112,8 +137,7 @@ def llamacpp_table() -> None:
             f"{row['arch_model']:<14} {row['quant']:<7} file {weights.file_bytes:>14,} vs {row['file_bytes']:>14,} "
             f"({error:+.3f}%)  tensors exact: {weights.tensor_bytes == row['model_size_api_bytes']}"
         )
-    for key, values in errors.items():
-        print(summary(key, values))
+    print_summary(errors)
 
 
 def hybrid_table() -> None:
@@ -126,14 +150,7 @@ def hybrid_table() -> None:
             continue
         arch = from_hf_config(row["config"])
         users = int(row["n_seq"])
-        cache = kv_cache(
-            arch,
-            int(row["n_ctx"]) // users,
-            users,
-            flash_attn=True,
-            n_ubatch=int(row["n_ubatch"]),
-            unified=bool(row["kv_unified"]),
-        )
+        cache = row_kv_cache(arch, row, flash_attn=True)
         ours = (cache.total_bytes + recurrent_state(arch, users).total_bytes) / MIB
         measured = row["kv_buffer_mib"] + row["recurrent_buffer_mib"]
         naive = naive_kv_bytes(arch, int(row["n_ctx"]) // users, users) / MIB

@@ -25,6 +25,7 @@ from vramfit.bot.sources.cache import RemoteCache
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.ram_speed import RamKind, RamSpeed
 from vramfit.calc.request import ModelRef
+from vramfit.calc.speed import DecodeSpeed
 
 Verdict = Literal["fits", "tight", "partial", "no"]
 TipKind = Literal["context", "kv_cache", "quant", "gpus"]
@@ -54,6 +55,15 @@ class Overrides(TypedDict, total=False):
     ram_speed: str  # its kind, rate and channels as ram_speed_code writes them ("ddr4-3200x2")
     runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
+
+
+def given_options(overrides: Overrides, **options: object) -> Overrides:
+    """``overrides`` with each of ``options`` that was given, in the order given: an option left empty (a slash
+    command's, say) is None, and the question's words or the defaults decide it."""
+    for key, value in options.items():
+        if value is not None:
+            overrides[key] = value  # type: ignore[literal-required]
+    return overrides
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +153,9 @@ class ExpertPlan:
     moved: int = 0  # expert blocks whose experts are in RAM (n_cpu_moe counts dense leading blocks too)
 
 
-@dataclass(frozen=True, slots=True)
-class Speed:
-    """Decode tokens per second of one sequence and its band (calc.speed)."""
-
-    tokens_per_second: float
-    low: float
-    high: float
+# Tokens per second of one sequence and its band (decode, or prompt processing): the calculator's own three numbers
+# (calc.speed), which a card holds as they are.
+Speed = DecodeSpeed
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,16 +296,10 @@ class WhatFitsCard:
         return ((self.gpu_id, self.count),)
 
     def overrides(self) -> Overrides:
-        a = self.assumptions
-        out = Overrides(
-            intent="what_fits",
-            context=a.context,
-            users=a.users,
-            kv_cache=a.kv_cache,
-            engine=a.engine,
-            flash_attn=a.flash_attn,
-            gpus=self.gpus,
-        )
+        out = Overrides(intent="what_fits")
+        out.update(settings_of(self.assumptions))
+        del out["quant"]  # what fits: each model's quant is what the card finds
+        out["gpus"] = self.gpus
         if self.model_prefix:
             out["model_prefix"] = self.model_prefix
         return out

@@ -11,7 +11,6 @@ the forms.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 import discord
@@ -19,14 +18,13 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from vramfit.bot.answering.cards import Overrides
-from vramfit.bot.ui.slash import QUANT_CHOICES, answer_interaction
+from vramfit.bot.answering.cards import Overrides, given_options
+from vramfit.bot.ui.options import CONTEXT_OPTION, QUANT_OPTION, USERS_OPTION, gpu_choices, model_choices
+from vramfit.bot.ui.slash import QUANT_CHOICES, answer_interaction, card_command
 from vramfit.calc.request import MAX_CONTEXT, MAX_USERS
 
 if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
     from vramfit.bot.bot import VramBot
-
-log = logging.getLogger(__name__)
 
 MAX_NAME = 100  # an autocompleted option's value: a preset id, or what the user typed
 
@@ -43,12 +41,10 @@ class Questions(commands.Cog):
     @app_commands.rename(gpu=_("gpu"), context=_("context"), users=_("users"))
     @app_commands.describe(
         gpu=_("The GPU, e.g. 3060, 2x 3090 or M2 16GB"),
-        context=_("Context length in tokens per user; 8192 by default"),
-        users=_("Users served at once; 1 by default"),
+        context=CONTEXT_OPTION,
+        users=USERS_OPTION,
     )
-    @app_commands.allowed_installs(guilds=True, users=True)
-    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
-    @app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))
+    @card_command
     async def vram_fit(
         self,
         interaction: discord.Interaction[VramBot],
@@ -57,11 +53,7 @@ class Questions(commands.Cog):
         users: app_commands.Range[int, 1, MAX_USERS] | None = None,
     ) -> None:
         overrides = Overrides(intent="what_fits", gpu=gpu)
-        if context is not None:
-            overrides["context"] = context
-        if users is not None:
-            overrides["users"] = users
-        await self._answer(interaction, overrides)
+        await self._answer(interaction, given_options(overrides, context=context, users=users))
 
     @app_commands.command(name=_("vram-compare"), description=_("Compare two models' memory, component by component."))
     @app_commands.rename(
@@ -70,14 +62,12 @@ class Questions(commands.Cog):
     @app_commands.describe(
         model_a=_("First model"),
         model_b=_("Second model"),
-        context=_("Context length in tokens per user; 8192 by default"),
-        quant=_("Quant; Q4_K_M by default"),
+        context=CONTEXT_OPTION,
+        quant=QUANT_OPTION,
         gpu=_("A GPU to check both against (optional)"),
     )
     @app_commands.choices(quant=QUANT_CHOICES)
-    @app_commands.allowed_installs(guilds=True, users=True)
-    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
-    @app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))
+    @card_command
     async def vram_compare(
         self,
         interaction: discord.Interaction[VramBot],
@@ -88,39 +78,16 @@ class Questions(commands.Cog):
         gpu: app_commands.Range[str, 1, MAX_NAME] | None = None,
     ) -> None:
         overrides = Overrides(intent="compare", model=model_a, compare_model=model_b)
-        if context is not None:
-            overrides["context"] = context
-        if quant is not None:
-            overrides["quant"] = quant
-        if gpu is not None:
-            overrides["gpu"] = gpu
-        await self._answer(interaction, overrides)
+        await self._answer(interaction, given_options(overrides, context=context, quant=quant, gpu=gpu))
 
     async def _answer(self, interaction: discord.Interaction[VramBot], overrides: Overrides) -> None:
         await answer_interaction(self.bot, interaction, "", overrides)
 
-    @vram_fit.autocomplete("gpu")
-    @vram_compare.autocomplete("gpu")
-    async def _gpu_autocomplete(
-        self, interaction: discord.Interaction[VramBot], current: str
-    ) -> list[app_commands.Choice[str]]:
-        return self._choices("gpu", current)
-
-    @vram_compare.autocomplete("model_a")
-    @vram_compare.autocomplete("model_b")
-    async def _model_autocomplete(
-        self, interaction: discord.Interaction[VramBot], current: str
-    ) -> list[app_commands.Choice[str]]:
-        return self._choices("model", current)
-
-    def _choices(self, kind: str, current: str) -> list[app_commands.Choice[str]]:
-        source = self.bot.backend.suggest_models if kind == "model" else self.bot.backend.suggest_gpus
-        try:
-            found = source(current[:MAX_NAME])[:25]
-        except Exception:
-            log.exception("Autocomplete for %s failed on %r", kind, current)
-            return []
-        return [app_commands.Choice(name=label[:100], value=value) for label, value in found]
+    # presets suggested as the user types (bot.ui.options)
+    vram_fit.autocomplete("gpu")(gpu_choices)
+    vram_compare.autocomplete("gpu")(gpu_choices)
+    vram_compare.autocomplete("model_a")(model_choices)
+    vram_compare.autocomplete("model_b")(model_choices)
 
 
 async def setup(bot: VramBot) -> None:

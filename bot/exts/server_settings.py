@@ -9,7 +9,8 @@ admin's Discord language; every change answers with the settings as they now are
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 from discord import app_commands
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 AUTOCOMPLETE_LIMIT = 25
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 LANGUAGE_CHOICES = [
     app_commands.Choice(name=_("Follow each user's language"), value="user"),
@@ -44,6 +46,20 @@ MENTION_CHOICES = [
     app_commands.Choice(name=_("Public reply"), value="public"),
     app_commands.Choice(name=_("Only the asker (by direct message)"), value="private"),
 ]
+
+
+def value_option(
+    description: app_commands.locale_str, choices: list[app_commands.Choice[str]]
+) -> Callable[[_Function], _Function]:
+    """The one option of a setting that takes one of ``choices`` (language, engine, mentions): named "value" in the
+    user's language and described by ``description``."""
+
+    def decorate(command: _Function) -> _Function:
+        command = app_commands.choices(value=choices)(command)
+        command = app_commands.describe(value=description)(command)
+        return app_commands.rename(value=_("value"))(command)
+
+    return decorate
 
 
 def catalog() -> Catalog:
@@ -154,6 +170,22 @@ class ServerSettings(
         text = describe(settings, tr, message_content=self.bot.settings.message_content)
         await send_private(interaction, f"{lead}\n\n{text}" if lead else text)
 
+    async def _saved(
+        self, interaction: discord.Interaction[VramBot], setting: str, value: str, settings: GuildSettings
+    ) -> None:
+        """A one-value setting changed: log who changed it, and answer "Saved." with the settings as they now are."""
+        log.info("Guild %s: %s = %s (by %s)", interaction.guild_id, setting, value, interaction.user.id)
+        await self._reply(interaction, Tr(lang_for_locale(interaction.locale))(N_("Saved.")), settings)
+
+    async def _added(
+        self, interaction: discord.Interaction[VramBot], change: str, result: AddResult, leads: dict[AddResult, str]
+    ) -> None:
+        """An addition to one of the server's lists (GPUs, channels) was tried: log it, and answer the lead for its
+        ``result`` with the settings as they now are."""
+        guild_id = self._guild_id(interaction)
+        log.info("Guild %s: %s → %s (by %s)", guild_id, change, result, interaction.user.id)
+        await self._reply(interaction, leads[result], await self._store().guild(guild_id))
+
     @staticmethod
     def _guild_id(interaction: discord.Interaction[VramBot]) -> int:
         if interaction.guild_id is None:  # interaction_check refuses DMs; this keeps the type honest
@@ -169,35 +201,22 @@ class ServerSettings(
         await self._reply(interaction, "", await store.fresh_guild(guild_id))  # what is stored now, not a cached copy
 
     @app_commands.command(name=_("language"), description=_("The language of answers in this server"))
-    @app_commands.rename(value=_("value"))
-    @app_commands.describe(value=_("Follow each user, or always Korean or English"))
-    @app_commands.choices(value=LANGUAGE_CHOICES)
+    @value_option(_("Follow each user, or always Korean or English"), LANGUAGE_CHOICES)
     async def language(self, interaction: discord.Interaction[VramBot], value: str) -> None:
-        tr = Tr(lang_for_locale(interaction.locale))
         settings = await self._store().set_language(self._guild_id(interaction), value)  # type: ignore[arg-type]
-        log.info("Guild %s: language = %s (by %s)", interaction.guild_id, value, interaction.user.id)
-        await self._reply(interaction, tr(N_("Saved.")), settings)
+        await self._saved(interaction, "language", value, settings)
 
     @app_commands.command(name=_("engine"), description=_("The engine cards assume unless the question names one"))
-    @app_commands.rename(value=_("value"))
-    @app_commands.describe(value=_("llama.cpp or vLLM"))
-    @app_commands.choices(value=ENGINE_CHOICES)
+    @value_option(_("llama.cpp or vLLM"), ENGINE_CHOICES)
     async def engine(self, interaction: discord.Interaction[VramBot], value: str) -> None:
-        tr = Tr(lang_for_locale(interaction.locale))
         settings = await self._store().set_engine(self._guild_id(interaction), value)  # type: ignore[arg-type]
-        log.info("Guild %s: engine = %s (by %s)", interaction.guild_id, value, interaction.user.id)
-        await self._reply(interaction, tr(N_("Saved.")), settings)
+        await self._saved(interaction, "engine", value, settings)
 
     @app_commands.command(name=_("mentions"), description=_("Answer mentions publicly or only for the asker"))
-    @app_commands.rename(value=_("value"))
-    @app_commands.describe(value=_("Only the asker: the card comes by direct message"))
-    @app_commands.choices(value=MENTION_CHOICES)
+    @value_option(_("Only the asker: the card comes by direct message"), MENTION_CHOICES)
     async def mentions(self, interaction: discord.Interaction[VramBot], value: str) -> None:
-        tr = Tr(lang_for_locale(interaction.locale))
-        guild_id = self._guild_id(interaction)
-        settings = await self._store().set_mention_replies(guild_id, value)  # type: ignore[arg-type]
-        log.info("Guild %s: mention replies = %s (by %s)", interaction.guild_id, value, interaction.user.id)
-        await self._reply(interaction, tr(N_("Saved.")), settings)
+        settings = await self._store().set_mention_replies(self._guild_id(interaction), value)  # type: ignore[arg-type]
+        await self._saved(interaction, "mention replies", value, settings)
 
     # -- /vram-settings gpus ---------------------------------------------------------------------------------------
 
@@ -214,15 +233,13 @@ class ServerSettings(
                 text += "\n" + tr(N_("Did you mean one of these? {suggestions}"), suggestions=suggestions)
             await send_ephemeral(interaction, text)
             return
-        store, guild_id = self._store(), self._guild_id(interaction)
-        result: AddResult = await store.add_gpu(guild_id, found.id)
-        leads = {
+        result = await self._store().add_gpu(self._guild_id(interaction), found.id)
+        leads: dict[AddResult, str] = {
             "added": tr(N_("Added {gpu}."), gpu=found.name),
             "exists": tr(N_("{gpu} is already on the list."), gpu=found.name),
             "full": tr(N_("The list is full ({count} GPUs). Remove one first."), count=tr.num(MAX_GPUS)),
         }
-        log.info("Guild %s: add GPU %s → %s (by %s)", guild_id, found.id, result, interaction.user.id)
-        await self._reply(interaction, leads[result], await store.guild(guild_id))
+        await self._added(interaction, f"add GPU {found.id}", result, leads)
 
     @gpus.command(name=_("remove"), description=_("Remove a GPU from the list"))
     @app_commands.rename(gpu=_("gpu"))
@@ -268,15 +285,13 @@ class ServerSettings(
         self, interaction: discord.Interaction[VramBot], channel: discord.TextChannel | discord.ForumChannel
     ) -> None:
         tr = Tr(lang_for_locale(interaction.locale))
-        store, guild_id = self._store(), self._guild_id(interaction)
-        result: AddResult = await store.add_channel(guild_id, channel.id)
-        leads = {
+        result = await self._store().add_channel(self._guild_id(interaction), channel.id)
+        leads: dict[AddResult, str] = {
             "added": tr(N_("Auto-answer is on in {channel}."), channel=channel.mention),
             "exists": tr(N_("Auto-answer was already on in {channel}."), channel=channel.mention),
             "full": tr(N_("Too many channels ({count}). Remove one first."), count=tr.num(MAX_CHANNELS)),
         }
-        log.info("Guild %s: auto-answer in %s → %s (by %s)", guild_id, channel.id, result, interaction.user.id)
-        await self._reply(interaction, leads[result], await store.guild(guild_id))
+        await self._added(interaction, f"auto-answer in {channel.id}", result, leads)
 
     @channels.command(name=_("remove"), description=_("Stop answering unasked in this channel"))
     @app_commands.rename(channel=_("channel"))

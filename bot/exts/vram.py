@@ -16,7 +16,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.answering.cards import Overrides, given_options
 from vramfit.bot.answering.followups import change_only, followup_lang, from_json, merge, to_json
 from vramfit.bot.cooldowns import UserCooldown
 from vramfit.bot.errors import AnswerError
@@ -29,8 +29,9 @@ from vramfit.bot.storage.repository import ThreadQuestion, now_ms
 from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
+from vramfit.bot.ui.options import CONTEXT_OPTION, QUANT_OPTION, USERS_OPTION, gpu_choices, model_choices
 from vramfit.bot.ui.replies import repo_links, retry_text
-from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction
+from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction, card_command
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
 if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
@@ -65,18 +66,16 @@ class Vram(commands.Cog):
         query=_("Your question, e.g. “llama3 8b 32k on a 3060”"),
         model=_("Model (overrides the question)"),
         gpu=_("GPU (overrides the question)"),
-        quant=_("Quant; Q4_K_M by default"),
+        quant=QUANT_OPTION,
         kv_cache=_("KV cache type; f16 by default"),
-        context=_("Context length in tokens per user; 8192 by default"),
-        users=_("Users served at once; 1 by default"),
+        context=CONTEXT_OPTION,
+        users=USERS_OPTION,
         gpu_count=_("How many of the GPU"),
         engine=_("Inference engine; llama.cpp by default"),
         config=_("A model's config.json from Hugging Face, for any model (overrides the model)"),
     )
     @app_commands.choices(quant=QUANT_CHOICES, kv_cache=KV_CHOICES, engine=ENGINE_CHOICES)
-    @app_commands.allowed_installs(guilds=True, users=True)
-    @app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)
-    @app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))
+    @card_command
     async def vram(
         self,
         interaction: discord.Interaction[VramBot],
@@ -91,40 +90,14 @@ class Vram(commands.Cog):
         engine: str | None = None,
         config: discord.Attachment | None = None,
     ) -> None:
-        overrides = Overrides()
-        for key, value in (
-            ("model", model),
-            ("gpu", gpu),
-            ("quant", quant),
-            ("kv_cache", kv_cache),
-            ("context", context),
-            ("users", users),
-            ("gpu_count", gpu_count),
-            ("engine", engine),
-        ):
-            if value is not None:
-                overrides[key] = value  # type: ignore[literal-required]
+        overrides = given_options(
+            Overrides(), model=model, gpu=gpu, quant=quant, kv_cache=kv_cache, context=context, users=users,
+            gpu_count=gpu_count, engine=engine,
+        )  # fmt: skip
         await answer_interaction(self.bot, interaction, query, overrides, config=config)
 
-    @vram.autocomplete("model")
-    async def _model_autocomplete(
-        self, interaction: discord.Interaction[VramBot], current: str
-    ) -> list[app_commands.Choice[str]]:
-        return [app_commands.Choice(name=label[:100], value=value) for label, value in self._suggest("model", current)]
-
-    @vram.autocomplete("gpu")
-    async def _gpu_autocomplete(
-        self, interaction: discord.Interaction[VramBot], current: str
-    ) -> list[app_commands.Choice[str]]:
-        return [app_commands.Choice(name=label[:100], value=value) for label, value in self._suggest("gpu", current)]
-
-    def _suggest(self, kind: str, current: str) -> list[tuple[str, str]]:
-        source = self.bot.backend.suggest_models if kind == "model" else self.bot.backend.suggest_gpus
-        try:
-            return source(current[:100])[:25]
-        except Exception:
-            log.exception("Autocomplete for %s failed on %r", kind, current)
-            return []
+    vram.autocomplete("model")(model_choices)  # presets suggested as the user types (bot.ui.options)
+    vram.autocomplete("gpu")(gpu_choices)
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:

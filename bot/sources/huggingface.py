@@ -56,7 +56,14 @@ from vramfit.bot.sources.budget import (
     remote_budget,
 )
 from vramfit.bot.sources.cache import CachedRead, RemoteCache, hub_key
-from vramfit.bot.sources.entries import CheckpointEntry, HubHeaderEntry, ListingEntry, SharedHubHeaderEntry, read_entry
+from vramfit.bot.sources.entries import (
+    CheckpointEntry,
+    E,
+    HubHeaderEntry,
+    ListingEntry,
+    SharedHubHeaderEntry,
+    read_entry,
+)
 from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
 from vramfit.bot.untrusted_text import inert
@@ -244,15 +251,20 @@ def _cache_bytes(path: Path | None, *, any_age: bool) -> bytes | None:
     return found[0]
 
 
+def _cached_entry(kind: type[E], path: Path | None, *, any_age: bool) -> E | None:
+    """The cache file at ``path`` as a ``kind`` entry, or None: no cache, none read in the last day (at any age with
+    ``any_age``), or not such an entry (read the Hub again)."""
+    raw = _cache_bytes(path, any_age=any_age)
+    return read_entry(kind, raw, str(path)) if raw is not None else None
+
+
 def _cache_path(reference: HubReference) -> Path | None:
     return _cache_file(reference.repo, reference.revision, reference.file, reference.quant)
 
 
 def _cached(reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
     """The cached header, or None: no cache, or one that is not an entry within a fresh read's limits (read again)."""
-    path = _cache_path(reference)
-    raw = _cache_bytes(path, any_age=any_age)
-    entry = read_entry(HubHeaderEntry, raw, str(path)) if raw is not None else None
+    entry = _cached_entry(HubHeaderEntry, _cache_path(reference), any_age=any_age)
     if entry is None:
         return None
     return RemoteHeader(entry.header, entry.files, entry.commit, 0, entry.mmproj, entry.mmproj_bytes)
@@ -673,9 +685,7 @@ def _checkpoint_cache_path(reference: HubReference) -> Path | None:
 
 def _cached_checkpoint(reference: HubReference, *, any_age: bool) -> RemoteCheckpoint | None:
     """The cached config.json and safetensors headers, or None: no cache, or not an entry (read the Hub again)."""
-    path = _checkpoint_cache_path(reference)
-    raw = _cache_bytes(path, any_age=any_age)
-    entry = read_entry(CheckpointEntry, raw, str(path)) if raw is not None else None
+    entry = _cached_entry(CheckpointEntry, _checkpoint_cache_path(reference), any_age=any_age)
     if entry is None:
         return None
     try:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from vramfit.bot.sources.cache import CachedRead
-from vramfit.bot.storage.db import Database, Tx
+from vramfit.bot.storage.db import Database, Row, Tx
 
 LanguageSetting = Literal["user", "ko", "en"]
 EngineSetting = Literal["llama.cpp", "vllm"]
@@ -157,8 +157,7 @@ class Repository:
             tx.execute("DELETE FROM answered WHERE kind = ? AND target_id = ?", (kind, target_id))
 
     def is_answered(self, kind: AnswerKind, target_id: int) -> bool:
-        with self.db.transaction(write=False) as tx:
-            return tx.fetchone("SELECT 1 FROM answered WHERE kind = ? AND target_id = ?", (kind, target_id)) is not None
+        return self._row("SELECT 1 FROM answered WHERE kind = ? AND target_id = ?", (kind, target_id)) is not None
 
     def prune_answered(self, older_than_ms: int) -> int:
         """Forget answered records older than ``older_than_ms`` (epoch ms); Discord never replays events that old."""
@@ -173,10 +172,9 @@ class Repository:
             return tx.execute("DELETE FROM thread_questions WHERE updated_at < ?", (older_than_ms,))
 
     def thread_question(self, thread_id: int) -> ThreadQuestion | None:
-        with self.db.transaction(write=False) as tx:
-            row = tx.fetchone(
-                "SELECT question, overrides, lang, updated_at FROM thread_questions WHERE thread_id = ?", (thread_id,)
-            )
+        row = self._row(
+            "SELECT question, overrides, lang, updated_at FROM thread_questions WHERE thread_id = ?", (thread_id,)
+        )
         if row is None:
             return None
         return ThreadQuestion(
@@ -202,10 +200,9 @@ class Repository:
     # -- remote reads ----------------------------------------------------------------------------------------------
 
     def remote_read(self, key: str) -> CachedRead | None:
-        with self.db.transaction(write=False) as tx:
-            row = tx.fetchone(
-                "SELECT source, revision, etag, fetched_at, summary FROM remote_reads WHERE source_key = ?", (key,)
-            )
+        row = self._row(
+            "SELECT source, revision, etag, fetched_at, summary FROM remote_reads WHERE source_key = ?", (key,)
+        )
         if row is None:
             return None
         source, revision, etag, fetched_at, summary = row
@@ -255,6 +252,11 @@ class Repository:
             if changed:
                 self._touch(tx, guild_id)
             return changed, self._read(tx, guild_id)
+
+    def _row(self, sql: str, params: tuple[Any, ...]) -> Row | None:
+        """A query's first row (None: it has none), read in a transaction of its own."""
+        with self.db.transaction(write=False) as tx:
+            return tx.fetchone(sql, params)
 
     @staticmethod
     def _read(tx: Tx, guild_id: int) -> GuildSettings:

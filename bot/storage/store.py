@@ -154,6 +154,13 @@ class Store:
     async def _write(self, fn: Callable[..., T], *args: object) -> T:
         return await self._timed(fn, *args, timeout=self.write_timeout)
 
+    async def _write_list(self, fn: Callable[..., tuple[T, GuildSettings]], *args: object) -> T:
+        """A change to a server's GPU or channel list: the repository answers what happened (added, removed...) and
+        the settings as they now are, which the cache keeps; the caller gets what happened."""
+        outcome, settings = await self._write(fn, *args)
+        self._remember(settings)
+        return outcome
+
     def forget(self, guild_id: int | None = None) -> None:
         """Drop cached settings (one server's, or all)."""
         if guild_id is None:
@@ -171,29 +178,19 @@ class Store:
         return self._remember(await self._write(self.repo.set_mention_replies, guild_id, value))
 
     async def add_gpu(self, guild_id: int, gpu_id: str) -> AddResult:
-        result, settings = await self._write(self.repo.add_gpu, guild_id, gpu_id)
-        self._remember(settings)
-        return result
+        return await self._write_list(self.repo.add_gpu, guild_id, gpu_id)
 
     async def remove_gpu(self, guild_id: int, gpu_id: str) -> bool:
-        removed, settings = await self._write(self.repo.remove_gpu, guild_id, gpu_id)
-        self._remember(settings)
-        return removed
+        return await self._write_list(self.repo.remove_gpu, guild_id, gpu_id)
 
     async def clear_gpus(self, guild_id: int) -> bool:
-        removed, settings = await self._write(self.repo.clear_gpus, guild_id)
-        self._remember(settings)
-        return removed
+        return await self._write_list(self.repo.clear_gpus, guild_id)
 
     async def add_channel(self, guild_id: int, channel_id: int) -> AddResult:
-        result, settings = await self._write(self.repo.add_channel, guild_id, channel_id)
-        self._remember(settings)
-        return result
+        return await self._write_list(self.repo.add_channel, guild_id, channel_id)
 
     async def remove_channel(self, guild_id: int, channel_id: int) -> bool:
-        removed, settings = await self._write(self.repo.remove_channel, guild_id, channel_id)
-        self._remember(settings)
-        return removed
+        return await self._write_list(self.repo.remove_channel, guild_id, channel_id)
 
     async def reset(self, guild_id: int) -> GuildSettings:
         return self._remember(await self._write(self.repo.reset, guild_id))

@@ -72,6 +72,19 @@ def _decoded(match: re.Match[str]) -> CardState | None:
         return None
 
 
+def _stateful_id(action: str, arg: str, state: CardState) -> str:
+    """A stateful button's ``custom_id``: :func:`card_view` adds those buttons only when the longest id fits in
+    Discord's 100 characters, so every one does."""
+    cid = custom_id(action, arg, state)
+    assert cid is not None
+    return cid
+
+
+def _second_row_button(label: str, emoji: str, cid: str) -> ui.Button[Any]:
+    """A grey button in the row under the context buttons (language, math, pin)."""
+    return ui.Button(label=label, emoji=emoji, style=discord.ButtonStyle.secondary, custom_id=cid, row=1)
+
+
 class _StatefulButton(_CardButton):
     state: CardState
 
@@ -123,15 +136,13 @@ class ContextButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf
     def __init__(self, state: CardState, context: int) -> None:
         self.state = state
         self.context = context
-        cid = custom_id("ctx", str(context), state)
-        assert cid is not None
         current = context == state.context
         super().__init__(
             ui.Button(
                 label=format_tokens_short(context),
                 style=discord.ButtonStyle.primary if current else discord.ButtonStyle.secondary,
                 disabled=current,
-                custom_id=cid,
+                custom_id=_stateful_id("ctx", str(context), state),
                 row=0,
             )
         )
@@ -154,17 +165,8 @@ class LanguageButton(
     def __init__(self, state: CardState, target: Lang) -> None:
         self.state = state
         self.target: Lang = target
-        cid = custom_id("lang", target, state)
-        assert cid is not None
-        super().__init__(
-            ui.Button(
-                label="한국어" if target == "ko" else "English",
-                emoji="🌐",
-                style=discord.ButtonStyle.secondary,
-                custom_id=cid,
-                row=1,
-            )
-        )
+        label = "한국어" if target == "ko" else "English"
+        super().__init__(_second_row_button(label, "🌐", _stateful_id("lang", target, state)))
 
     @classmethod
     async def from_custom_id(
@@ -181,17 +183,7 @@ class MathButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf
 
     def __init__(self, state: CardState) -> None:
         self.state = state
-        cid = custom_id("math", "-", state)
-        assert cid is not None
-        super().__init__(
-            ui.Button(
-                label=Tr(state.lang)(_("Show the math")),
-                emoji="🧮",
-                style=discord.ButtonStyle.secondary,
-                custom_id=cid,
-                row=1,
-            )
-        )
+        super().__init__(_second_row_button(Tr(state.lang)(_("Show the math")), "🧮", _stateful_id("math", "-", state)))
 
     @classmethod
     async def from_custom_id(
@@ -219,15 +211,7 @@ class PinButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=r"vf:pin:(
 
     def __init__(self, lang: Lang) -> None:
         self.lang: Lang = lang
-        super().__init__(
-            ui.Button(
-                label=Tr(lang)(_("Pin")),
-                emoji="📌",
-                style=discord.ButtonStyle.secondary,
-                custom_id=f"vf:pin:{lang}",
-                row=1,
-            )
-        )
+        super().__init__(_second_row_button(Tr(lang)(_("Pin")), "📌", f"vf:pin:{lang}"))
 
     @classmethod
     async def from_custom_id(

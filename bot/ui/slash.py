@@ -1,13 +1,14 @@
-"""Answering a slash command with a card: the choices its options offer, the length a question may have, and
-:func:`answer_interaction`, which every command that answers with a card (``/vram``, ``/vram-fit``,
-``/vram-compare``) calls."""
+"""Answering a slash command with a card: the choices its options offer, the length a question may have, where such
+a command may be used (:func:`card_command`), and :func:`answer_interaction`, which every command that answers with a
+card (``/vram``, ``/vram-fit``, ``/vram-compare``) calls; :mod:`bot.ui.options` has what their options share."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import discord
 from discord import app_commands
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 NO_MENTIONS = discord.AllowedMentions.none()
 MAX_QUERY = 300
 RESPONSE_WINDOW_SECONDS = 2.8  # Discord accepts the first response to an interaction for 3 s
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 KV_CHOICES = [
     app_commands.Choice(name=_("f16 (default)"), value="f16"),
@@ -58,6 +60,14 @@ QUANT_CHOICES = [
         )
     ),
 ]  # fmt: skip
+
+
+def card_command(command: _Function) -> _Function:
+    """Where a command that answers with a card may be used, and how often: installed by a server or by a user; in
+    servers, direct messages and group chats; under the bot's per-user slash-command cooldown."""
+    command = app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))(command)
+    command = app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)(command)
+    return app_commands.allowed_installs(guilds=True, users=True)(command)
 
 
 UNKNOWN_INTERACTION = 10062  # Discord's code for an interaction that can no longer be answered

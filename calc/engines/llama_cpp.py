@@ -30,9 +30,13 @@ from vramfit.calc.search import largest_context
 from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed, streamed_prefill_speed
 from vramfit.calc.weights import model_weights
 
+# architecture, context, users, KV type, flash attention, n_ubatch, unified KV, full-size SWA cache
+_KvShape = tuple[Architecture, int, int, KvType, bool, int, bool, bool]
 
-def request_kv(request: Request) -> KvCache:
-    return _kv_cached(
+
+def _kv_shape(request: Request) -> _KvShape:
+    """What of a request the KV cache depends on, in :func:`_kv_cached`'s order (and part of :func:`_parts`' key)."""
+    return (
         request.model.architecture,
         request.context,
         request.users,
@@ -42,6 +46,10 @@ def request_kv(request: Request) -> KvCache:
         request.kv_unified,
         request.swa_full,
     )
+
+
+def request_kv(request: Request) -> KvCache:
+    return _kv_cached(*_kv_shape(request))
 
 
 @lru_cache(maxsize=1024)  # bounded: the solvers probe many one-off contexts
@@ -117,19 +125,8 @@ _PARTS_LOCK = threading.Lock()  # the bot calls the calculator from several work
 
 
 def _parts(request: Request) -> _Parts:
-    key = (
-        request.model.architecture,
-        id(request.model.gguf) if request.model.gguf is not None else None,
-        request.quant,
-        request.context,
-        request.users,
-        request.kv_cache,
-        request.flash_attn_effective,
-        request.n_ubatch,
-        request.kv_unified,
-        request.swa_full,
-        request.ram_speed,
-    )
+    gguf = id(request.model.gguf) if request.model.gguf is not None else None
+    key = (*_kv_shape(request), gguf, request.quant, request.ram_speed)  # the KV cache's, the weights', the speed's
     with _PARTS_LOCK:
         parts = _PARTS_CACHE.get(key)
         if parts is None:

@@ -152,13 +152,11 @@ def test_slash_command_in_english_with_options_overriding_text() -> None:
 def test_slash_command_errors_are_ephemeral_and_localized() -> None:
     async def scenario() -> None:
         async with World.start() as world:
-            interaction = await world.slash("lamma-9000 on a 3060", locale="ko")
-            body = (await world.callback(interaction)).json["data"]
+            body = await world.ask("lamma-9000 on a 3060", locale="ko")
             assert body["flags"] & EPHEMERAL
             assert body["allowed_mentions"] == NO_PINGS
             assert body["content"] == "찾을 수 없는 모델: **lamma-9000**\n혹시 이것인가요? Llama 3 8B (`llama-3-8b`)"
-            interaction = await world.slash("", locale="en-US")
-            body = (await world.callback(interaction)).json["data"]
+            body = await world.ask("", locale="en-US")
             assert body["flags"] & EPHEMERAL
             assert body["content"].startswith("Which model?")
 
@@ -170,8 +168,7 @@ def test_unexpected_error_is_logged_not_shown(caplog: pytest.LogCaptureFixture) 
         async with World.start() as world:
             world.backend.fail_with = RuntimeError("boom: secret internals")
             with caplog.at_level(logging.ERROR, logger="vramfit.bot.tree"):
-                interaction = await world.slash("llama3 8b", locale="ko")
-                body = (await world.callback(interaction)).json["data"]
+                body = await world.ask("llama3 8b", locale="ko")
             assert body["flags"] & EPHEMERAL
             assert body["content"] == "봇 쪽에서 문제가 생겼어요. 기록해 두었으니 다시 시도해 주세요."
             assert "boom" not in body["content"] and "Traceback" not in body["content"]
@@ -203,19 +200,9 @@ USER_2 = 600_000_000_000_000_002
 def test_autocomplete_suggests_presets() -> None:
     async def scenario() -> None:
         async with World.start() as world:
-            payload = p.autocomplete(
-                app_id=world.fake.app_id,
-                command_id=world.command_id,
-                name="vram",
-                options=[p.command_option("model", "gem", focused=True)],
-                user_data=world.user,
-                guild_id=GUILD_ID,
-                channel=world.channel,
-            )
-            await world.fake.interaction(payload)
-            sent = await world.callback(payload)
-            assert sent.json["type"] == 8
-            assert sent.json["data"]["choices"] == [{"name": "Gemma 2 9B", "value": "gemma-2-9b"}]
+            sent = await world.autocomplete("vram", "model", "gem")
+            assert sent["type"] == 8
+            assert sent["data"]["choices"] == [{"name": "Gemma 2 9B", "value": "gemma-2-9b"}]
 
     run(scenario())
 
@@ -316,8 +303,7 @@ def test_direct_messages_need_no_mention() -> None:
             assert embed_of(sent.json)["title"] == "Llama 3 8B · Q4_K_M · 32K context"
             assert "vf:pin:en" not in custom_ids(sent.json)  # nothing to pin for in a DM
 
-            interaction = await world.slash("llama3 8b", locale="en-US", guild=False)
-            body = (await world.callback(interaction)).json["data"]
+            body = await world.ask("llama3 8b", locale="en-US", guild=False)
             assert embed_of(body)["title"] == "Llama 3 8B · Q4_K_M · 8K context"
             assert not any(cid.startswith("vf:pin") for cid in custom_ids(body))
 

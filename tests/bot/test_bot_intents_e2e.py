@@ -377,19 +377,9 @@ def test_new_commands_autocomplete() -> None:
                 ("vram-compare", "model_b", "gemma2 9", ("Gemma 2 9B", "gemma-2-9b")),
                 ("vram-fit", "gpu", "3060", ("GeForce RTX 3060 12GB", "rtx-3060-12gb")),
             ):
-                payload = p.autocomplete(
-                    app_id=world.fake.app_id,
-                    command_id=world.command_id,
-                    name=name,
-                    options=[p.command_option(option, typed, focused=True)],
-                    user_data=world.user,
-                    guild_id=GUILD_ID,
-                    channel=world.channel,
-                )
-                await world.fake.interaction(payload)
-                sent = await world.callback(payload)
-                assert sent.json["type"] == 8
-                choices = [(c["name"], c["value"]) for c in sent.json["data"]["choices"]]
+                sent = await world.autocomplete(name, option, typed)
+                assert sent["type"] == 8
+                choices = [(c["name"], c["value"]) for c in sent["data"]["choices"]]
                 assert expected in choices
 
     run(scenario())
@@ -398,8 +388,7 @@ def test_new_commands_autocomplete() -> None:
 def test_what_fits_without_a_gpu_asks_for_one() -> None:
     async def scenario() -> None:
         async with real_world() as world:
-            interaction = await world.slash("what can I run?", locale="ko")
-            body = (await world.callback(interaction)).json["data"]
+            body = await world.ask("what can I run?", locale="ko")
             assert body["flags"] & EPHEMERAL
             assert body["content"].startswith("어떤 GPU인가요?")
 

@@ -201,8 +201,7 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
             assert "Auto-answer is off" in sent.json["data"]["content"]
 
             # The settings apply: /vram from an English-speaking user, no GPU named → Korean card, the shortlist.
-            interaction = await world.slash("llama3 8b 32k", locale="en-US")
-            card = (await world.callback(interaction)).json["data"]
+            card = await world.ask("llama3 8b 32k", locale="en-US")
             embed = embed_of(card)
             assert embed["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 32K · vLLM"
             assert embed["description"].startswith("✅ **GeForce RTX 3060 12GB**에서 돌아가요")
@@ -504,31 +503,8 @@ def test_two_processes_share_settings_and_answer_once(database: str, tmp_path: P
                     assert [g.id for g in a.guilds] == [GUILD_A] and [g.id for g in b.guilds] == [GUILD_B]
 
                     world = World(fake=fake, bot=a, backend=FakeBackend(), channel=qa_a, thread=qa_a)
-                    # Written through process A (the guild's shard is A's) ...
-                    await settings_command_for(fake, world, GUILD_A, ["language"], [p.command_option("value", "ko")])
-                    await settings_command_for(fake, world, GUILD_A, ["channels", "add"],
-                                               *channel_option(qa_a))  # fmt: skip
-                    # ... and used by process B when the guild's events reach it (after a reshard, say).
-                    payload = p.slash_command(
-                        app_id=fake.app_id, command_id=p.snowflake(), name="vram",
-                        options=[p.command_option("query", "llama3 8b 3060")], user_data=world.user,
-                        locale="en-US", guild_id=GUILD_A, channel=qa_a,
-                    )  # fmt: skip
-                    await fake.interaction(payload, shard_id=2)
-                    sent = await fake.wait_request("POST", rf"/interactions/{payload['id']}/.*/callback")
-                    assert embed_of(sent.json["data"])["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 8K"
-
-                    # The same MESSAGE_CREATE delivered to both processes: one answer.
                     author = p.user(600_000_000_000_000_003, "asker")
-                    message = p.message(
-                        message_id=p.snowflake(), channel_id=GUILD_A + 1, author=author, guild_id=GUILD_A,
-                        content="llama3 8b 32k 3060 될까?", member_data=p.member(author),
-                    )  # fmt: skip
-                    await fake.dispatch("MESSAGE_CREATE", message, shard_id=1)
-                    await fake.dispatch("MESSAGE_CREATE", message, shard_id=3)
-                    await fake.wait_until(lambda: replies(fake, GUILD_A + 1))
-                    await settle(fake)
-                    assert len(replies(fake, GUILD_A + 1)) == 1
+                    await settings_shared_and_one_answer(fake, world, author, timeout=5.0, settle_seconds=0.25)
 
     run(scenario(), timeout=60)
 
@@ -559,34 +535,44 @@ def test_two_os_processes_with_two_shards_each(database: str, tmp_path: Path) ->
                 for process in processes:
                     await process.ready(timeout=60)
                 assert sorted(tuple(i["shard"]) for i in fake.identifies) == [(0, 4), (1, 4), (2, 4), (3, 4)]
-                asker = cast(World, SimpleNamespace(user=user, channel=qa_a))  # settings_command_for reads these two
-                # Written through process A, which runs the guild's shard (1) ...
-                await settings_command_for(fake, asker, GUILD_A, ["language"], [p.command_option("value", "ko")])
-                await settings_command_for(fake, asker, GUILD_A, ["channels", "add"], *channel_option(qa_a))
-                # ... and used by process B when one of the guild's events reaches it (shard 2).
-                payload = p.slash_command(
-                    app_id=fake.app_id, command_id=p.snowflake(), name="vram",
-                    options=[p.command_option("query", "llama3 8b 3060")], user_data=user,
-                    locale="en-US", guild_id=GUILD_A, channel=qa_a,
-                )  # fmt: skip
-                await fake.interaction(payload, shard_id=2)
-                sent = await fake.wait_request("POST", rf"/interactions/{payload['id']}/.*/callback", timeout=30)
-                assert embed_of(sent.json["data"])["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 8K"
-                # The same MESSAGE_CREATE delivered to both processes: one answer.
-                message = p.message(
-                    message_id=p.snowflake(), channel_id=GUILD_A + 1, author=user, guild_id=GUILD_A,
-                    content="llama3 8b 32k 3060 될까?", member_data=p.member(user),
-                )  # fmt: skip
-                await fake.dispatch("MESSAGE_CREATE", message, shard_id=1)
-                await fake.dispatch("MESSAGE_CREATE", message, shard_id=3)
-                await fake.wait_until(lambda: replies(fake, GUILD_A + 1), timeout=30)
-                await asyncio.sleep(1.0)  # the other process's handler has finished by now
-                assert len(replies(fake, GUILD_A + 1)) == 1
+                asker = cast(World, SimpleNamespace(user=user, channel=qa_a))  # the helper reads these two
+                # 1 s: the other process's handler has finished by then
+                await settings_shared_and_one_answer(fake, asker, user, timeout=30, settle_seconds=1.0)
             finally:
                 for process in processes:
                     process.stop()
 
     run(scenario(), timeout=120)
+
+
+async def settings_shared_and_one_answer(
+    fake: FakeDiscord, asker: World, author: JSON, *, timeout: float, settle_seconds: float
+) -> None:
+    """Two processes on one database (shards 0-1 and 2-3 of 4): the language and an auto-answer channel written
+    through process A, which runs GUILD_A's shard (1), are used by process B when one of the guild's events reaches
+    it (shard 2, after a reshard, say); and a MESSAGE_CREATE by ``author`` delivered to both (shards 1 and 3) is
+    answered once. ``asker`` (its user and channel) runs the commands; ``timeout``: how long an answer may take;
+    ``settle_seconds``: how long the other process's handler is given to finish before the replies are counted."""
+    channel = asker.channel
+    await settings_command_for(fake, asker, GUILD_A, ["language"], [p.command_option("value", "ko")])
+    await settings_command_for(fake, asker, GUILD_A, ["channels", "add"], *channel_option(channel))
+    payload = p.slash_command(
+        app_id=fake.app_id, command_id=p.snowflake(), name="vram",
+        options=[p.command_option("query", "llama3 8b 3060")], user_data=asker.user,
+        locale="en-US", guild_id=GUILD_A, channel=channel,
+    )  # fmt: skip
+    await fake.interaction(payload, shard_id=2)
+    sent = await fake.wait_request("POST", rf"/interactions/{payload['id']}/.*/callback", timeout=timeout)
+    assert embed_of(sent.json["data"])["title"] == "Llama 3 8B · Q4_K_M · 컨텍스트 8K"
+    message = p.message(
+        message_id=p.snowflake(), channel_id=GUILD_A + 1, author=author, guild_id=GUILD_A,
+        content="llama3 8b 32k 3060 될까?", member_data=p.member(author),
+    )  # fmt: skip
+    await fake.dispatch("MESSAGE_CREATE", message, shard_id=1)
+    await fake.dispatch("MESSAGE_CREATE", message, shard_id=3)
+    await fake.wait_until(lambda: replies(fake, GUILD_A + 1), timeout=timeout)
+    await asyncio.sleep(settle_seconds)
+    assert len(replies(fake, GUILD_A + 1)) == 1
 
 
 async def settings_command_for(
@@ -734,8 +720,7 @@ def test_a_shortlisted_gpu_the_catalog_no_longer_has_is_skipped_and_shown_to_adm
             assert world.bot.store is not None
             await world.bot.store.add_gpu(GUILD_ID, "rtx-9090-renamed")
             await world.bot.store.add_gpu(GUILD_ID, "rtx-3060-12gb")
-            interaction = await world.slash("llama3 8b 32k", locale="en-US")
-            card = (await world.callback(interaction)).json["data"]
+            card = await world.ask("llama3 8b 32k", locale="en-US")
             embed = embed_of(card)
             assert embed["title"].startswith("Llama 3 8B")
             assert "GeForce RTX 3060 12GB" in embed["description"]

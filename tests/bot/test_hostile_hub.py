@@ -19,7 +19,7 @@ import pytest
 
 from tests.calc.test_gguf import TINY_LLAMA, write_gguf
 from tests.fake_discord.harness import World, make_settings, run
-from tests.fake_hub import FakeHub, Repo
+from tests.fake_hub import FakeHub, Repo, use_hub
 from tests.fake_hub.hostile import HostileHub
 from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import run as vram
@@ -40,12 +40,7 @@ def _vram(*argv: str) -> tuple[int, dict[str, Any], float]:
 @pytest.fixture
 def hostile(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[HostileHub]:
     with HostileHub() as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.setenv("HF_TOKEN", "hf_secret_token")
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "1.5")
+        use_hub(monkeypatch, server.url, tmp_path / "cache", token="hf_secret_token", deadline_seconds="1.5")
         yield server
 
 
@@ -197,10 +192,7 @@ def good_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHu
     path = tmp_path / "Tiny-Llama-Q8_0.gguf"
     write_gguf(path, TINY_LLAMA, FileType.Q8_0)
     with FakeHub({REPO: Repo(files={path.name: path.read_bytes()})}) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+        use_hub(monkeypatch, server.url, tmp_path / "cache")
         yield server
 
 

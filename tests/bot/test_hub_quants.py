@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter
 
-from tests.bot.test_remote_models import _json
+from tests.bot.cli_json import run_json
 from tests.calc.test_gguf import TINY_LLAMA, write_gguf
-from tests.fake_hub import FakeHub, MemoryCache, Repo
+from tests.fake_hub import FakeHub, MemoryCache, Repo, use_hub
 from vramfit.bot.cli import run
 from vramfit.bot.i18n import format_small_size
 from vramfit.calc.estimate import answer
@@ -68,12 +68,7 @@ def hub(files: dict[str, list[Path]], monkeypatch: pytest.MonkeyPatch, tmp_path:
         LACKING: Repo(files=every["Q8_0"] | every["Q2_K"]),
     }
     with FakeHub(repos) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
-        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "3")
+        use_hub(monkeypatch, server.url, tmp_path / "cache", deadline_seconds="3")
         yield server
 
 
@@ -115,7 +110,7 @@ def _storage_gets(hub: FakeHub) -> set[str]:
 def test_which_quant_fits_answers_with_the_largest_file_that_fits(
     hub: FakeHub, files: dict[str, list[Path]], context: int
 ) -> None:
-    data = _json(f"which quant of {REPO} fits a {GPU_GB} GB GPU", "--context", str(context))
+    data = run_json(f"which quant of {REPO} fits a {GPU_GB} GB GPU", "--context", str(context))
     assert data["solution"]["kind"] == "best_quant" and data["solution"]["value"] == "Q6_K"
     assert data["request"]["quant"] == "Q6_K"
     assert data["request"]["model"]["source"].endswith("/Tiny-Q6_K.gguf")  # the card names that file
@@ -128,7 +123,7 @@ def test_which_quant_fits_answers_with_the_largest_file_that_fits(
 def test_a_repo_lacking_the_quant_that_fits_answers_with_the_next_it_has(
     hub: FakeHub, files: dict[str, list[Path]], context: int
 ) -> None:
-    data = _json(f"which quant of {LACKING} fits a {GPU_GB} GB GPU", "--context", str(context))
+    data = run_json(f"which quant of {LACKING} fits a {GPU_GB} GB GPU", "--context", str(context))
     assert data["solution"]["value"] == "Q2_K"  # Q6_K or Q4_K_M would fit, but the repo has neither
     assert data["request"]["model"]["source"].endswith("/Tiny-Q2_K.gguf")
     assert data["fits"][0]["total_bytes"] == _local_total(files["Q2_K"], "Q2_K", context)
@@ -136,7 +131,7 @@ def test_a_repo_lacking_the_quant_that_fits_answers_with_the_next_it_has(
 
 
 def test_when_no_quant_fits_the_answer_is_the_smallest_file(hub: FakeHub, files: dict[str, list[Path]]) -> None:
-    data = _json(f"which quant of {REPO} fits a 1 GB GPU", "--context", str(1 << 20))
+    data = run_json(f"which quant of {REPO} fits a 1 GB GPU", "--context", str(1 << 20))
     assert data["solution"]["value"] is None
     assert data["request"]["quant"] == "Q2_K" and data["request"]["model"]["source"].endswith("/Tiny-Q2_K.gguf")
 
@@ -154,21 +149,21 @@ def test_files_too_large_for_the_gpu_are_not_read(hub: FakeHub) -> None:
 
 
 def test_the_second_question_is_answered_from_the_cache(hub: FakeHub, context: int) -> None:
-    first = _json(f"which quant of {REPO} fits a {GPU_GB} GB GPU", "--context", str(context))
+    first = run_json(f"which quant of {REPO} fits a {GPU_GB} GB GPU", "--context", str(context))
     requests = len(hub.log)
-    again = _json(f"which quant of {REPO} fits a {GPU_GB} GB GPU", "--context", str(context))
+    again = run_json(f"which quant of {REPO} fits a {GPU_GB} GB GPU", "--context", str(context))
     assert len(hub.log) == requests and again == first
     # The plain question about the chosen quant shares its cached header.
-    assert _json(f"{REPO} Q6_K 8k 3060")["request"]["model"]["source"].endswith("/Tiny-Q6_K.gguf")
+    assert run_json(f"{REPO} Q6_K 8k 3060")["request"]["model"]["source"].endswith("/Tiny-Q6_K.gguf")
     assert len(hub.log) == requests
 
 
 def test_the_vision_projector_is_its_own_line_and_field(hub: FakeHub, files: dict[str, list[Path]]) -> None:
     size = files["mmproj"][0].stat().st_size
-    data = _json(f"{REPO} Q4_K_M 8k 3060")
+    data = run_json(f"{REPO} Q4_K_M 8k 3060")
     assert data["request"]["model"]["mmproj"] == "mmproj-Tiny-F16.gguf"  # F16 before Q8_0
     assert data["estimate"]["mmproj_bytes"] == size
-    local = _json("--gguf", str(files["Q4_K_M"][0]), "--context", "8192", "--gpu", "3060")
+    local = run_json("--gguf", str(files["Q4_K_M"][0]), "--context", "8192", "--gpu", "3060")
     assert data["estimate"]["total_bytes"] == local["estimate"]["total_bytes"]  # the verdict is the text model's
     said = {"en": "Vision projector mmproj-Tiny-F16.gguf: +", "ko": "비전 프로젝터 mmproj-Tiny-F16.gguf"}
     for lang, words in said.items():

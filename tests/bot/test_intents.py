@@ -18,8 +18,6 @@ through the CLI's JSON contract. Expected numbers are computed here, independent
 
 from __future__ import annotations
 
-import io
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -27,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import run_json
 from vramfit.bot.answering.resolve import CompareResult, FitResult, SolveResult, WhatFitsResult, resolve
 from vramfit.bot.parser import parse
 from vramfit.calc.estimate import estimate
@@ -367,15 +366,6 @@ def total_at(row: Row, **changes: Any) -> int:
     return components_total(estimate(request(row, **changes)))
 
 
-def cli_json(question: str) -> dict[str, Any]:
-    from vramfit.bot.cli import run
-
-    out = io.StringIO()
-    assert run(["--json", question], out) == 0, out.getvalue()
-    data: dict[str, Any] = json.loads(out.getvalue())
-    return data
-
-
 def check_parse(row: Row, intent: str) -> None:
     parsed = parse(row.q)
     assert parsed.intent == intent, (row.q, parsed.intent)
@@ -438,7 +428,7 @@ def test_fit(row: Row) -> None:
     whole = expected_verdict(e.total_bytes, budget)
     assert fit.verdict.value == whole if whole else fit.verdict.value in ("partial", "no")
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert data["lang"] == row.lang and data["request"]["intent"] == "fit"
     assert data["estimate"]["kv_cache_bytes"] == e.kv_cache_bytes
     assert data["fits"][0]["verdict"] == fit.verdict.value
@@ -491,7 +481,7 @@ def test_what_fits(row: Row) -> None:
     params = [m.params for m in result.models]
     assert params == sorted(params, reverse=True)
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert data["request"]["intent"] == "what_fits" and data["request"]["model"] is None
     assert data["request"]["context"] == row.context
     assert [(m["model"], m["quant"]) for m in data["what_fits"]] == expected
@@ -528,7 +518,7 @@ def test_compare(row: Row) -> None:
             whole = expected_verdict(e.total_bytes, usable(row.gpu))
             assert fit.verdict.value == whole if whole else fit.verdict.value in ("partial", "no")
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert data["request"]["intent"] == "compare"
     assert data["request"]["model"]["id"] == a and data["compare"]["request"]["model"]["id"] == b
     assert data["compare"]["kv_bytes_per_token"] == [kv_per_token(a), kv_per_token(b)]
@@ -560,7 +550,7 @@ def test_max_context(row: Row) -> None:
     assert result.answer.request.context == value
     assert result.answer.fits[0].verdict.value in ("fits", "tight")
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert data["request"]["intent"] == "max_context" and data["request"]["context"] == value
     assert data["solution"] == {"kind": "max_context", "value": value, "gpu": row.gpu, "count": row.count}
 
@@ -585,7 +575,7 @@ def test_max_users(row: Row) -> None:
     assert total_at(row, users=users + 1) > budget
     assert result.answer.request.users == users
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert data["request"]["intent"] == "max_users" and data["request"]["users"] == users
     assert data["solution"]["value"] == users
 
@@ -603,7 +593,7 @@ def test_best_quant(row: Row) -> None:
     assert result.answer.request.quant == expected
     assert result.answer.fits[0].verdict.value == "fits"
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert data["request"]["intent"] == "best_quant" and data["request"]["quant"] == expected
     assert data["solution"]["value"] == expected
 
@@ -630,7 +620,7 @@ def test_engines_side_by_side(row: Row) -> None:
         assert vllm.fits[0].usable_bytes == reserved
         assert vllm.fits[0].headroom_bytes == reserved - vllm.estimate.total_bytes
 
-    data = cli_json(row.q)
+    data = run_json(row.q)
     assert [e["request"]["engine"] for e in data["engines"]] == ["llama.cpp", "vllm"]
     assert data["engines"][1]["estimate"]["kv_cache_bytes"] == vllm.estimate.kv_cache_bytes
 

@@ -5,16 +5,14 @@ from the committed config.json (tests/data/configs/Kimi-K2.5.json, verbatim), no
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import run_json
 from tests.bot.test_new_architectures import _config
 from tests.groundtruth import DATA, GIB
-from vramfit.bot.cli import run
 from vramfit.bot.parser import parse
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.presets import load_catalog
@@ -84,13 +82,6 @@ def test_the_wrapper_type_alone_is_still_the_text_model() -> None:
     assert from_hf_config({**config, "text_config": text}) == from_hf_config(config)
 
 
-def _cli(*args: str) -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", *args], out) == 0, out.getvalue()
-    answer: dict[str, Any] = json.loads(out.getvalue())
-    return answer
-
-
 @pytest.mark.parametrize(
     ("args", "model_id", "lang"),
     [
@@ -103,7 +94,7 @@ def _cli(*args: str) -> dict[str, Any]:
     ],
 )
 def test_config_and_preset_answer_the_text_model(args: tuple[str, ...], model_id: str, lang: str) -> None:
-    answer = _cli(*args)
+    answer = run_json(*args)
     assert (answer["request"]["model"]["id"], answer["lang"]) == (model_id, lang)
     model, estimate = answer["request"]["model"], answer["estimate"]
     assert (model["layers"], model["context_length"], model["params"]) == (61, 262144, _params_by_hand())
@@ -113,8 +104,8 @@ def test_config_and_preset_answer_the_text_model(args: tuple[str, ...], model_id
 
 
 def test_the_preset_and_the_config_give_the_same_numbers() -> None:
-    by_config = _cli("--config", str(CONFIG_PATH), "32k 4 users on 8x h200")
-    by_preset = _cli("kimi k2.5 32k 4 users on 8x h200")
+    by_config = run_json("--config", str(CONFIG_PATH), "32k 4 users on 8x h200")
+    by_preset = run_json("kimi k2.5 32k 4 users on 8x h200")
     assert by_config["estimate"] == by_preset["estimate"]
     assert by_preset["estimate"]["kv_cache_bytes"] == _mla_kv_by_hand(32768, 4)
     assert load_catalog().models["kimi-k2.5"].architecture == from_hf_config(_config(FILE))

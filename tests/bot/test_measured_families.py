@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.bot.test_new_architectures import PRESET_CONFIGS, _answer, _config
+from tests.bot.cli_json import answer as ask
+from tests.bot.test_new_architectures import PRESET_CONFIGS, _config
 from tests.groundtruth import GIB
 from vramfit.bot.cli import run
 from vramfit.calc.hf_config import text_model_config
@@ -72,7 +73,7 @@ QUESTIONS: list[tuple[str, str, str, KvRule, float]] = [
 def test_the_kv_cache_of_a_measured_family_follows_llama_cpp(
     question: str, lang: str, preset_id: str, rule: KvRule, gib: float
 ) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == preset_id
     assert answer["request"]["context"] == CONTEXT
     kv = rule(dict(text_model_config(_config(PRESET_CONFIGS[preset_id]))), CONTEXT)  # a wrapper's text_config
@@ -91,7 +92,7 @@ def test_the_kv_cache_of_a_measured_family_follows_llama_cpp(
     ],
 )
 def test_gpt_oss_is_answered_in_the_form_it_ships_in(question: str, lang: str, quant: str) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["quant"] == quant
 
 
@@ -107,9 +108,9 @@ def test_gpt_oss_mxfp4_keeps_the_experts_at_4_25_bits() -> None:
     per_layer_f32 = experts * (2 * ffn + embd) + q_dim + 2 * kv_dim + embd + c["num_attention_heads"] + 2 * embd
     f32 = 4 * (layers * (per_layer_f32 + embd * experts + experts) + embd)
     tensors = mxfp4 + q8_0 + f32
-    file_bytes = _answer("gpt-oss 120b")["estimate"]["file_bytes"]
+    file_bytes = ask("gpt-oss 120b")["estimate"]["file_bytes"]
     assert tensors <= file_bytes <= tensors + (16 << 20)  # + the header: 201,088 BPE tokens and their merges
-    assert _answer("gpt-oss 120b q4_k_m")["estimate"]["file_bytes"] != file_bytes
+    assert ask("gpt-oss 120b q4_k_m")["estimate"]["file_bytes"] != file_bytes
 
 
 def test_a_preset_default_quant_must_be_a_quant_calc_knows() -> None:

@@ -6,7 +6,6 @@ architecture back; configs llama.cpp could not load are refused."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,10 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter, LlamaFileType
 
+from tests.bot.cli_json import answer as ask
+from tests.bot.cli_json import refused_config
 from tests.gguf_by_hand import assert_read_as_predicted, write_text_model_keys, write_zero_tensors
 from tests.groundtruth import DATA, GIB, llamacpp_rows
-from vramfit.bot.cli import run
 from vramfit.calc.file_types import FileType
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.tensors import count_params, gguf_tensors
@@ -29,13 +29,6 @@ CONFIG = DATA / "configs" / "MiniMax-M2.7.json"
 def _config() -> dict[str, Any]:
     data: dict[str, Any] = json.loads(CONFIG.read_text(encoding="utf-8"))
     return data
-
-
-def _answer(question: str, lang: str) -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", "--lang", lang, question], out) == 0
-    answer: dict[str, Any] = json.loads(out.getvalue())
-    return answer
 
 
 def _kv_by_hand(context: int) -> int:
@@ -58,7 +51,7 @@ def _kv_by_hand(context: int) -> int:
     ],
 )
 def test_minimax_m27_caches_every_layer_at_full_head_size(question: str, lang: str, context: int, gib: float) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     model = answer["request"]["model"]
     assert (model["id"], model["layers"], model["kv_heads"], model["head_dim"]) == ("minimax-m2.7", 62, 8, 128)
     assert model["context_length"] == 204800
@@ -76,7 +69,7 @@ def test_minimax_m27_caches_every_layer_at_full_head_size(question: str, lang: s
     ],
 )
 def test_minimax_m27_needs_more_than_one_consumer_card(question: str, lang: str, verdict: str) -> None:
-    fit = _answer(question, lang)["fits"][0]
+    fit = ask(question, lang)["fits"][0]
     assert fit["verdict"] == verdict
 
 
@@ -139,11 +132,7 @@ def test_the_hand_count_is_what_llama_cpp_loaded_from_the_scaled_copy() -> None:
     ],
 )
 def test_a_config_llama_cpp_could_not_load_is_a_bad_config(change: dict[str, int], words: str, tmp_path: Path) -> None:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps({**_config(), **change}), encoding="utf-8")
-    out = io.StringIO()
-    assert run(["--json", "--config", str(path)], out) != 0
-    error = json.loads(out.getvalue())["error"]
+    error = refused_config({**_config(), **change}, tmp_path)
     assert error["code"] == "bad_config"
     assert words in error["message"]
 

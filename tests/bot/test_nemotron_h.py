@@ -4,18 +4,17 @@ broken configs are errors; a GGUF header gives back the architecture its config 
 
 from __future__ import annotations
 
-import io
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from gguf import GGUFWriter
 
-from tests.bot.test_new_architectures import PRESET_CONFIGS, _answer, _config
+from tests.bot.cli_json import answer as ask
+from tests.bot.cli_json import refused_config
+from tests.bot.test_new_architectures import PRESET_CONFIGS, _config
 from tests.calc.test_gguf import _write_zero_tensors
 from tests.groundtruth import MIB
-from vramfit.bot.cli import EXIT_ERROR, run
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gguf import architecture_from_gguf, read_gguf, weights_from_gguf
 from vramfit.calc.hf_config import from_hf_config
@@ -57,7 +56,7 @@ def _state_by_hand(users: int = 1) -> int:
 def test_nemotron_3_nano_caches_kv_in_six_layers_and_mamba_state_in_23(
     question: str, lang: str, context: int, kv_mib: int
 ) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == PRESET
     estimate = answer["estimate"]
     assert estimate["kv_cache_bytes"] == _kv_by_hand(context) == kv_mib * MIB
@@ -66,10 +65,10 @@ def test_nemotron_3_nano_caches_kv_in_six_layers_and_mamba_state_in_23(
 
 
 def test_the_mamba_state_grows_with_users_not_with_context() -> None:
-    short, long = _answer("nemotron 3 nano 4k"), _answer("nemotron 3 nano 128k")
+    short, long = ask("nemotron 3 nano 4k"), ask("nemotron 3 nano 128k")
     assert short["estimate"]["kv_cache_bytes"] * 32 == long["estimate"]["kv_cache_bytes"]
     assert short["estimate"]["recurrent_state_bytes"] == long["estimate"]["recurrent_state_bytes"] == _state_by_hand()
-    four = _answer("nemotron 3 nano 32k for 4 users")
+    four = ask("nemotron 3 nano 32k for 4 users")
     assert four["estimate"]["recurrent_state_bytes"] == _state_by_hand(4) == 4 * 49_930_240
     assert four["estimate"]["kv_cache_bytes"] == _kv_by_hand(32768, 4)
 
@@ -93,15 +92,6 @@ def test_the_layers_follow_the_pattern_letter_by_letter() -> None:
     assert round(count_params(arch) / 1e8) == 316  # "31.6B total parameters" on the model card
 
 
-def _bad(tmp_path: Path, config: dict[str, Any]) -> dict[str, Any]:
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config), encoding="utf-8")
-    out = io.StringIO()
-    assert run(["--json", "--config", str(path)], out) == EXIT_ERROR
-    error: dict[str, Any] = json.loads(out.getvalue())["error"]
-    return error
-
-
 def _nano(**changes: Any) -> dict[str, Any]:
     return {**_config(FILE), **changes}
 
@@ -121,7 +111,7 @@ def _nano(**changes: Any) -> dict[str, Any]:
     ],
 )  # fmt: skip
 def test_a_broken_nemotron_config_is_a_bad_config(tmp_path: Path, config: dict[str, Any], field: str) -> None:
-    error = _bad(tmp_path, config)
+    error = refused_config(config, tmp_path)
     assert error["code"] == "bad_config"
     assert field in error["message"]
 
@@ -129,7 +119,8 @@ def test_a_broken_nemotron_config_is_a_bad_config(tmp_path: Path, config: dict[s
 @pytest.mark.parametrize("key", ["moe_latent_size", "num_nextn_predict_layers"])
 def test_nemotron_3_super_parts_are_refused_not_guessed(tmp_path: Path, key: str) -> None:
     # Nemotron 3 Super's latent experts (ffn_latent_down/up) and MTP head are not modelled.
-    assert _bad(tmp_path, _nano(**{key: 1024 if key == "moe_latent_size" else 1}))["code"] == "unsupported_architecture"
+    config = _nano(**{key: 1024 if key == "moe_latent_size" else 1})
+    assert refused_config(config, tmp_path)["code"] == "unsupported_architecture"
 
 
 # Tiny Nemotron-H configs in config.json's keys, and the keys NemotronHModel writes for them (conversion/nemotron.py

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import answer as ask
+from tests.bot.cli_json import refused_config
 from tests.groundtruth import DATA, GIB
 from vramfit.bot.cli import run
 from vramfit.bot.preset_row import preset_row
@@ -89,13 +91,6 @@ def test_the_preset_reproduces_its_config_json(preset_id: str, file: str) -> Non
     assert preset.vision_encoder == (row["model"][0].get("vision_encoder", False) or preset_id in VISION_BY_SOURCE)
 
 
-def _answer(question: str, lang: str = "en") -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", "--lang", lang, question], out) == 0
-    answer: dict[str, Any] = json.loads(out.getvalue())
-    return answer
-
-
 def _qwen35_by_hand(file: str, context: int, users: int = 1) -> tuple[int, int]:
     c = _config(file)["text_config"]
     attention_layers = c["layer_types"].count("full_attention")  # 8 of 32 (4B, 9B), 6 of 24 (2B)
@@ -113,33 +108,28 @@ def _qwen35_4b_by_hand(context: int, users: int = 1) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize(
-    ("question", "lang"),
-    [("qwen3.5 4b 32k 3060", "en"), ("큐웬3.5 4b 32k 3060에서 돌아가?", "ko"), ("qwen3.5:4b 32k on a 3060", "en")],
+    ("question", "lang", "preset_id"),
+    [
+        (question.format(size=size), lang, f"qwen3.5-{size}b")
+        for size in (4, 9)
+        for question, lang in (
+            ("qwen3.5 {size}b 32k 3060", "en"),
+            ("큐웬3.5 {size}b 32k 3060에서 돌아가?", "ko"),
+            ("qwen3.5:{size}b 32k on a 3060", "en"),
+        )
+    ],
 )
-def test_a_question_naming_qwen35_counts_its_state_once_per_user(question: str, lang: str) -> None:
-    answer = _answer(question, lang)
-    assert answer["request"]["model"]["id"] == "qwen3.5-4b"
+def test_qwen35_4b_and_9b_at_32k_on_a_3060_count_their_state_once_per_user(
+    question: str, lang: str, preset_id: str
+) -> None:
+    answer = ask(question, lang)
+    assert answer["request"]["model"]["id"] == preset_id
     assert answer["request"]["gpus"][0]["id"] == "rtx-3060-12gb"
-    kv, state = _qwen35_4b_by_hand(32768)
-    estimate = answer["estimate"]
-    assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == (kv, state) == (GIB, 52_690_944)
-    assert estimate["kv_cache_naive_bytes"] == 4 * GIB  # the textbook formula counts all 32 layers as attention
-    assert answer["fits"][0]["verdict"] == "fits"
-
-
-@pytest.mark.parametrize(
-    ("question", "lang"),
-    [("qwen3.5 9b 32k 3060", "en"), ("큐웬3.5 9b 32k 3060에서 돌아가?", "ko"), ("qwen3.5:9b 32k on a 3060", "en")],
-)
-def test_qwen35_9b_at_32k_on_a_3060(question: str, lang: str) -> None:
-    answer = _answer(question, lang)
-    assert answer["request"]["model"]["id"] == "qwen3.5-9b"
-    assert answer["request"]["gpus"][0]["id"] == "rtx-3060-12gb"
-    c = _config("Qwen3.5-9B.json")["text_config"]
+    c = _config(PRESET_CONFIGS[preset_id])["text_config"]
     assert (c["num_hidden_layers"], c["num_key_value_heads"], c["head_dim"]) == (32, 4, 256)
     # 8 full-attention layers x 32,768 cells x K and V x 4 KV heads x 256 x 2 bytes (f16) = 1 GiB; the
     # 24 Gated DeltaNet layers hold (3 x (2 x 2048 + 4096) conv + 128 x 4096 delta) f32 values each.
-    kv, state = _qwen35_by_hand("Qwen3.5-9B.json", 32768)
+    kv, state = _qwen35_by_hand(PRESET_CONFIGS[preset_id], 32768)
     estimate = answer["estimate"]
     assert (estimate["kv_cache_bytes"], estimate["recurrent_state_bytes"]) == (kv, state) == (GIB, 52_690_944)
     naive = c["num_hidden_layers"] * 32768 * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
@@ -181,7 +171,7 @@ def _new_preset_kv_by_hand(file: str, context: int) -> tuple[int, int]:
 def test_new_presets_cache_what_their_config_json_says(
     question: str, lang: str, preset_id: str, kv: int, state: int
 ) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == preset_id
     estimate = answer["estimate"]
     by_hand = _new_preset_kv_by_hand(PRESET_CONFIGS[preset_id], 32768)
@@ -189,14 +179,14 @@ def test_new_presets_cache_what_their_config_json_says(
 
 
 def test_the_state_grows_with_users_not_with_context() -> None:
-    short, long = _answer("qwen3.5 4b 4k"), _answer("qwen3.5 4b 128k")
+    short, long = ask("qwen3.5 4b 4k"), ask("qwen3.5 4b 128k")
     assert short["estimate"]["recurrent_state_bytes"] == long["estimate"]["recurrent_state_bytes"]
-    four = _answer("qwen3.5 4b 32k 4 users")
+    four = ask("qwen3.5 4b 32k 4 users")
     assert four["estimate"]["recurrent_state_bytes"] == _qwen35_4b_by_hand(32768, 4)[1] == 4 * 52_690_944
 
 
 def test_granite_4_h_keeps_kv_in_four_layers_and_mamba_state_in_the_rest() -> None:
-    answer = _answer("그래니트 4 350m 32k 3060에서 돌아가?", "ko")
+    answer = ask("그래니트 4 350m 32k 3060에서 돌아가?", "ko")
     assert answer["request"]["model"]["id"] == "granite-4.0-h-350m"
     c = _config("granite-4.0-h-350m.json")
     attention = c["layer_types"].count("attention")  # 4 of 32; NoPE attention with head size 768 / 12
@@ -211,7 +201,7 @@ def test_granite_4_h_keeps_kv_in_four_layers_and_mamba_state_in_the_rest() -> No
 
 @pytest.mark.parametrize("question", ["lfm2 700m 32k", "LFM2-700M 32k 3060", "리퀴드 lfm2 700m 32k"])
 def test_lfm2_has_kv_only_in_its_attention_layers(question: str) -> None:
-    answer = _answer(question)
+    answer = ask(question)
     assert answer["request"]["model"]["id"] == "lfm2-700m"
     c = _config("LFM2-700M.json")
     head_dim = c["hidden_size"] // c["num_attention_heads"]
@@ -268,7 +258,7 @@ def test_the_runtime_line_names_the_backend(question: str, note: str) -> None:
 
 
 def test_gemma_4_caches_a_window_on_sliding_layers_and_wide_heads_on_global_ones() -> None:
-    answer = _answer("젬마4 31b 32k 4090에서 돌아가?", "ko")
+    answer = ask("젬마4 31b 32k 4090에서 돌아가?", "ko")
     assert answer["request"]["model"]["id"] == "gemma-4-31b"
     c = _config("Gemma-4-31B-it-NVFP4.json")["text_config"]
     sliding = c["layer_types"].count("sliding_attention")  # 50 of 60, window 1024
@@ -285,11 +275,7 @@ def test_gemma_4_caches_a_window_on_sliding_layers_and_wide_heads_on_global_ones
 def test_gemma_4_with_shared_kv_layers_is_refused_until_it_is_modelled(tmp_path: Path) -> None:
     text = _config("Gemma-4-31B-it-NVFP4.json")["text_config"]
     config = {**text, "num_kv_shared_layers": 20}  # E2B/E4B: the last layers read an earlier layer's cache
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config), encoding="utf-8")
-    out = io.StringIO()
-    assert run(["--json", "--config", str(path)], out) != 0
-    assert json.loads(out.getvalue())["error"]["code"] == "unsupported_architecture"
+    assert refused_config(config, tmp_path)["code"] == "unsupported_architecture"
 
 
 @pytest.mark.parametrize(
@@ -306,13 +292,13 @@ def test_gemma_4_with_shared_kv_layers_is_refused_until_it_is_modelled(tmp_path:
     ],
 )
 def test_gpus_people_buy_in_2026(question: str, gpu_id: str, gib: int) -> None:
-    gpu = _answer(question)["request"]["gpus"][0]
+    gpu = ask(question)["request"]["gpus"][0]
     assert (gpu["id"], gpu["memory_bytes"]) == (gpu_id, gib * GIB)
 
 
 def test_a_strix_halo_with_64_gb_gives_the_gpu_three_quarters() -> None:
     # AMD's Variable Graphics Memory: up to 75 % of system memory (96 of 128 GB on the 128 GB machine).
-    fit = _answer("qwen3.5 35b on a ryzen ai max 395 64gb")["fits"][0]
+    fit = ask("qwen3.5 35b on a ryzen ai max 395 64gb")["fits"][0]
     assert (fit["gpu"], fit["usable_bytes"]) == ("ryzen-ai-max-395-64gb", 48 * GIB)
 
 
@@ -335,7 +321,7 @@ def _glm45_kv_by_hand(file: str, context: int, users: int = 1) -> int:
     ],
 )
 def test_glm_45_caches_its_trunk_layers_not_its_mtp_block(question: str, lang: str, preset_id: str, gib: float) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == preset_id
     kv = _glm45_kv_by_hand(PRESET_CONFIGS[preset_id], 32768)
     assert answer["estimate"]["kv_cache_bytes"] == kv == int(gib * GIB)
@@ -364,11 +350,7 @@ def test_glm_45_air_file_holds_an_mtp_block_that_llama_cpp_does_not_load() -> No
 
 def test_glm_45_without_experts_is_an_error_not_a_guess(tmp_path: Path) -> None:
     config = {**_config("GLM-4.5-Air.json"), "n_routed_experts": 0}
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config), encoding="utf-8")
-    out = io.StringIO()
-    assert run(["--json", "--config", str(path)], out) != 0
-    assert json.loads(out.getvalue())["error"]["code"] == "bad_config"
+    assert refused_config(config, tmp_path)["code"] == "bad_config"
 
 
 @pytest.mark.parametrize(
@@ -396,7 +378,7 @@ def test_plain_gqa_presets_cache_every_layer(question: str, lang: str, preset_id
     """Devstral Small 2 (Ministral 3 text model, llama's layout) and GLM-4.7 (GLM-4.5's, MTP block uncached): K and V
     of num_key_value_heads × head_dim in every trunk layer, f16."""
     c = text_model_config(_config(file))
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == preset_id
     kv = c["num_hidden_layers"] * context * 2 * c["num_key_value_heads"] * c["head_dim"] * 2
     assert answer["estimate"]["kv_cache_bytes"] == kv
@@ -439,7 +421,7 @@ def _olmo2_by_hand(file: str, context: int) -> tuple[int, int]:
     ],
 )
 def test_olmo2_questions(question: str, lang: str, preset_id: str, file: str) -> None:
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == preset_id
     assert answer["request"]["context"] == 4096  # the training context, asked or not
     params, kv = _olmo2_by_hand(file, 4096)
@@ -453,7 +435,7 @@ def test_olmo2_questions(question: str, lang: str, preset_id: str, file: str) ->
 )
 def test_ministral3_3b_at_32k(question: str, lang: str) -> None:
     c = _config("Ministral-3-3B-Instruct-2512.mlc.json")["text_config"]
-    answer = _answer(question, lang)
+    answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == "ministral-3-3b"
     assert answer["request"]["model"]["vision_encoder"] is True  # the pixtral tower is a separate mmproj file
     kv = c["num_hidden_layers"] * 32768 * 2 * c["num_key_value_heads"] * c["head_dim"] * 2  # K and V, f16

@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import run_json
 from tests.calc.test_gguf import TINY_LLAMA, write_2026_gguf, write_gguf
 from tests.fake_hub import FakeHub, Repo
-from tests.fake_ollama import FakeRegistry, Tag
+from tests.fake_ollama import FakeRegistry, Tag, use_registry
 from tests.fake_ollama.server import MANIFEST_TYPE
 from vramfit.bot.cli import run
 from vramfit.bot.sources.references import OllamaReference, find_ollama_tag, parse_ollama_name
@@ -54,19 +53,8 @@ def registry(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: 
         "library/not-gguf:1b": Tag(gguf=b"this is not a GGUF file"),
     }
     with FakeRegistry(tags) as server:
-        monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", server.url)
-        monkeypatch.delenv("VRAMFIT_OLLAMA_TIMEOUT_SECONDS", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))  # each test starts with nothing read
+        use_registry(monkeypatch, server.url, tmp_path / "cache")
         yield server
-
-
-def _json(*argv: str, status: int = 0) -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", *argv], out) == status, out.getvalue()
-    data: dict[str, Any] = json.loads(out.getvalue())
-    return data
 
 
 def _manifest_digest(registry: FakeRegistry, name: str) -> str:
@@ -76,8 +64,8 @@ def _manifest_digest(registry: FakeRegistry, name: str) -> str:
 def test_a_tag_in_a_question_answers_from_the_blob_header_exactly(
     registry: FakeRegistry, files: dict[str, Path]
 ) -> None:
-    remote = _json("tiny-llama:3b-instruct-q8_0 8k 3060")
-    local = _json("--gguf", str(files["Q8_0"]), "--context", "8192", "--gpu", "3060")
+    remote = run_json("tiny-llama:3b-instruct-q8_0 8k 3060")
+    local = run_json("--gguf", str(files["Q8_0"]), "--context", "8192", "--gpu", "3060")
     assert remote["estimate"] == local["estimate"] and remote["fits"] == local["fits"]
     assert remote["request"]["quant"] == "Q8_0"  # the header's general.file_type: a blob's name carries none
     digest = _manifest_digest(registry, "library/tiny-llama:3b-instruct-q8_0")
@@ -116,18 +104,18 @@ def test_the_header_read_remotely_is_the_files_own(registry: FakeRegistry, files
     ],
 )
 def test_the_ways_to_name_a_tag(registry: FakeRegistry, files: dict[str, Path], argv: list[str], quant: str) -> None:
-    remote = _json(*argv)
+    remote = run_json(*argv)
     assert remote["request"]["quant"] == quant
     context = str(remote["request"]["context"])  # 8k where the question says so, else the file's 4,096
-    assert remote["estimate"] == _json("--gguf", str(files[quant]), "--context", context)["estimate"]
+    assert remote["estimate"] == run_json("--gguf", str(files[quant]), "--context", context)["estimate"]
     assert "quant" not in remote["request"]["assumed"] and "unparsed" not in remote["request"]
 
 
 def test_a_hybrid_model_from_the_registry_has_its_recurrent_state(
     registry: FakeRegistry, files: dict[str, Path]
 ) -> None:
-    remote = _json("--ollama", "tiny-qwen3.5:0.8b", "--context", "4096")
-    local = _json("--gguf", str(files["qwen35"]), "--context", "4096")
+    remote = run_json("--ollama", "tiny-qwen3.5:0.8b", "--context", "4096")
+    local = run_json("--gguf", str(files["qwen35"]), "--context", "4096")
     assert remote["estimate"] == local["estimate"] and remote["estimate"]["recurrent_state_bytes"] > 0
 
 
@@ -144,16 +132,16 @@ def test_the_command_to_run_it_names_a_file_for_the_tag(registry: FakeRegistry) 
 
 
 def test_a_quant_beside_the_tag_that_is_not_its_files_is_said(registry: FakeRegistry) -> None:
-    answer = _json("tiny-llama:3b-instruct-q8_0 q4_k_m 8k")
+    answer = run_json("tiny-llama:3b-instruct-q8_0 q4_k_m 8k")
     assert answer["request"]["quant"] == "Q8_0"  # the tag is one file
     assert answer["request"]["unparsed"] == ["Q4_K_M"]
 
 
 def test_a_tag_a_preset_lists_as_its_alias_is_the_preset(registry: FakeRegistry) -> None:
-    answer = _json("qwen3.5:4b 32k on a 3060")
+    answer = run_json("qwen3.5:4b 32k on a 3060")
     assert answer["request"]["model"]["id"] == "qwen3.5-4b"
     assert registry.log == []  # answered offline, from the catalog
-    assert _json("--ollama", "qwen3.5:4b", status=2)["error"]["code"] == "ollama_not_found"  # the flag asks
+    assert run_json("--ollama", "qwen3.5:4b", status=2)["error"]["code"] == "ollama_not_found"  # the flag asks
     assert [r.path for r in registry.log] == ["/v2/library/qwen3.5/manifests/4b"]
 
 
@@ -177,7 +165,7 @@ def test_registry_errors_are_answers(
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     started = time.monotonic()
-    error = _json(*argv, status=2)["error"]
+    error = run_json(*argv, status=2)["error"]
     assert error["code"] == code, error
     assert time.monotonic() - started < 2.5  # the slow registry is given up on within its time-out
     if code == "ollama_rate_limited":
@@ -189,23 +177,31 @@ def test_registry_errors_are_answers(
         assert registry.log == []
 
 
+# Each registry error in both languages: the arguments, and words of the English and of the Korean sentence.
+REGISTRY_ERRORS = [
+    (["nothing-here:1b"], "I couldn't find nothing-here:1b in the Ollama registry.",
+     "Ollama 레지스트리에서 nothing-here:1b 모델을 찾지 못했어요."),
+    (["busy:1b"], "The Ollama registry is limiting requests: try again in 30 seconds.",
+     "Ollama 레지스트리가 요청을 제한하고 있어요. 30초 뒤에 다시 시도해 주세요."),
+    (["tiny-llama:latest", "--ollama-down"], "I can't reach 127.0.0.1: there is no network",
+     "127.0.0.1 서버에 연결할 수 없어요"),
+    (["slow:1b", "--ollama-slow"], "The Ollama registry didn't answer in time or refused the request",
+     "Ollama 레지스트리가 제때 응답하지 않았거나"),
+    (["adapter:1b"], "adapter:1b: the Ollama registry lists no GGUF model file for it.",
+     "adapter:1b: Ollama 레지스트리에 이 모델의 GGUF 모델 파일이 없어요."),
+    (["elsewhere:1b"], "sent the download to storage.example.net, which is neither the registry nor its storage",
+     "다운로드를 storage.example.net 주소로 보냈는데"),
+    (["tiny-llama:latest", "--offline"], "has not been read from the Ollama registry before",
+     "아직 Ollama 레지스트리에서 읽은 적이 없는데"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
-        (["nothing-here:1b"], "I couldn't find nothing-here:1b in the Ollama registry."),
-        (["nothing-here:1b", "--lang", "ko"], "Ollama 레지스트리에서 nothing-here:1b 모델을 찾지 못했어요."),
-        (["busy:1b"], "The Ollama registry is limiting requests: try again in 30 seconds."),
-        (["busy:1b", "--lang", "ko"], "Ollama 레지스트리가 요청을 제한하고 있어요. 30초 뒤에 다시 시도해 주세요."),
-        (["tiny-llama:latest", "--ollama-down"], "I can't reach 127.0.0.1: there is no network"),
-        (["tiny-llama:latest", "--ollama-down", "--lang", "ko"], "127.0.0.1 서버에 연결할 수 없어요"),
-        (["slow:1b", "--ollama-slow"], "The Ollama registry didn't answer in time or refused the request"),
-        (["slow:1b", "--ollama-slow", "--lang", "ko"], "Ollama 레지스트리가 제때 응답하지 않았거나"),
-        (["adapter:1b"], "adapter:1b: the Ollama registry lists no GGUF model file for it."),
-        (["adapter:1b", "--lang", "ko"], "adapter:1b: Ollama 레지스트리에 이 모델의 GGUF 모델 파일이 없어요."),
-        (["elsewhere:1b"], "sent the download to storage.example.net, which is neither the registry nor its storage"),
-        (["elsewhere:1b", "--lang", "ko"], "다운로드를 storage.example.net 주소로 보냈는데"),
-        (["tiny-llama:latest", "--offline"], "has not been read from the Ollama registry before"),
-        (["tiny-llama:latest", "--offline", "--lang", "ko"], "아직 Ollama 레지스트리에서 읽은 적이 없는데"),
+        (argv + lang_flag, words)
+        for argv, english, korean in REGISTRY_ERRORS
+        for lang_flag, words in (([], english), (["--lang", "ko"], korean))
     ],
 )
 def test_registry_errors_read_as_sentences_in_both_languages(
@@ -231,32 +227,33 @@ def _age_cache(folder: Path, seconds: float) -> None:
 def test_a_second_question_about_the_same_tag_needs_no_network(
     registry: FakeRegistry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = _json("tiny-llama:3b-instruct-q8_0 8k 3060")
+    first = run_json("tiny-llama:3b-instruct-q8_0 8k 3060")
     requests = len(registry.log)
-    again = _json("tiny-llama:3b-instruct-q8_0 32k 4090")  # another context and GPU: the same file
+    again = run_json("tiny-llama:3b-instruct-q8_0 32k 4090")  # another context and GPU: the same file
     assert len(registry.log) == requests  # answered from the cache
     assert again["estimate"]["weights_bytes"] == first["estimate"]["weights_bytes"]
     assert again["request"]["model"]["source"] == first["request"]["model"]["source"]
-    assert _json("--ollama", "library/tiny-llama:3b-instruct-q8_0", "--context", "8k")["estimate"] == first["estimate"]
+    by_flag = run_json("--ollama", "library/tiny-llama:3b-instruct-q8_0", "--context", "8k")
+    assert by_flag["estimate"] == first["estimate"]
     monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
-    assert _json("tiny-llama:3b-instruct-q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
-    assert _json("tiny-llama:latest", status=2)["error"]["code"] == "ollama_offline"
+    assert run_json("tiny-llama:3b-instruct-q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
+    assert run_json("tiny-llama:latest", status=2)["error"]["code"] == "ollama_offline"
     assert len(registry.log) == requests
 
 
 def test_after_a_day_the_manifest_is_asked_again(
     registry: FakeRegistry, files: dict[str, Path], tmp_path: Path
 ) -> None:
-    first = _json("someone/tiny-llama:3b")
+    first = run_json("someone/tiny-llama:3b")
     _age_cache(tmp_path / "cache", 25 * 3600)
     seen = len(registry.log)
-    assert _json("someone/tiny-llama:3b")["estimate"] == first["estimate"]
+    assert run_json("someone/tiny-llama:3b")["estimate"] == first["estimate"]
     assert [r.path for r in registry.log[seen:]] == ["/v2/someone/tiny-llama/manifests/3b"]  # the same digest
     registry.tags["someone/tiny-llama:3b"].gguf = files["Q4_K_M"].read_bytes()  # the tag pushed again
     registry.manifest(registry.tags["someone/tiny-llama:3b"])
     _age_cache(tmp_path / "cache", 25 * 3600)
     seen = len(registry.log)
-    pushed = _json("someone/tiny-llama:3b")
+    pushed = run_json("someone/tiny-llama:3b")
     assert pushed["request"]["quant"] == "Q4_K_M" and pushed["estimate"] != first["estimate"]
     assert any(r.path.startswith("/storage/") for r in registry.log[seen:])
     assert pushed["request"]["model"]["source"].endswith(_manifest_digest(registry, "someone/tiny-llama:3b")[:12])
@@ -268,9 +265,9 @@ def test_ollamas_name_for_a_hub_gguf_is_read_from_the_hub(
     with FakeHub({"tiny-org/Tiny-GGUF": Repo(files={"Tiny-Q8_0.gguf": files["Q8_0"].read_bytes()})}) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         monkeypatch.delenv("HF_TOKEN", raising=False)
-        local = _json("--gguf", str(files["Q8_0"]))["estimate"]
-        assert _json("--ollama", "hf.co/tiny-org/Tiny-GGUF:Q8_0")["estimate"] == local
-        assert _json("hf.co/tiny-org/Tiny-GGUF:Q8_0")["estimate"] == local
+        local = run_json("--gguf", str(files["Q8_0"]))["estimate"]
+        assert run_json("--ollama", "hf.co/tiny-org/Tiny-GGUF:Q8_0")["estimate"] == local
+        assert run_json("hf.co/tiny-org/Tiny-GGUF:Q8_0")["estimate"] == local
         assert hub.log and registry.log == []
 
 
@@ -322,7 +319,7 @@ def test_the_bot_answers_a_tag_from_its_header_and_then_from_the_cache(registry:
 
     question = "tiny-llama:3b-instruct-q8_0 32k 3060" + ("에서 돌아가?" if lang == "ko" else "")
     card = CalcBackend().answer(question, None, {})
-    expected = _json("--ollama", "tiny-llama:3b-instruct-q8_0", "--context", "32768", "--gpu", "3060")
+    expected = run_json("--ollama", "tiny-llama:3b-instruct-q8_0", "--context", "32768", "--gpu", "3060")
     assert card.estimate.weights_bytes == expected["estimate"]["weights_bytes"]  # type: ignore[union-attr]
     assert card.estimate.kv_cache_bytes == expected["estimate"]["kv_cache_bytes"]  # type: ignore[union-attr]
     requests = len(registry.log)
@@ -366,8 +363,6 @@ def test_a_tag_in_slash_vram_is_deferred_answered_and_cached(
     from tests.fake_discord.harness import slow_source_then_cached
 
     with FakeRegistry({"library/tiny-slow:3b": Tag(gguf=files["Q8_0"].read_bytes(), delay_seconds=0.4)}) as server:
-        monkeypatch.setenv("VRAMFIT_OLLAMA_REGISTRY", server.url)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+        use_registry(monkeypatch, server.url, tmp_path / "cache")
         embed = slow_source_then_cached("tiny-slow:3b 32k 3060", lambda: len(server.log))
     assert "Read from the header of [tiny-slow:3b](https://ollama.com/library/tiny-slow:3b)" in embed["description"]

@@ -5,15 +5,14 @@ is sized as the nearest standard quant and says so, in English and Korean."""
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import run_json
 from tests.calc.test_gguf import TINY_LLAMA, write_gguf
-from tests.fake_hub import FakeHub, Repo
+from tests.fake_hub import FakeHub, Repo, use_hub
 from vramfit.bot.cli import run
 from vramfit.bot.parser import parse
 from vramfit.calc.file_types import FileType, parse_file_type, uploader_mix
@@ -30,18 +29,8 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
         write_gguf(path, TINY_LLAMA, ftype)
         files[name] = path.read_bytes()
     with FakeHub({REPO: Repo(files=files)}) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+        use_hub(monkeypatch, server.url, tmp_path / "cache")
         yield server
-
-
-def _json(*argv: str) -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", *argv], out) == 0, out.getvalue()
-    data: dict[str, Any] = json.loads(out.getvalue())
-    return data
 
 
 @pytest.mark.parametrize(
@@ -55,11 +44,11 @@ def _json(*argv: str) -> dict[str, Any]:
 )
 def test_an_unsloth_dynamic_quant_is_read_from_its_own_file(hub: FakeHub, argv: list[str]) -> None:
     """Before: unknown_quant before the repo was even read."""
-    data = _json(*argv)
+    data = run_json(*argv)
     request = data["request"]
     assert request["model"]["source"].endswith(UD_FILE)
     assert "quant_mix" not in request  # the file's header: exact, nothing approximated
-    q8 = _json(f"hf.co/{REPO}:UD-Q4_K_XL 8k 3060")["estimate"]["weights_bytes"]
+    q8 = run_json(f"hf.co/{REPO}:UD-Q4_K_XL 8k 3060")["estimate"]["weights_bytes"]
     assert data["estimate"]["weights_bytes"] == q8
 
 
@@ -76,7 +65,7 @@ def test_a_mix_without_its_file_is_sized_as_the_nearest_standard_quant_and_says_
     question: str, lang: str, mix: str, sized_as: str, words: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
-    data = _json(question)
+    data = run_json(question)
     assert data["request"]["quant"] == sized_as
     assert data["request"]["quant_mix"] == {"written": mix, "sized_as": sized_as}
     out = io.StringIO()

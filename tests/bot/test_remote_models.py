@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.bot.cli_json import run_json
 from tests.calc.test_gguf import TINY_LLAMA, write_2026_gguf, write_gguf
-from tests.fake_hub import FakeHub, Repo
+from tests.fake_hub import FakeHub, Repo, use_hub
 from vramfit.bot.cli import run
 from vramfit.bot.sources.references import find_reference
 from vramfit.calc.file_types import FileType
@@ -46,25 +46,13 @@ def hub(files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
         "tiny-org/Elsewhere-GGUF": Repo(files={files["Q8_0"].name: b"GGUF"}, redirect_to="http://storage.example.net"),
     }
     with FakeHub(repos) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(cache))  # each test starts with nothing read
-        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "3")  # a busy Hub is given up on after 3 s, not 15
+        use_hub(monkeypatch, server.url, cache, deadline_seconds="3")  # a busy Hub is given up on after 3 s, not 15
         yield server
 
 
-def _json(*argv: str, status: int = 0) -> dict[str, Any]:
-    out = io.StringIO()
-    assert run(["--json", *argv], out) == status, out.getvalue()
-    data: dict[str, Any] = json.loads(out.getvalue())
-    return data
-
-
 def test_a_repo_in_a_question_answers_from_the_remote_header_exactly(hub: FakeHub, files: dict[str, Path]) -> None:
-    remote = _json(f"{REPO} Q8_0 8k 3060")
-    local = _json("--gguf", str(files["Q8_0"]), "--context", "8192", "--gpu", "3060")
+    remote = run_json(f"{REPO} Q8_0 8k 3060")
+    local = run_json("--gguf", str(files["Q8_0"]), "--context", "8192", "--gpu", "3060")
     assert remote["estimate"] == local["estimate"]
     assert remote["request"]["quant"] == "Q8_0"
     assert remote["request"]["model"]["source"].endswith("/Tiny-Llama-Q8_0.gguf")
@@ -75,21 +63,21 @@ def test_a_repo_in_a_question_answers_from_the_remote_header_exactly(hub: FakeHu
 
 
 def test_the_quant_picks_the_file_and_the_default_is_q4_k_m(hub: FakeHub, files: dict[str, Path]) -> None:
-    assert _json(REPO)["request"]["quant"] == "Q4_K_M"
-    local = _json("--gguf", str(files["Q4_K_M"]))
-    assert _json(REPO)["estimate"] == local["estimate"]
-    assert _json(f"hf.co/{REPO}:Q8_0")["request"]["quant"] == "Q8_0"  # Ollama's form for a Hub GGUF
+    assert run_json(REPO)["request"]["quant"] == "Q4_K_M"
+    local = run_json("--gguf", str(files["Q4_K_M"]))
+    assert run_json(REPO)["estimate"] == local["estimate"]
+    assert run_json(f"hf.co/{REPO}:Q8_0")["request"]["quant"] == "Q8_0"  # Ollama's form for a Hub GGUF
 
 
 def test_a_link_to_one_file_is_read_through_hf_endpoint(hub: FakeHub, files: dict[str, Path]) -> None:
     link = f"https://huggingface.co/{REPO}/blob/main/Tiny-Llama-Q8_0.gguf"
-    assert _json("--hf", link)["estimate"] == _json("--gguf", str(files["Q8_0"]))["estimate"]
+    assert run_json("--hf", link)["estimate"] == run_json("--gguf", str(files["Q8_0"]))["estimate"]
     assert not any("huggingface.co" in r.path for r in hub.log)  # every request went to the fake Hub
 
 
 def test_a_hybrid_model_from_the_hub_has_its_recurrent_state(hub: FakeHub, files: dict[str, Path]) -> None:
-    remote = _json("--hf", "tiny-org/Tiny-Qwen3.5-GGUF", "--context", "4096")
-    local = _json("--gguf", str(files["qwen35"]), "--context", "4096")
+    remote = run_json("--hf", "tiny-org/Tiny-Qwen3.5-GGUF", "--context", "4096")
+    local = run_json("--gguf", str(files["qwen35"]), "--context", "4096")
     assert remote["estimate"] == local["estimate"] and remote["estimate"]["recurrent_state_bytes"] > 0
 
 
@@ -114,7 +102,7 @@ def test_korean_question_with_a_repo(hub: FakeHub) -> None:
     ],
 )
 def test_remote_errors_are_answers(hub: FakeHub, argv: list[str], code: str) -> None:
-    error = _json(*argv, status=2)["error"]
+    error = run_json(*argv, status=2)["error"]
     assert error["code"] == code, error
     if code == "remote_no_gguf":
         assert set(error["suggestions"]) == {"Q4_K_M", "Q8_0"}  # the quants the repo has
@@ -146,14 +134,14 @@ def test_remote_errors_read_as_sentences(hub: FakeHub, argv: list[str], words: s
 
 
 def test_a_second_question_about_the_same_file_needs_no_network(hub: FakeHub, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = _json(f"{REPO} Q8_0 8k 3060")
+    first = run_json(f"{REPO} Q8_0 8k 3060")
     requests = len(hub.log)
-    again = _json(f"{REPO} Q8_0 32k 4090")  # another context and GPU: the same file
+    again = run_json(f"{REPO} Q8_0 32k 4090")  # another context and GPU: the same file
     assert len(hub.log) == requests  # answered from the cache
     assert again["estimate"]["weights_bytes"] == first["estimate"]["weights_bytes"]
     monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
-    assert _json(f"{REPO} Q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
-    assert _json(f"{REPO} Q4_K_M", status=2)["error"]["code"] == "remote_offline"  # never read: says so
+    assert run_json(f"{REPO} Q8_0 8k 3060")["estimate"] == first["estimate"]  # offline: from the cache
+    assert run_json(f"{REPO} Q4_K_M", status=2)["error"]["code"] == "remote_offline"  # never read: says so
     assert len(hub.log) == requests
 
 
@@ -176,7 +164,7 @@ def test_the_bot_answers_a_hub_repo_from_its_header_and_then_from_the_cache(hub:
 
     question = f"{REPO} Q8_0 32k 3060" if lang == "en" else f"{REPO} Q8_0 32k 3060에서 돌아가?"
     card = CalcBackend().answer(question, None, {})
-    assert card.estimate.weights_bytes == _json(f"{REPO} Q8_0 32k 3060")["estimate"]["weights_bytes"]  # type: ignore[union-attr]
+    assert card.estimate.weights_bytes == run_json(f"{REPO} Q8_0 32k 3060")["estimate"]["weights_bytes"]  # type: ignore[union-attr]
     requests = len(hub.log)
     description = render_card(card, lang).description or ""  # type: ignore[arg-type]
     link = "[Tiny-Llama-Q8\\_0.gguf]("  # the file name as Markdown shows it literally
@@ -189,17 +177,17 @@ def test_the_bot_answers_a_hub_repo_from_its_header_and_then_from_the_cache(hub:
 
 def test_the_quant_label_is_the_files_own(hub: FakeHub, files: dict[str, Path]) -> None:
     # The weights of a file are its own tensors, so the label names that file's quant, not a --quant default.
-    assert _json("--gguf", str(files["Q8_0"]))["request"]["quant"] == "Q8_0"
-    assert _json("--hf", REPO, "--file", "Tiny-Llama-Q8_0.gguf")["request"]["quant"] == "Q8_0"
-    assert "quant" not in _json("--gguf", str(files["Q8_0"]))["request"]["assumed"]
+    assert run_json("--gguf", str(files["Q8_0"]))["request"]["quant"] == "Q8_0"
+    assert run_json("--hf", REPO, "--file", "Tiny-Llama-Q8_0.gguf")["request"]["quant"] == "Q8_0"
+    assert "quant" not in run_json("--gguf", str(files["Q8_0"]))["request"]["assumed"]
 
 
 def test_a_file_named_without_its_quant_is_labelled_by_its_header(tmp_path: Path) -> None:
     path = tmp_path / "model.gguf"  # as a blob from a registry is named: by nothing but its digest
     write_gguf(path, TINY_LLAMA, FileType.Q8_0, declare=True)
-    assert _json("--gguf", str(path))["request"]["quant"] == "Q8_0"
+    assert run_json("--gguf", str(path))["request"]["quant"] == "Q8_0"
     write_gguf(path, TINY_LLAMA, FileType.Q8_0)  # declares none: the --quant given, as before
-    assert _json("--gguf", str(path), "--quant", "Q4_K_M")["request"]["quant"] == "Q4_K_M"
+    assert run_json("--gguf", str(path), "--quant", "Q4_K_M")["request"]["quant"] == "Q4_K_M"
 
 
 def test_split_files_are_chosen_part_by_part() -> None:
@@ -227,10 +215,7 @@ def test_a_repo_in_slash_vram_is_deferred_answered_and_cached(
 
     slow = {"tiny-org/Slow-GGUF": Repo(files={files["Q8_0"].name: files["Q8_0"].read_bytes()}, delay_seconds=0.4)}
     with FakeHub(slow) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))
+        use_hub(monkeypatch, server.url, tmp_path / "cache")
         embed = slow_source_then_cached("tiny-org/Slow-GGUF Q8_0 32k 3060", lambda: len(server.log))
     assert "Read from the header of" in embed["description"]
 
@@ -252,10 +237,7 @@ def test_a_restarted_bot_answers_a_hub_repo_from_its_store(
         {"database_path": str(tmp_path / "vramfit.db")} if kind == "sqlite" else {"database_url": pg.fresh_url()}
     )
     with FakeHub(repos) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", "")  # no cache folder: only the store is shared
+        use_hub(monkeypatch, server.url, "")  # no cache folder: only the store is shared
 
         async def ask(**settings: Any) -> dict[str, Any]:
             async with World.start(settings=make_settings(**settings), backend=CalcBackend().backend()) as world:

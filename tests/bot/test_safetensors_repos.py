@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tests.bot.test_remote_models import _json
+from tests.bot.cli_json import run_json
 from tests.calc.test_gguf import TINY_LLAMA
-from tests.fake_hub import FakeHub, Repo
+from tests.fake_hub import FakeHub, Repo, use_hub
 from tests.fake_hub.safetensors import Tensor, llama_tensors, nbytes, safetensors_file, shard
 from vramfit.bot.cli import run
 from vramfit.bot.sources.references import find_reference
@@ -71,12 +71,7 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
         ),
     }
     with FakeHub(repos) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_TOKEN", raising=False)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.delenv("VRAMFIT_OFFLINE", raising=False)
-        monkeypatch.setenv("VRAMFIT_CACHE_DIR", str(tmp_path / "cache"))  # each test starts with nothing read
-        monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "3")
+        use_hub(monkeypatch, server.url, tmp_path / "cache", deadline_seconds="3")
         monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf"))  # config.json's copy
         yield server
 
@@ -85,7 +80,7 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
 def test_params_and_bytes_from_the_headers_are_those_of_the_tensors_written(
     hub: FakeHub, form: str, quant: str
 ) -> None:
-    data = _json("--hf", REPOS[form], "--engine", "vllm")
+    data = run_json("--hf", REPOS[form], "--engine", "vllm")
     checkpoint = data["request"]["model"]["checkpoint"]
     assert checkpoint["params"] == _by_hand_params(CONFIG) == data["request"]["model"]["params"]
     assert checkpoint["dtype_bytes"] == _by_hand_bytes(TENSORS[form])
@@ -102,7 +97,7 @@ def test_params_and_bytes_from_the_headers_are_those_of_the_tensors_written(
 
 
 def test_awq_counts_eight_weights_per_packed_int32_and_no_scales(hub: FakeHub) -> None:
-    dtype_params = _json("--hf", REPOS["awq"], "--engine", "vllm")["request"]["model"]["checkpoint"]["dtype_params"]
+    dtype_params = run_json("--hf", REPOS["awq"], "--engine", "vllm")["request"]["model"]["checkpoint"]["dtype_params"]
     qweights = sum(nbytes(d, s) // 4 for n, d, s in TENSORS["awq"] if n.endswith(".qweight"))
     assert dtype_params["I32"] == 8 * qweights  # qzeros are I32 too, and no weights
     assert dtype_params["F16"] == 0  # the scales
@@ -113,13 +108,13 @@ def test_the_vllm_answer_for_an_fp8_repo_holds_the_checkpoints_bytes(hub: FakeHu
     from vramfit.calc.file_types import FileType
     from vramfit.calc.hf_config import from_hf_config
 
-    data = _json("--engine", "vllm", f"{REPOS['fp8']} on an h100")
+    data = run_json("--engine", "vllm", f"{REPOS['fp8']} on an h100")
     measured = sum(_by_hand_bytes(TENSORS["fp8"]).values())
     assert data["request"]["quant"] == "FP8" and data["request"]["engine"] == "vllm"
     assert data["estimate"]["weights_bytes"] == measured + ROTARY
     # The architecture alone would size per-channel scales; this checkpoint has one scale per matrix.
     assert checkpoint_weights(from_hf_config(FP8), FileType.FP8).tensor_bytes != measured + ROTARY
-    assert _json(f"{REPOS['fp8']} on an h100 with vllm")["estimate"] == data["estimate"]  # the engine in words
+    assert run_json(f"{REPOS['fp8']} on an h100 with vllm")["estimate"] == data["estimate"]  # the engine in words
     out = io.StringIO()
     assert run(["--engine", "vllm", f"{REPOS['fp8']} on an h100"], out) == 0
     assert f"vllm serve {REPOS['fp8']} --max-model-len" in out.getvalue()
@@ -129,15 +124,15 @@ def test_the_vllm_answer_for_an_fp8_repo_holds_the_checkpoints_bytes(hub: FakeHu
 def test_llama_cpp_on_a_safetensors_repo_sizes_the_gguf_its_quantizer_would_make(hub: FakeHub, tmp_path: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps(CONFIG))
-    remote = _json(f"{REPOS['bf16']} 8k 3060")
-    local = _json("--config", str(config), "--context", "8192", "--gpu", "3060")
+    remote = run_json(f"{REPOS['bf16']} 8k 3060")
+    local = run_json("--config", str(config), "--context", "8192", "--gpu", "3060")
     assert remote["request"]["quant"] == "Q4_K_M" and remote["request"]["engine"] == "llama.cpp"
     assert remote["estimate"] == local["estimate"]
     assert remote["request"]["model"]["checkpoint"]["file_type"] == "BF16"
     out = io.StringIO()
     assert run([f"{REPOS['bf16']} 8k 3060"], out) == 0
     assert "llama-server -m Tiny-Llama-Q4_K_M.gguf" in out.getvalue()
-    assert _json(f"https://huggingface.co/{REPOS['bf16']} Q8_0 8k 3060")["request"]["quant"] == "Q8_0"  # a link
+    assert run_json(f"https://huggingface.co/{REPOS['bf16']} Q8_0 8k 3060")["request"]["quant"] == "Q8_0"  # a link
 
 
 def test_korean_question_with_a_safetensors_repo(hub: FakeHub) -> None:
@@ -158,7 +153,7 @@ def test_korean_question_with_a_safetensors_repo(hub: FakeHub) -> None:
     ],
 )
 def test_errors_are_sentences_in_both_languages(hub: FakeHub, repo: str, code: str, english: str, korean: str) -> None:
-    assert _json(repo, status=2)["error"]["code"] == code
+    assert run_json(repo, status=2)["error"]["code"] == code
     for lang, words in (("en", english), ("ko", korean)):
         out = io.StringIO()
         assert run([f"{repo} 8k 3060", "--lang", lang], out) == 2
@@ -169,21 +164,21 @@ def test_errors_are_sentences_in_both_languages(hub: FakeHub, repo: str, code: s
 def test_a_second_question_answers_from_the_cache_without_the_hub(
     hub: FakeHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = _json("--engine", "vllm", f"{REPOS['fp8']} on an h100")
+    first = run_json("--engine", "vllm", f"{REPOS['fp8']} on an h100")
     requests = len(hub.log)
     assert requests > 0
-    again = _json(f"{REPOS['fp8']} 32k 4090 with vllm")  # another context and GPU: the same repo
+    again = run_json(f"{REPOS['fp8']} 32k 4090 with vllm")  # another context and GPU: the same repo
     assert len(hub.log) == requests
     assert again["estimate"]["weights_bytes"] == first["estimate"]["weights_bytes"]
-    assert _json(f"{REPOS['fp8']} 8k 3060")["request"]["quant"] == "Q4_K_M"  # llama.cpp, from the same cache
+    assert run_json(f"{REPOS['fp8']} 8k 3060")["request"]["quant"] == "Q4_K_M"  # llama.cpp, from the same cache
     monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
-    assert _json("--engine", "vllm", f"{REPOS['fp8']} on an h100")["estimate"] == first["estimate"]
-    assert _json(REPOS["awq"], status=2)["error"]["code"] == "remote_offline"  # never read: says so
+    assert run_json("--engine", "vllm", f"{REPOS['fp8']} on an h100")["estimate"] == first["estimate"]
+    assert run_json(REPOS["awq"], status=2)["error"]["code"] == "remote_offline"  # never read: says so
     assert len(hub.log) == requests
 
 
 def test_a_url_to_another_host_is_refused_beside_a_bare_repo(hub: FakeHub) -> None:
-    error = _json(f"{REPOS['bf16']} from https://models.example.org/tiny.safetensors 3060", status=2)["error"]
+    error = run_json(f"{REPOS['bf16']} from https://models.example.org/tiny.safetensors 3060", status=2)["error"]
     assert error["code"] == "remote_host_refused"
     assert hub.log == []  # nothing fetched at all
 
@@ -237,7 +232,7 @@ def test_a_repo_a_preset_lists_as_its_alias_is_the_presets(hub: FakeHub) -> None
     """ "openai/gpt-oss-20b" is an alias of the gpt-oss-20b preset: answered from the catalog, with no request."""
     from vramfit.bot.answering.service import CalcBackend
 
-    assert _json("openai/gpt-oss-20b 32k 4090")["request"]["model"]["id"] == "gpt-oss-20b"
+    assert run_json("openai/gpt-oss-20b 32k 4090")["request"]["model"]["id"] == "gpt-oss-20b"
     card = CalcBackend().answer("openai/gpt-oss-20b 32k 4090", None, {})
     assert card.model.id == "gpt-oss-20b"  # type: ignore[union-attr]
     assert hub.log == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing as mp
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +210,22 @@ def test_the_store_as_a_remote_cache_misses_when_the_database_is_gone(target: Ta
 OPS = 40
 
 
+def _in_two_processes(
+    work: Callable[..., None], target: Target, extra_args: tuple[tuple[object, ...], ...] = ((), ())
+) -> list[Any]:
+    """Run ``work(target, *extra, barrier, results)`` in two spawned processes, one per ``extra_args`` entry, which
+    wait for each other at ``barrier`` so their work overlaps; each must exit cleanly. What they put on ``results``."""
+    ctx = mp.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=work, args=(target, *extra, barrier, results)) for extra in extra_args]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(timeout=120)
+        assert proc.exitcode == 0
+    return [results.get(timeout=5) for _ in procs]
+
+
 def _writer(target: Target, who: int, barrier: Any, results: Any) -> None:
     """One process: migrate, then interleave every kind of write with the other process."""
     db = open_db(target)
@@ -235,15 +252,7 @@ def test_concurrent_writers_in_two_processes_lose_nothing(target: Target) -> Non
     for i in range(OPS):  # the servers exist already: only a row lock (not the first insert) can serialize writers
         Repository(db).set_mention_replies(GUILD + 1 + i, "public")
     db.close()
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=_writer, args=(target, who, barrier, results)) for who in (1, 2)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(timeout=120)
-        assert proc.exitcode == 0
-    won = dict(results.get(timeout=5) for _ in procs)
+    won = dict(_in_two_processes(_writer, target, ((1,), (2,))))
 
     db = open_db(target)
     try:
@@ -270,15 +279,7 @@ def _migrator(target: Target, barrier: Any, results: Any) -> None:
 
 
 def test_two_processes_migrate_a_new_database_at_once(target: Target) -> None:
-    ctx = mp.get_context("spawn")
-    barrier, results = ctx.Barrier(2), ctx.Queue()
-    procs = [ctx.Process(target=_migrator, args=(target, barrier, results)) for _ in range(2)]
-    for proc in procs:
-        proc.start()
-    for proc in procs:
-        proc.join(timeout=120)
-        assert proc.exitcode == 0
-    applied = sorted(results.get(timeout=5) for _ in procs)
+    applied = sorted(_in_two_processes(_migrator, target))
     assert applied == [[], [1, 2, 3, 4]]  # one applied everything, the other found nothing to do
 
 

@@ -218,6 +218,17 @@ def _write_experts(writer: GGUFWriter, prefix: str, c: dict[str, object]) -> Non
         writer.add_uint32(prefix + key, c[field])  # type: ignore[arg-type]
 
 
+def _write_mtp_block_and_heads(writer: GGUFWriter, prefix: str, c: dict[str, object], layers: int) -> None:
+    """What Qwen3NextModel and Glm4MoeModel write alike: the MTP (NextN) block counted in block_count, the FFN width,
+    one head_count_kv for every layer, and K and V of head_dim."""
+    writer.add_uint32(prefix + "block_count", layers + 1)
+    writer.add_uint32(prefix + "nextn_predict_layers", 1)
+    writer.add_uint32(prefix + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
+    writer.add_uint32(prefix + "attention.head_count_kv", c["num_key_value_heads"])  # type: ignore[arg-type]
+    writer.add_uint32(prefix + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
+    writer.add_uint32(prefix + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
+
+
 def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
     c = TINY_2026[name]
     layers = int(c["num_hidden_layers"])  # type: ignore[call-overload]
@@ -230,22 +241,12 @@ def write_2026_gguf(path: Path, name: str, ftype: FileType) -> None:
     writer.add_uint32(a + "vocab_size", c["vocab_size"])  # type: ignore[arg-type]
     kv = int(c["num_key_value_heads"])  # type: ignore[call-overload]
     if name == "qwen35":  # Qwen3NextModel: one head_count_kv, ssm.* sizes, the MTP block in block_count
-        writer.add_uint32(a + "block_count", layers + 1)
-        writer.add_uint32(a + "nextn_predict_layers", 1)
-        writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "attention.head_count_kv", kv)
-        writer.add_uint32(a + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
+        _write_mtp_block_and_heads(writer, a, c, layers)
         writer.add_uint32(a + "full_attention_interval", 4)
         keys = ("linear_conv_kernel_dim", "linear_key_head_dim", "linear_num_key_heads", "linear_num_value_heads")
         _write_ssm(writer, a, [int(c[k]) for k in keys], inner=8 * 32)  # type: ignore[call-overload]
     elif name == "glm4moe":  # Glm4MoeModel: the NextN block in block_count, expert counts, leading dense blocks
-        writer.add_uint32(a + "block_count", layers + 1)
-        writer.add_uint32(a + "nextn_predict_layers", 1)
-        writer.add_uint32(a + "feed_forward_length", c["intermediate_size"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "attention.head_count_kv", kv)
-        writer.add_uint32(a + "attention.key_length", c["head_dim"])  # type: ignore[arg-type]
-        writer.add_uint32(a + "attention.value_length", c["head_dim"])  # type: ignore[arg-type]
+        _write_mtp_block_and_heads(writer, a, c, layers)
         _write_experts(writer, a, c)
     elif name in ("deepseek2", "glm-dsa"):  # DeepseekV2Model: MLA as one latent KV head, the routing bias only as
         # exp_probs_b tensors; GlmMoeDsaModel adds the NextN block to block_count and the indexer's keys

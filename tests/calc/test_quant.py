@@ -253,6 +253,17 @@ LLAMA_70B = {
     "tie_word_embeddings": False,
 }
 
+PHI35_MINI = {
+    "model_type": "phi3",
+    "num_hidden_layers": 32,
+    "hidden_size": 3072,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "intermediate_size": 8192,
+    "vocab_size": 32064,
+    "tie_word_embeddings": False,
+}
+
 # (name, config, quant, GPU MiB, CPU MiB) from llama.cpp "model buffer size" lines with every layer offloaded.
 MEASURED_SPLITS = [
     # 80-layer Llama with GQA is LLM_TYPE_70B: attn_v Q4_K -> Q5_K
@@ -320,17 +331,7 @@ MEASURED_SPLITS = [
     ),
     (
         "Phi-3.5-mini Q8_0 (fused attn_qkv, longrope factors)",
-        {
-            "model_type": "phi3",
-            "num_hidden_layers": 32,
-            "hidden_size": 3072,
-            "num_attention_heads": 32,
-            "num_key_value_heads": 32,
-            "intermediate_size": 8192,
-            "vocab_size": 32064,
-            "tie_word_embeddings": False,
-            "rope_scaling": {"type": "longrope"},
-        },
+        {**PHI35_MINI, "rope_scaling": {"type": "longrope"}},
         "Q8_0",
         3772.58,
         99.81,
@@ -549,17 +550,7 @@ def test_gpt_oss_from_a_16_bit_checkpoint_quantizes_its_experts() -> None:
 
 def test_phi3_fused_qkv_takes_attn_v_rules() -> None:
     # Current llama-quant.cpp counts attn_qkv as attn_v-like: Q6_K on use_more_bits layers, Q4_K elsewhere.
-    phi3 = {
-        "model_type": "phi3",
-        "num_hidden_layers": 32,
-        "hidden_size": 3072,
-        "num_attention_heads": 32,
-        "num_key_value_heads": 32,
-        "intermediate_size": 8192,
-        "vocab_size": 32064,
-        "tie_word_embeddings": False,
-    }
-    tensors = {s.name: (s, t) for s, t in tensor_types(from_hf_config(phi3), FileType.Q4_K_M)}
+    tensors = {s.name: (s, t) for s, t in tensor_types(from_hf_config(PHI35_MINI), FileType.Q4_K_M)}
     qkv, qkv_type = tensors["blk.0.attn_qkv.weight"]
     assert qkv.shape == (3072, 3 * 3072)
     assert qkv_type == GgmlType.Q6_K

@@ -120,6 +120,27 @@ class World:
         await self.fake.interaction(payload)
         return payload
 
+    async def ask(self, query: str, **slash_options: Any) -> JSON:
+        """Dispatch ``/vram`` with ``query`` (and :meth:`slash`'s options) and return the data of the bot's response:
+        the card, or the error it answered with."""
+        interaction = await self.slash(query, **slash_options)
+        data: JSON = (await self.callback(interaction)).json["data"]
+        return data
+
+    async def autocomplete(self, command: str, option: str, typed: str) -> JSON:
+        """Type ``typed`` into ``option`` of ``/command`` and return the bot's callback (type 8: the choices)."""
+        payload = p.autocomplete(
+            app_id=self.fake.app_id,
+            command_id=self.command_id,
+            name=command,
+            options=[p.command_option(option, typed, focused=True)],
+            user_data=self.user,
+            guild_id=GUILD_ID,
+            channel=self.channel,
+        )
+        await self.fake.interaction(payload)
+        return (await self.callback(payload)).json
+
     async def press(
         self,
         message: JSON,

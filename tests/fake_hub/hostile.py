@@ -29,8 +29,10 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlparse
+
+from tests.fake_http import QuietServer
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 PART_BYTES = 10 << 30  # what the listing says each part of evil/tensors-GGUF weighs
@@ -64,12 +66,8 @@ class Hit:
     authorization: str
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: object, client_address: object) -> None:
-        pass  # a client that hangs up mid-drip is what the tests want
+class _Server(QuietServer):
+    allow_reuse_address = True  # quiet about clients too: one that hangs up mid-drip is what the tests want
 
 
 class Canary:

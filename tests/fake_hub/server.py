@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, unquote, urlparse
 
+from tests.fake_http import LoggingFake
 from vramfit.bot.sources.cache import CachedRead
 
 COMMIT = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
@@ -55,12 +55,11 @@ class LoggedRequest:
     bytes_sent: int
 
 
-class FakeHub:
+class FakeHub(LoggingFake[LoggedRequest]):
     """``with FakeHub({"owner/name": Repo(files={...})}) as hub:`` serves them at ``hub.url``."""
 
     def __init__(self, repos: dict[str, Repo]) -> None:
         self.repos = repos
-        self.log: list[LoggedRequest] = []
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -73,27 +72,7 @@ class FakeHub:
             def do_GET(self) -> None:
                 hub._answer(self, head=False)
 
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request: object, client_address: object) -> None:
-                pass  # a client that hangs up early (the range-refusing case) is not a failure of the test
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeHub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def bytes_sent(self) -> int:
-        return sum(r.bytes_sent for r in self.log)
+        super().__init__(Handler)
 
     def _send(self, handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", head: bool = False,
               headers: dict[str, str] | None = None) -> None:  # fmt: skip

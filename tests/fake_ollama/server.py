@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote, urlparse
+
+from tests.fake_http import LoggingFake
 
 MANIFEST_TYPE = "application/vnd.docker.distribution.manifest.v2+json"
 
@@ -46,12 +47,11 @@ def _digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-class FakeRegistry:
+class FakeRegistry(LoggingFake[LoggedRequest]):
     """``with FakeRegistry({"library/tiny:3b": Tag(gguf=...)}) as registry:`` serves them at ``registry.url``."""
 
     def __init__(self, tags: dict[str, Tag], port: int = 0) -> None:
         self.tags = tags
-        self.log: list[LoggedRequest] = []
         self.blobs: dict[str, bytes] = {}
         registry = self
 
@@ -62,29 +62,9 @@ class FakeRegistry:
             def do_GET(self) -> None:
                 registry._answer(self)
 
-        class Server(ThreadingHTTPServer):
-            daemon_threads = True
-
-            def handle_error(self, request: object, client_address: object) -> None:
-                pass  # a client that hung up (timed out, or stopped reading) is not a failure of the test
-
-        self._server = Server(("127.0.0.1", port), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler, port)
         for tag in tags.values():
             self.manifest(tag)  # every blob downloadable from the start, as in a registry
-
-    def __enter__(self) -> FakeRegistry:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    @property
-    def bytes_sent(self) -> int:
-        return sum(r.bytes_sent for r in self.log)
 
     def manifest(self, tag: Tag) -> bytes:
         """The manifest of ``tag`` as the registry serves it (its blobs kept for the blob routes)."""
