@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 Q ?=
 
-.PHONY: setup postgres run test lint typecheck unit fuzz groundtruth bench catalogs clean
+.PHONY: setup postgres run test lint typecheck unit fuzz groundtruth truth bench catalogs clean
 
 setup: $(VENV)/.installed
 
@@ -60,6 +60,32 @@ fuzz: setup
 groundtruth: setup
 	@test -n "$(FROM)" || { echo "usage: make groundtruth FROM=DIR (a folder holding groundtruth/ and eval/)"; exit 2; }
 	$(BIN)/python -m tests.data.sync --from "$(FROM)"
+
+# Measure one architecture with llama.cpp itself (tools/llamacpp_truth, tests/data/groundtruth/LLAMACPP.md):
+# make truth ARCH=<model of tools/llamacpp_truth/archs.py> [OUT=rows.jsonl] [QUANTS=Q4_K_M,Q8_0] [PLAN=wide|v1]
+# [TRUTH_ARGS="--repack-check none --workdir DIR"]. The first run builds llama-cpp-python $(TRUTH_LCP) (CPU) into its own
+# venv, $(TRUTH_VENV) (10-20 min on 2 cores), and unpacks the sdist there for llama.cpp's gguf-py and sources.
+TRUTH_VENV ?= .truth-venv
+TRUTH_SRC ?= $(TRUTH_VENV)/src
+TRUTH_LCP ?= 0.3.36
+OUT ?= llamacpp_truth.jsonl
+QUANTS ?= Q4_K_M
+PLAN ?= wide
+TRUTH_ARGS ?= --repack-check none
+
+truth: $(TRUTH_VENV)/.installed
+	@test -n "$(ARCH)" || { echo "usage: make truth ARCH=<model in tools/llamacpp_truth/archs.py> [OUT=rows.jsonl]"; exit 2; }
+	cd tools/llamacpp_truth && "$(abspath $(TRUTH_VENV))/bin/python" run_truth.py "$(ARCH)" \
+		--gguf-py "$(abspath $(TRUTH_SRC))/llama_cpp_python-$(TRUTH_LCP)/vendor/llama.cpp/gguf-py" \
+		--plan $(PLAN) --quants $(QUANTS) $(TRUTH_ARGS) --out "$(abspath $(OUT))"
+
+$(TRUTH_VENV)/.installed:
+	$(PYTHON) -m venv $(TRUTH_VENV)
+	$(TRUTH_VENV)/bin/python -m pip install -q --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(TRUTH_VENV)/bin/python -m pip install llama-cpp-python==$(TRUTH_LCP) gguf numpy
+	$(TRUTH_VENV)/bin/python -m pip download -q --no-binary :all: --no-deps -d $(TRUTH_SRC) llama-cpp-python==$(TRUTH_LCP)
+	tar -xzf $(TRUTH_SRC)/llama_cpp_python-$(TRUTH_LCP).tar.gz -C $(TRUTH_SRC)
+	touch $@
 
 bench: setup
 	$(BIN)/python benchmarks/accuracy.py
