@@ -67,6 +67,9 @@ class Architecture(BaseModel):
     ssm_state_size: int = Field(default=0, ge=0, description="ssm_d_state (Gated DeltaNet: key head size)")
     ssm_groups: int = Field(default=0, ge=0, description="ssm_n_group (Gated DeltaNet: key heads)")
     ssm_heads: int = Field(default=0, ge=0, description="ssm_dt_rank (Mamba2 heads; Gated DeltaNet: value heads)")
+    ssm_group_norm: bool = Field(
+        default=True, description="the Mamba2 mixer carries its grouped RMS norm (Falcon-H1's mamba_rms_norm)"
+    )
     nextn_layers: int = Field(default=0, ge=0, description="multi-token-prediction blocks in the file, never loaded")
     # DeepSeek V3.2's sparse attention (DSA): a lightning indexer per layer whose keys are cached beside the latent.
     indexer_heads: int = Field(default=0, ge=0, description="indexer query heads (index_n_heads)")

@@ -156,7 +156,7 @@ def _read(config: Mapping[str, Any]) -> Architecture:
     recurrent = family.recurrent(f, n_layers)
     mtp = family.mtp(f)
     n_heads, n_kv_heads = family.attention_layers(f, n_layers, n_heads, n_kv_heads)
-    if recurrent:
+    if recurrent and not family.parallel_hybrid:
         kinds = recurrent["recurrent_layers"]
         if all(kinds) or not any(kinds):
             raise BadConfigError(
@@ -187,7 +187,7 @@ def _read(config: Mapping[str, Any]) -> Architecture:
     n_experts, n_used = family.experts(n_experts, n_used)
     moe_layers = _moe_layers(f, n_layers, n_experts)
     if n_experts and not family.experts_modelled:
-        # Granite 4.0 H Tiny/Small and LFM2-MoE lay their experts out differently; not modelled yet.
+        # Granite 4.0 H Tiny/Small lay their experts out differently (not modelled yet); LFM2-MoE is its own family.
         raise unsupported(f"{model_type} with experts", field="model_type")
     if n_experts and family.expert_width_from_intermediate_size(model_type):
         # These configs give the per-expert width as intermediate_size and have no dense layers.

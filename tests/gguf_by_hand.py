@@ -28,10 +28,13 @@ def write_text_model_keys(writer: GGUFWriter, config: dict[str, Any], *, head_co
 
 
 def write_zero_tensors(writer: GGUFWriter, path: Path, tensors: dict[str, tuple[int, ...]]) -> GgufHeader:
-    """Add ``tensors`` (ggml order, row length first) as zeros, F32 where the converter forces it (1-D tensors, the
-    router, names not ending in .weight) and F16 elsewhere; write the file and read its header back."""
+    """Add ``tensors`` (ggml order, row length first) as zeros, F32 where the converter forces it (1-D tensors, norms,
+    the router, the short and Mamba convolutions, names not ending in .weight: conversion/base.py at 0c1e57098) and
+    F16 elsewhere; write the file and read its header back."""
     for name, shape in tensors.items():
-        f32 = len(shape) == 1 or ".ffn_gate_inp." in name or not name.endswith(".weight")
+        forced = (".ffn_gate_inp.", ".shortconv.conv.", ".ssm_conv1d.")
+        f32 = len(shape) == 1 or any(part in name for part in forced) or not name.endswith(".weight")
+        f32 = f32 or name.endswith("_norm.weight")
         writer.add_tensor(name, np.zeros(tuple(reversed(shape)), dtype=np.float32 if f32 else np.float16))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

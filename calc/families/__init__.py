@@ -17,6 +17,7 @@ from vramfit.calc.families.deepseek2 import Deepseek2
 from vramfit.calc.families.deepseek4 import Deepseek4
 from vramfit.calc.families.deepseek32 import Deepseek32
 from vramfit.calc.families.exaone import Exaone, Exaone4
+from vramfit.calc.families.falcon_h1 import FalconH1
 from vramfit.calc.families.family import Family
 from vramfit.calc.families.gemma import Gemma, Gemma2, Gemma3
 from vramfit.calc.families.gemma4 import Gemma4
@@ -27,6 +28,7 @@ from vramfit.calc.families.gpt_oss import GptOss
 from vramfit.calc.families.granite import Granite
 from vramfit.calc.families.granitehybrid import GraniteHybrid
 from vramfit.calc.families.lfm2 import Lfm2
+from vramfit.calc.families.lfm2moe import Lfm2Moe
 from vramfit.calc.families.llama import Llama
 from vramfit.calc.families.llama4 import Llama4
 from vramfit.calc.families.minimax_m2 import MinimaxM2
@@ -75,6 +77,8 @@ FAMILIES: tuple[Family, ...] = (
     NemotronH(),
     NEMOTRON_H_MOE,
     Lfm2(),
+    Lfm2Moe(),
+    FalconH1(),
 )
 
 BY_ARCH: dict[str, Family] = {family.arch: family for family in FAMILIES}

@@ -1,21 +1,22 @@
-"""LLM_ARCH_DEEPSEEK2 (DeepSeek V2, V3, V3.1, Kimi K2 and K2.5): multi-head latent attention (MLA), leading dense
-layers then routed experts with shared experts, and DeepSeek-V3's routing bias.
+"""LLM_ARCH_DEEPSEEK2 (DeepSeek V2, V3, V3.1, Kimi K2 and K2.5, GLM-4.7-Flash): multi-head latent attention (MLA),
+leading dense layers then routed experts with shared experts, and DeepSeek-V3's routing bias.
 
 Mirrors llama.cpp 0c1e57098: src/models/deepseek2.cpp, conversion/deepseek.py DeepseekV2Model (kv_b_proj split into
 attn_k_b / attn_v_b). Kimi K2.5's wrapper: its text_config (model_type kimi_k2, DeepseekV3ForCausalLM) is what
 llama.cpp converts; the vision tower goes to the mmproj file (kimivl.py). The MLA block and the DSA indexer below are
 shared with DeepSeek V3.2 and GLM-5 (calc/families/deepseek32.py, glm_dsa.py). Measured: Kimi K2 and DeepSeek V3.1 on
-copies with 4 layers and 16 experts (LLAMACPP.md).
+copies with 4 layers and 16 experts, GLM-4.7-Flash whole with its MTP block in the file (LLAMACPP.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields
 from vramfit.calc.errors import BadConfigError
-from vramfit.calc.families.family import Family
+from vramfit.calc.families.family import Family, GgufMeta
 from vramfit.calc.limits import MAX_HEAD_DIM, MAX_HEADS, MAX_LAYERS
 from vramfit.calc.tensor_specs import TensorList, dense_ffn, layer_is_moe, moe_ffn
 
@@ -90,8 +91,28 @@ class Deepseek2(Family, arch="deepseek2", routing_bias=True):
     none). The expert count says nothing about it: a 16-expert copy of Kimi K2 has the bias, DeepSeek-V2's 160 experts
     do not."""
 
-    model_types = ("deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25")
+    model_types = ("deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25", "glm4_moe_lite")
     noaux_tc_model_types = ("deepseek_v3", "kimi_k2", "kimi_k25")
+
+    def mtp(self, fields: ConfigFields) -> dict[str, Any]:
+        """The NextN/MTP blocks in the file. DeepseekV2Model skips the checkpoint's (skip_mtp); GLM-4.7-Flash's
+        converter (conversion/glm.py Glm4MoeLiteModel: skip_mtp False) writes num_nextn_predict_layers of them past
+        the trunk, counted in block_count and said in nextn_predict_layers, which a header read back gives (no
+        model_type); src/models/deepseek2.cpp skips them on load unless an MTP context asks."""
+        model_type = str(fields.config.get("model_type") or "")
+        if model_type not in _MTP_IN_FILE:
+            return {}
+        return {"nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS)}
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         mla_layers(tensors, arch)
+
+    def gguf_keys(self, meta: GgufMeta, config: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+        nextn, blocks = meta("nextn_predict_layers", 0), config.get("num_hidden_layers")
+        if not (nextn and isinstance(nextn, int) and isinstance(blocks, int)):
+            return {}
+        return {"num_hidden_layers": blocks - nextn, "num_nextn_predict_layers": nextn}
+
+
+# The configs whose converter writes the MTP blocks: GLM-4.7-Flash's, and a GGUF header read back (no model_type).
+_MTP_IN_FILE = ("glm4_moe_lite", "")

@@ -51,6 +51,7 @@ class Family:
     attention_bias_always: ClassVar[bool] = False  # the checkpoints carry q/k/v biases whatever the config says
     qk_norm: ClassVar[bool] = False  # per-head (or whole) q/k norms in every attention layer
     vocab_multiple: ClassVar[int] = 1  # the converter pads the vocabulary to a multiple of this
+    parallel_hybrid: ClassVar[bool] = False  # attention and a recurrent mixer side by side in every layer (Falcon-H1)
     experts_modelled: ClassVar[bool] = True  # False: a config with experts is refused (a layout not modelled yet)
     expert_width_is_intermediate_size: ClassVar[bool] = False  # intermediate_size is the experts' width
     routing_bias: ClassVar[bool] = False  # the router may carry the noaux_tc bias exp_probs_b (DeepSeek-V3 style)

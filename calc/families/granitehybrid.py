@@ -17,7 +17,7 @@ from vramfit.calc.errors import BadConfigError
 from vramfit.calc.families.family import Family, GgufMeta
 from vramfit.calc.ggml import GgmlType
 from vramfit.calc.limits import MAX_FFN
-from vramfit.calc.tensor_specs import TensorList, attention, dense_ffn
+from vramfit.calc.tensor_specs import TensorList, attention, ffn
 
 _SSM_NAMES = ("conv_kernel", "state_size", "group_count", "time_step_rank")
 _MAMBA2_KEYS = ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads", "mamba_d_head")
@@ -25,7 +25,8 @@ _MAMBA2_KEYS = ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_head
 
 def mamba2_mixer(b: TensorList, arch: Architecture, il: int) -> None:
     """A Mamba2 mixer as GraniteHybridModel / NemotronHModel write it (ssm_in, conv1d with bias, dt bias, A, D,
-    grouped norm, ssm_out), shaped as src/models/granite-hybrid.cpp and nemotron-h.cpp create it."""
+    grouped norm, ssm_out), shaped as src/models/granite-hybrid.cpp, nemotron-h.cpp and falcon-h1.cpp create it (the
+    norm only where the model has it: Falcon-H1's mamba_rms_norm)."""
     n_embd = arch.hidden_size
     inner, groups, state, heads = arch.ssm_inner_size, arch.ssm_groups, arch.ssm_state_size, arch.ssm_heads
     conv_channels = inner + 2 * groups * state
@@ -35,14 +36,16 @@ def mamba2_mixer(b: TensorList, arch: Architecture, il: int) -> None:
     b.blk(il, "ssm_dt.bias", heads)
     b.blk(il, "ssm_a", 1, heads)
     b.blk(il, "ssm_d", 1, heads)
-    b.blk(il, "ssm_norm.weight", inner // groups, groups)
+    if arch.ssm_group_norm:
+        b.blk(il, "ssm_norm.weight", inner // groups, groups)
     b.blk(il, "ssm_out.weight", inner, n_embd)
 
 
 def granitehybrid_layers(b: TensorList, arch: Architecture) -> None:
-    """LLM_ARCH_GRANITE_HYBRID (Granite 4.0 H dense; convert_hf_to_gguf.py GraniteHybridModel): Mamba2 layers
-    (ssm_in, conv1d with bias, dt bias, A, D, grouped norm, ssm_out) and NoPE attention layers, each with the shared
-    MLP written as ffn_gate/up/down."""
+    """LLM_ARCH_GRANITE_HYBRID (convert_hf_to_gguf.py GraniteHybridModel): Mamba2 layers (ssm_in, conv1d with bias,
+    dt bias, A, D, grouped norm, ssm_out) and NoPE attention layers, each with the shared MLP: ffn_gate/up/down in
+    the dense models, or beside the routed experts as ffn_*_shexp (Granite 4.0 H Tiny and Small: gate and up experts
+    split, not fused; granite-hybrid.cpp's MoE branch)."""
     n_embd = arch.hidden_size
     for il in range(arch.n_layers):
         b.blk(il, "attn_norm.weight", n_embd)
@@ -51,7 +54,7 @@ def granitehybrid_layers(b: TensorList, arch: Architecture) -> None:
         else:
             attention(b, arch, il)
         b.blk(il, "ffn_norm.weight", n_embd)
-        dense_ffn(b, arch, il, arch.ffn_size[il])
+        ffn(b, arch, il)
 
 
 def mamba2_keys(meta: GgufMeta, keys: tuple[str, str, str, str]) -> dict[str, Any]:
@@ -64,8 +67,10 @@ def mamba2_keys(meta: GgufMeta, keys: tuple[str, str, str, str]) -> dict[str, An
     return out
 
 
-class GraniteHybrid(Family, arch="granitehybrid", experts_modelled=False, vocab_multiple=8):
-    """Mirrors src/models/granite-hybrid.cpp, conversion/granite.py GraniteHybridModel (0c1e57098)."""
+class GraniteHybrid(Family, arch="granitehybrid", vocab_multiple=8, expert_width_is_intermediate_size=True):
+    """Mirrors src/models/granite-hybrid.cpp, conversion/granite.py GraniteHybridModel (0c1e57098). With experts,
+    feed_forward_length is intermediate_size, the routed experts' width, and the shared MLP is one shared expert of
+    shared_intermediate_size (expert_shared_feed_forward_length); every layer is MoE."""
 
     model_types = ("granitemoehybrid",)
 
@@ -78,9 +83,20 @@ class GraniteHybrid(Family, arch="granitehybrid", experts_modelled=False, vocab_
     def ffn(
         self, fields: ConfigFields, n_layers: int, dense_ffn: tuple[int, ...], moe_layers: tuple[bool, ...]
     ) -> tuple[tuple[int, ...], tuple[bool, ...]]:
-        """The dense Granite 4.0 H MLP is the "shared" MLP, written as ffn_gate/up/down of shared_intermediate_size."""
+        """The dense Granite 4.0 H MLP is the "shared" MLP, written as ffn_gate/up/down of shared_intermediate_size;
+        with experts there is no dense FFN (the shared MLP is the shared expert: :meth:`layout`)."""
+        if moe_layers:
+            return dense_ffn, moe_layers
         ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
         return (fields.number("shared_intermediate_size", *ffn_keys, high=MAX_FFN),) * n_layers, moe_layers
+
+    def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:
+        if not shape["n_experts"]:
+            return {}
+        return {
+            "n_shared_experts": 1,
+            "shared_expert_ffn_size": fields.number("shared_intermediate_size", high=MAX_FFN),
+        }
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
         granitehybrid_layers(tensors, arch)
@@ -88,7 +104,9 @@ class GraniteHybrid(Family, arch="granitehybrid", experts_modelled=False, vocab_
     def gguf_keys(self, meta: GgufMeta, config: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
         out = mamba2_keys(meta, ("mamba_d_conv", "mamba_d_state", "mamba_n_groups", "mamba_n_heads"))
         out["mamba_d_head"] = out.pop("head_dim")
-        out["shared_intermediate_size"] = config.get("intermediate_size")
+        experts = config.get("num_experts")
+        shared = meta("expert_shared_feed_forward_length") if experts else config.get("intermediate_size")
+        out["shared_intermediate_size"] = shared
         kv = config.get("num_key_value_heads")
         if isinstance(kv, list):
             out["layer_types"] = ["attention" if h else "mamba" for h in kv]

@@ -59,8 +59,8 @@ def test_known_models_with_sizes_still_answer(question: str) -> None:
     ("question", "lang", "words"),
     [
         ("gemma3n e4b 3060", "en", "I don't know gemma3n e4b yet"),  # before: silently Gemma 3 4B
-        ("granite 4.0 h small 3060", "en", "I don't know granite 4.0 h small yet"),  # before: the 350M model
-        ("그래니트 4.0 H 스몰 3060에서 돼?", "ko", "그래니트 4.0 h 스몰 모델은 아직 몰라서"),
+        ("granite 4.0 h micro 3060", "en", "I don't know granite 4.0 h micro yet"),  # before: the 350M model
+        ("그래니트 4.0 H 마이크로 3060에서 돼?", "ko", "그래니트 4.0 h 마이크로 모델은 아직 몰라서"),
     ],
 )
 def test_a_variant_the_catalog_lacks_is_no_loose_match(question: str, lang: str, words: str) -> None:

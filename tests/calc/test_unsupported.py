@@ -35,7 +35,7 @@ NEXT_LLAMA = {
 }
 
 UNSUPPORTED = [
-    ("falcon_h1", {**LLAMA, "model_type": "falcon_h1"}),  # Mamba2 + attention in parallel, not modelled
+    ("jamba", {**LLAMA, "model_type": "jamba"}),  # Mamba + attention + experts, not modelled
     ("mamba2", {**LLAMA, "model_type": "mamba2"}),
     ("llama5_text", NEXT_LLAMA),
     ("whatever", {**LLAMA, "model_type": "whatever"}),
@@ -103,6 +103,11 @@ HYBRID_KEYS: dict[str, dict[str, Any]] = {
         "mamba_d_conv": 4,
     },
     "lfm2": {"layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3},
+    # LFM2-MoE: LFM2's layers, one leading dense block, then experts (the converter reads num_dense_layers).
+    "lfm2moe": {
+        "layer_types": ["conv", "full_attention"] * 2, "conv_L_cache": 3, "num_dense_layers": 1, "num_experts": 4,
+        "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+    },
 }
 # Nemotron-H its pattern of Mamba2 ('M'), attention ('*') and FFN ('-', or 'E' for experts) blocks, and the Mamba2
 # sizes as NemotronHModel reads them.
@@ -113,6 +118,7 @@ NEMOTRON_H_MAMBA = {"mamba_num_heads": 8, "mamba_head_dim": 32, "ssm_state_size"
 # compress_ratios, hyper-connections, grouped output and experts.
 LAYER_KEYS: dict[str, dict[str, Any]] = {
     **HYBRID_KEYS,
+    "falcon-h1": {"mamba_d_ssm": 256, "mamba_d_head": 32, "mamba_n_groups": 1},  # Mamba2 beside attention everywhere
     "llama4": {"num_local_experts": 4, "num_experts_per_tok": 1, "intermediate_size_mlp": 256},
     "deepseek32": {"kv_lora_rank": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32},
     "glm-dsa": {"kv_lora_rank": 64, "q_lora_rank": 96, "index_n_heads": 4, "index_head_dim": 32,
@@ -175,8 +181,8 @@ def test_the_cli_answers_an_unknown_llama_config_with_an_error_and_presets(tmp_p
 
 def test_a_gguf_of_an_unknown_architecture_is_refused(tmp_path: Path) -> None:
     u32 = 4
-    kvs = [_kv("general.architecture", 8, _s("falcon-h1"))] + [
-        _kv(f"falcon-h1.{key}", u32, struct.pack("<I", value))
+    kvs = [_kv("general.architecture", 8, _s("jamba"))] + [
+        _kv(f"jamba.{key}", u32, struct.pack("<I", value))
         for key, value in (("block_count", 2), ("embedding_length", 512), ("attention.head_count", 8),
                            ("vocab_size", 2048))
     ]  # fmt: skip
