@@ -199,30 +199,37 @@ def _family_of(form: str, idx: CatalogIndex) -> str | None:
 
 
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
+# A size inside a preset id ("-70b", "-a3b", "-350m"): the same in every version of one model, so no version number.
+_SIZE_IN_ID = re.compile(r"-a?\d+(?:\.\d+)?[bm](?=-|$)")
 
 
 def newest_version(ids: Iterable[str], catalog: Catalog | None) -> str | None:
-    """The newest of several presets that are versions of one model and need the same memory, else None.
+    """The newest of several presets that are versions of one model and need no more memory than it, else None.
 
-    Versions of one model: the preset ids differ only in their numbers ("llama-3-70b", "llama-3.1-70b",
-    "llama-3.3-70b"; not "qwen2.5-7b" and "qwen2.5-coder-7b", nor "deepseek-v3" and "deepseek-r1"). The same memory:
-    the architectures (the presets' config numbers) are equal but for the training context, and the newest (the
-    highest version numbers) has the longest, so its answer holds at any context the older versions take."""
+    Versions of one model: the preset ids, their sizes aside, differ only in their version numbers ("llama-2-70b",
+    "llama-3-70b", "llama-3.3-70b"; "mistral-small-24b" and "mistral-small-3.2-24b", the unnumbered id the oldest;
+    not "qwen2.5-7b" and "qwen2.5-coder-7b", nor "deepseek-v3" and "deepseek-r1"). No more memory: the architectures
+    (the presets' config numbers) are equal but for the training context and the vocabulary, and the newest (the
+    highest version numbers) has the longest context and the largest vocabulary, so its answer holds for any older
+    version at any context that one takes (Llama 2 70B's 32,000-token vocabulary needs less than Llama 3's)."""
     found = sorted(set(ids))
     if catalog is None or len(found) < 2 or any(i not in catalog.models for i in found):
         return None
-    if len({_VERSION.sub("#", i) for i in found}) != 1:
+    unsized = {i: _SIZE_IN_ID.sub("", i) for i in found}
+    if len({re.sub(r"-?" + _VERSION.pattern, "", name) for name in unsized.values()}) != 1:
         return None
     archs = {i: catalog.models[i].architecture for i in found}
-    numbers = [a.model_dump(exclude={"context_length"}) for a in archs.values()]
+    numbers = [a.model_dump(exclude={"context_length", "vocab_size"}) for a in archs.values()]
     if any(n != numbers[0] for n in numbers[1:]):
         return None
 
     def version(model_id: str) -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(int(n) for n in v.split(".")) for v in _VERSION.findall(model_id))
+        return tuple(tuple(int(n) for n in v.split(".")) for v in _VERSION.findall(unsized[model_id]))
 
     newest = max(found, key=version)
     if archs[newest].context_length < max(a.context_length for a in archs.values()):
+        return None
+    if archs[newest].vocab_size < max(a.vocab_size for a in archs.values()):
         return None
     return newest
 

@@ -267,7 +267,8 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         {"model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant", "model_fuzzy"]},
     ),
     ("gemma 27b on a 4090", {"error": "unknown_model", "suggests": ["gemma-2-27b", "gemma-3-27b"]}),
-    ("mistral 24b on a 3090", {"model": "mistral-small-24b", "gpus": [("rtx-3090", 1)], "flags": ["model_fuzzy"]}),
+    # Mistral Small 3 (2501) and 3.2 (2506) are one architecture; the newer one's 131,072-token context holds both.
+    ("mistral 24b on a 3090", {"model": "mistral-small-3.2-24b", "gpus": [("rtx-3090", 1)], "flags": ["model_fuzzy"]}),
     (
         "mistrl 7b on 3060",
         {"model": "mistral-7b-v0.3", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant", "model_fuzzy"]},
@@ -757,6 +758,9 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     # --- a family and a size shared by versions of one architecture: the newest, said loosely --------------------
     ("llama 70b", {"model": "llama-3.3-70b", "flags": ["model_fuzzy"]}),
     ("llama 70b on 2x 3090", {"model": "llama-3.3-70b", "gpus": [("rtx-3090", 2)], "flags": ["model_fuzzy"]}),
+    # Llama 2 70B is an older version with a smaller vocabulary: the newest's answer holds for it; named, it is its own.
+    ("llama 2 70b on 2x 3090", {"model": "llama-2-70b", "gpus": [("rtx-3090", 2)]}),
+    ("라마2 70b", {"lang": K, "model": "llama-2-70b"}),
     ("qwen 27b on a 5090", {"model": "qwen3.6-27b", "gpus": [("rtx-5090", 1)], "flags": ["model_fuzzy"]}),
     (
         "llama 3.1 8b vs llama 70b on a 4090",

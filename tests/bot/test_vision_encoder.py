@@ -26,8 +26,14 @@ LINE = {
     "ko": "비전 인코더: 이 수치에는 빠져 있어요. llama.cpp는 이를 별도의 mmproj 파일로 변환해요 (--mmproj)",
 }
 # Vision-language presets without a committed copy that shows it, each from its source: the Gemma 3 4B, 12B and 27B
-# rows are the text_config of Gemma3ForConditionalGeneration's config (a SigLIP encoder); Llama 4 Scout as above.
-BY_SOURCE = VISION_BY_SOURCE | {"gemma-3-4b", "gemma-3-12b", "gemma-3-27b"}
+# rows are the text_config of Gemma3ForConditionalGeneration's config (a SigLIP encoder); Llama 4 Scout as above;
+# Mistral Small 3.2, Magistral Small 2509 ("Multimodality: The model now has a vision encoder") and Ministral 3 8B/14B
+# from their model cards (the text-only copies the presets read drop the wrapper); HyperCLOVA X SEED Think 32B from
+# the vision_config of its reconstructed config (configs-2026 SOURCES.md).
+BY_SOURCE = VISION_BY_SOURCE | {
+    "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "mistral-small-3.2-24b", "magistral-small-2509-24b", "ministral-3-8b",
+    "ministral-3-14b", "hyperclovax-seed-think-32b",
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(
