@@ -17,14 +17,26 @@ from vramfit.calc.tensors import count_params
 from vramfit.calc.weights import weight_bytes
 
 
+def write_keys(writer: GGUFWriter, keys: dict[str, Any]) -> None:
+    """Each ``{name: value}`` through the writer's own ``add_<name>`` (gguf-py's GGUFWriter), in order."""
+    for name, value in keys.items():
+        getattr(writer, f"add_{name}")(value)
+
+
+# TextModel.set_gguf_parameters's keys for every architecture (conversion/base.py at 0c1e57098) and the config.json
+# keys they come from.
+TEXT_MODEL_KEYS = {
+    "block_count": "num_hidden_layers",
+    "context_length": "max_position_embeddings",
+    "embedding_length": "hidden_size",
+    "feed_forward_length": "intermediate_size",
+    "head_count": "num_attention_heads",
+}
+
+
 def write_text_model_keys(writer: GGUFWriter, config: dict[str, Any], *, head_count_kv: int | list[int]) -> None:
-    """The keys TextModel.set_gguf_parameters writes for every architecture (conversion/base.py at 0c1e57098)."""
-    writer.add_block_count(config["num_hidden_layers"])
-    writer.add_context_length(config["max_position_embeddings"])
-    writer.add_embedding_length(config["hidden_size"])
-    writer.add_feed_forward_length(config["intermediate_size"])
-    writer.add_head_count(config["num_attention_heads"])
-    writer.add_head_count_kv(head_count_kv)
+    """The keys TextModel.set_gguf_parameters writes for every architecture, the KV heads as the model gives them."""
+    write_keys(writer, {name: config[key] for name, key in TEXT_MODEL_KEYS.items()} | {"head_count_kv": head_count_kv})
 
 
 def write_zero_tensors(writer: GGUFWriter, path: Path, tensors: dict[str, tuple[int, ...]]) -> GgufHeader:

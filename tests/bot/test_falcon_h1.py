@@ -16,7 +16,7 @@ from gguf import GGUFWriter, LlamaFileType
 
 from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import refused_config
-from tests.gguf_by_hand import assert_read_as_predicted, write_text_model_keys, write_zero_tensors
+from tests.gguf_by_hand import assert_read_as_predicted, write_keys, write_text_model_keys, write_zero_tensors
 from tests.groundtruth import DATA, MIB, llamacpp_rows
 
 # Every measured row is also checked with the others: KV and recurrent state (tests/calc/test_kv.py), the files
@@ -126,14 +126,19 @@ def test_a_gguf_header_written_as_the_converter_does_gives_the_config_architectu
     writer = GGUFWriter(str(path), arch="falcon-h1")
     # TextModel / Mamba2Model / FalconH1Model.set_gguf_parameters (conversion/falcon_h1.py, mamba.py).
     write_text_model_keys(writer, TINY, head_count_kv=TINY["num_key_value_heads"])
-    writer.add_key_length(TINY["head_dim"])
-    writer.add_value_length(TINY["head_dim"])
-    writer.add_ssm_conv_kernel(TINY["mamba_d_conv"])
-    writer.add_ssm_inner_size(TINY["mamba_d_ssm"])
-    writer.add_ssm_state_size(TINY["mamba_d_state"])
-    writer.add_ssm_time_step_rank(TINY["mamba_d_ssm"] // TINY["mamba_d_head"])
-    writer.add_ssm_group_count(TINY["mamba_n_groups"])
-    writer.add_file_type(LlamaFileType.MOSTLY_F16)
+    write_keys(
+        writer,
+        {
+            "key_length": TINY["head_dim"],
+            "value_length": TINY["head_dim"],
+            "ssm_conv_kernel": TINY["mamba_d_conv"],
+            "ssm_inner_size": TINY["mamba_d_ssm"],
+            "ssm_state_size": TINY["mamba_d_state"],
+            "ssm_time_step_rank": TINY["mamba_d_ssm"] // TINY["mamba_d_head"],
+            "ssm_group_count": TINY["mamba_n_groups"],
+            "file_type": LlamaFileType.MOSTLY_F16,
+        },
+    )
     writer.add_token_list([f"t{i}" for i in range(1024)])
     header = write_zero_tensors(writer, path, _tensors_by_hand(TINY))
     from_file, from_config = assert_read_as_predicted(header, TINY)

@@ -16,7 +16,7 @@ import pytest
 from gguf import GGUFWriter, LlamaFileType
 
 from tests.bot.cli_json import answer, from_config
-from tests.gguf_by_hand import assert_read_as_predicted, write_text_model_keys, write_zero_tensors
+from tests.gguf_by_hand import assert_read_as_predicted, write_keys, write_text_model_keys, write_zero_tensors
 from tests.groundtruth import DATA, GIB, llamacpp_rows
 from vramfit.calc.file_types import FileType
 from vramfit.calc.hf_config import from_hf_config
@@ -196,18 +196,23 @@ def test_a_gguf_header_written_as_the_converter_does_gives_the_config_architectu
     # TextModel / Gemma3Model / Gemma4Model.set_gguf_parameters (conversion/gemma.py at 0c1e57098).
     swa = [k == "sliding_attention" for k in TINY["layer_types"]]
     write_text_model_keys(writer, TINY, head_count_kv=[2 if s else 1 for s in swa])
-    writer.add_expert_count(TINY["num_experts"])
-    writer.add_expert_used_count(TINY["top_k_experts"])
-    writer.add_sliding_window(TINY["sliding_window"])
-    writer.add_shared_kv_layers(0)
-    writer.add_embedding_length_per_layer_input(0)
-    writer.add_sliding_window_pattern(swa)
-    writer.add_key_length(TINY["global_head_dim"])
-    writer.add_value_length(TINY["global_head_dim"])
-    writer.add_key_length_swa(TINY["head_dim"])
-    writer.add_value_length_swa(TINY["head_dim"])
-    writer.add_expert_feed_forward_length(TINY["moe_intermediate_size"])
-    writer.add_file_type(LlamaFileType.MOSTLY_F16)
+    write_keys(
+        writer,
+        {
+            "expert_count": TINY["num_experts"],
+            "expert_used_count": TINY["top_k_experts"],
+            "sliding_window": TINY["sliding_window"],
+            "shared_kv_layers": 0,
+            "embedding_length_per_layer_input": 0,
+            "sliding_window_pattern": swa,
+            "key_length": TINY["global_head_dim"],
+            "value_length": TINY["global_head_dim"],
+            "key_length_swa": TINY["head_dim"],
+            "value_length_swa": TINY["head_dim"],
+            "expert_feed_forward_length": TINY["moe_intermediate_size"],
+            "file_type": LlamaFileType.MOSTLY_F16,
+        },
+    )
     writer.add_token_list([f"t{i}" for i in range(1024)])
     header = write_zero_tensors(writer, path, _tensors_by_hand(TINY))
     from_file, from_config_json = assert_read_as_predicted(header, TINY)

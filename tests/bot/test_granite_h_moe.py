@@ -37,16 +37,18 @@ def _by_hand(c: dict[str, Any], context: int) -> tuple[int, int]:
     return kv, (c["num_hidden_layers"] - attention) * per_layer * 4
 
 
-@pytest.mark.parametrize(
-    ("question", "lang", "name", "context"),
-    [
-        ("granite 4.0 h tiny 32k on a 3060", "en", "granite-4.0-h-tiny", 32768),
-        ("그래니트 4 타이니 32k 3060에서 돌아가?", "ko", "granite-4.0-h-tiny", 32768),
-        ("granite 4.0 h small 32k on a 4090", "en", "granite-4.0-h-small", 32768),
-        ("그래니트 4 스몰 8k 4090", "ko", "granite-4.0-h-small", 8192),
-    ],
-)
-def test_kv_in_four_layers_state_in_the_rest(question: str, lang: str, name: str, context: int) -> None:
+# question → (language, preset, context)
+QUESTIONS = {
+    "granite 4.0 h tiny 32k on a 3060": ("en", "granite-4.0-h-tiny", 32768),
+    "그래니트 4 타이니 32k 3060에서 돌아가?": ("ko", "granite-4.0-h-tiny", 32768),
+    "granite 4.0 h small 32k on a 4090": ("en", "granite-4.0-h-small", 32768),
+    "그래니트 4 스몰 8k 4090": ("ko", "granite-4.0-h-small", 8192),
+}
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_kv_in_four_layers_state_in_the_rest(question: str) -> None:
+    lang, name, context = QUESTIONS[question]
     answer = ask(question, lang)
     assert answer["request"]["model"]["id"] == name
     kv, state = _by_hand(_config(name), context)

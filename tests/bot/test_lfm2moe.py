@@ -17,7 +17,7 @@ from gguf import GGUFWriter, LlamaFileType
 
 from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import refused_config
-from tests.gguf_by_hand import assert_read_as_predicted, write_text_model_keys, write_zero_tensors
+from tests.gguf_by_hand import assert_read_as_predicted, write_keys, write_text_model_keys, write_zero_tensors
 from tests.groundtruth import DATA, MIB, llamacpp_rows
 from vramfit.bot.cli import run
 from vramfit.calc.hf_config import from_hf_config
@@ -34,18 +34,18 @@ def _config() -> dict[str, Any]:
     return data
 
 
-@pytest.mark.parametrize(
-    ("question", "lang", "context", "kv_mib"),
-    [
-        # 6 attention layers × 2 (K, V) × 8 KV heads × 64 × 2 bytes = 12 KiB a token (measured: 384 MiB at 32,768)
-        ("lfm2 8b a1b 32k on a 3060", "en", 32768, 384),
-        ("LFM2-8B-A1B 4k", "en", 4096, 48),
-        ("리퀴드 lfm2 8b 32k 3060에서 돌아가?", "ko", 32768, 384),
-    ],
-)
-def test_lfm2_8b_a1b_caches_six_layers_and_keeps_conv_state(
-    question: str, lang: str, context: int, kv_mib: int
-) -> None:
+# question → (language, context, KV MiB): 6 attention layers × 2 (K, V) × 8 KV heads × 64 × 2 bytes = 12 KiB a token
+# (measured: 384 MiB at 32,768)
+QUESTIONS = {
+    "lfm2 8b a1b 32k on a 3060": ("en", 32768, 384),
+    "LFM2-8B-A1B 4k": ("en", 4096, 48),
+    "리퀴드 lfm2 8b 32k 3060에서 돌아가?": ("ko", 32768, 384),
+}
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_lfm2_8b_a1b_caches_six_layers_and_keeps_conv_state(question: str) -> None:
+    lang, context, kv_mib = QUESTIONS[question]
     answer = ask(question, lang)
     model = answer["request"]["model"]
     assert (model["id"], model["layers"], model["kv_heads"], model["head_dim"]) == ("lfm2-8b-a1b", 24, 8, 64)
@@ -149,13 +149,18 @@ def test_a_gguf_header_written_as_the_converter_does_gives_the_config_architectu
     # TextModel.set_gguf_parameters with per-layer KV heads, then LFM2MoeModel's keys (conversion/lfm2.py).
     kv = [TINY["num_key_value_heads"] if kind == "full_attention" else 0 for kind in TINY["layer_types"]]
     write_text_model_keys(writer, TINY, head_count_kv=kv)
-    writer.add_expert_count(TINY["num_experts"])
-    writer.add_expert_used_count(TINY["num_experts_per_tok"])
-    writer.add_file_type(LlamaFileType.MOSTLY_F16)
-    writer.add_expert_feed_forward_length(TINY["moe_intermediate_size"])
-    writer.add_leading_dense_block_count(TINY["num_dense_layers"])
-    writer.add_vocab_size(TINY["vocab_size"])
-    writer.add_shortconv_l_cache(TINY["conv_L_cache"])
+    write_keys(
+        writer,
+        {
+            "expert_count": TINY["num_experts"],
+            "expert_used_count": TINY["num_experts_per_tok"],
+            "file_type": LlamaFileType.MOSTLY_F16,
+            "expert_feed_forward_length": TINY["moe_intermediate_size"],
+            "leading_dense_block_count": TINY["num_dense_layers"],
+            "vocab_size": TINY["vocab_size"],
+            "shortconv_l_cache": TINY["conv_L_cache"],
+        },
+    )
     writer.add_token_list([f"t{i}" for i in range(1024)])
     header = write_zero_tensors(writer, path, _tensors_by_hand(TINY))
     from_file, from_config = assert_read_as_predicted(header, TINY)

@@ -283,22 +283,9 @@ def build_gemma4(w, c):
 
 # --------------------------------------------------------------------------------------
 # granitehybrid: Granite 4.0 H (Mamba2 + attention, NoPE). conversion/granite.py GraniteHybridModel
-def build_granitehybrid(w, c):
-    E, L, H, KV = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
-    FF, V = c["intermediate_size"], c["vocab_size"]
-    V = -(V // -8) * 8  # Mamba2Model.set_vocab pads to a multiple of 8 for hybrid models
-    lt = c["layer_types"]
-    attn_layers = [i for i, t in enumerate(lt) if t == "attention"]
-    n_exp = c.get("num_local_experts") or 0
-    d_head, n_ssm_head = c["mamba_d_head"], c["mamba_n_heads"]
-    d_inner = n_ssm_head * d_head  # converter: d_inner = mamba_n_heads * mamba_d_head
-    n_group, d_state, d_conv = c["mamba_n_groups"], c["mamba_d_state"], c["mamba_d_conv"]
-    # GraniteMoeModel/GraniteModel parameters
-    _common(w, c, n_head_kv=[KV if i in attn_layers else 0 for i in range(L)], ctx=2**20)  # NoPE -> 2**20
-    w.add_rope_freq_base(_rope_theta(c))
-    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
-    w.add_expert_count(n_exp)
-    w.add_expert_used_count(c.get("num_experts_per_tok") or 0)
+def _granite_hybrid_keys(w, c, d_inner, n_group, d_state, d_conv, n_ssm_head):
+    """GraniteModel's scales, GraniteMoeModel's shared expert width and GraniteHybridModel's Mamba2 sizes and NoPE
+    switch (conversion/granite.py), in the order both granite-hybrid writers write them"""
     w.add_attention_scale(c["attention_multiplier"])
     w.add_embedding_scale(c["embedding_multiplier"])
     w.add_residual_scale(c["residual_multiplier"])
@@ -311,8 +298,13 @@ def build_granitehybrid(w, c):
     w.add_ssm_inner_size(d_inner)
     w.add_ssm_time_step_rank(n_ssm_head)
     w.add_rope_scaling_finetuned(False)
-    w.add_vocab_size(V)
 
+
+def _granite_hybrid_tensors(c, E, V, attn_layers, d_inner, n_group, d_state, d_conv, n_ssm_head, n_exp, FF):
+    """GraniteHybridModel's tensors (src/models/granite-hybrid.cpp): Mamba2 or NoPE attention per layer, then the
+    shared MLP, dense (ffn_gate/up/down) or beside the routed experts (conversion/granite.py GraniteMoeModel: the
+    block_sparse_moe input_linear split into gate/up experts, the shared_mlp into ffn_*_shexp)"""
+    L, H, KV = c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
     tl = TL("granitehybrid")
     _head(tl, c, E, V)
     hd = E // H
@@ -337,10 +329,46 @@ def build_granitehybrid(w, c):
             tl.add(T.SSM_OUT, (d_inner, E), i)
         tl.add(T.FFN_NORM, (E,), i)
         if n_exp:
-            raise NotImplementedError("granitehybrid MoE variants")
-        # dense: shared_mlp -> ffn_gate/up/down with shared_intermediate_size rows
-        _ffn(tl, i, E, c.get("shared_intermediate_size") or FF)
+            # GraniteMoeModel.modify_tensors: block_sparse_moe.input_linear [NE, 2*FF, E] split into gate/up exps;
+            # block_sparse_moe.output_linear -> ffn_down_exps; router.layer -> ffn_gate_inp;
+            # shared_mlp.input_linear split into gate/up shexp (has_experts); shared_mlp.output_linear -> ffn_down_shexp
+            tl.add(T.FFN_GATE_INP, (E, n_exp), i)
+            tl.add(T.FFN_GATE_EXP, (E, FF, n_exp), i)
+            tl.add(T.FFN_UP_EXP, (E, FF, n_exp), i)
+            tl.add(T.FFN_DOWN_EXP, (FF, E, n_exp), i)
+            SFF = c.get("shared_intermediate_size")
+            if SFF:
+                tl.add(T.FFN_GATE_SHEXP, (E, SFF), i)
+                tl.add(T.FFN_UP_SHEXP, (E, SFF), i)
+                tl.add(T.FFN_DOWN_SHEXP, (SFF, E), i)
+        else:
+            # dense: shared_mlp -> ffn_gate/up/down with shared_intermediate_size rows
+            _ffn(tl, i, E, c.get("shared_intermediate_size") or FF)
     return tl.items
+
+
+def build_granitehybrid(w, c):
+    E, L, KV = c["hidden_size"], c["num_hidden_layers"], c["num_key_value_heads"]
+    FF, V = c["intermediate_size"], c["vocab_size"]
+    V = -(V // -8) * 8  # Mamba2Model.set_vocab pads to a multiple of 8 for hybrid models
+    lt = c["layer_types"]
+    attn_layers = [i for i, t in enumerate(lt) if t == "attention"]
+    n_exp = c.get("num_local_experts") or 0
+    d_head, n_ssm_head = c["mamba_d_head"], c["mamba_n_heads"]
+    d_inner = n_ssm_head * d_head  # converter: d_inner = mamba_n_heads * mamba_d_head
+    n_group, d_state, d_conv = c["mamba_n_groups"], c["mamba_d_state"], c["mamba_d_conv"]
+    # GraniteMoeModel/GraniteModel parameters
+    _common(w, c, n_head_kv=[KV if i in attn_layers else 0 for i in range(L)], ctx=2**20)  # NoPE -> 2**20
+    w.add_rope_freq_base(_rope_theta(c))
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    w.add_expert_count(n_exp)
+    w.add_expert_used_count(c.get("num_experts_per_tok") or 0)
+    _granite_hybrid_keys(w, c, d_inner, n_group, d_state, d_conv, n_ssm_head)
+    w.add_vocab_size(V)
+
+    if n_exp:
+        raise NotImplementedError("granitehybrid MoE variants: build_granitehybrid_moe")
+    return _granite_hybrid_tensors(c, E, V, attn_layers, d_inner, n_group, d_state, d_conv, n_ssm_head, n_exp, FF)
 
 
 # --------------------------------------------------------------------------------------
@@ -410,6 +438,18 @@ def _deepseek_topk_method(c):
     return c.get("topk_method", "noaux_tc" if c.get("model_type") in ("deepseek_v3", "kimi_k2") else "greedy")
 
 
+def _mla_keys(w, q_lora, kv_lora, nope, rope_d, vd):
+    """DeepseekV2Model's MLA keys: the LoRA ranks, and the latent cache's key (kv_lora_rank + rope dims) and value
+    (kv_lora_rank) lengths beside the per-head ones (_mla)"""
+    if q_lora:
+        w.add_q_lora_rank(q_lora)
+    w.add_kv_lora_rank(kv_lora)
+    w.add_key_length(kv_lora + rope_d)
+    w.add_value_length(kv_lora)
+    w.add_key_length_mla(nope + rope_d)
+    w.add_value_length_mla(vd)
+
+
 def _deepseek2_header(w, c, block_count=None):
     """the {arch}.* keys of DeepseekV2Model.set_gguf_parameters as the deepseek2 rows were written (no yarn beta_fast /
     beta_slow, no expert group counts: the rows' logs show n_expert_groups = 0)"""
@@ -426,14 +466,7 @@ def _deepseek2_header(w, c, block_count=None):
     w.add_expert_count(NE)
     w.add_expert_used_count(NU)
     w.add_vocab_size(V)
-    if q_lora:
-        w.add_q_lora_rank(q_lora)
-    w.add_kv_lora_rank(kv_lora)
-    # MLA: k = kv_lora_rank + rope dims, v = kv_lora_rank (latent cache)
-    w.add_key_length(kv_lora + rope_d)
-    w.add_value_length(kv_lora)
-    w.add_key_length_mla(nope + rope_d)
-    w.add_value_length_mla(vd)
+    _mla_keys(w, q_lora, kv_lora, nope, rope_d, vd)
     w.add_leading_dense_block_count(lead)
     w.add_expert_feed_forward_length(FE)
     w.add_expert_shared_count(NS)
@@ -453,19 +486,18 @@ def _deepseek2_header(w, c, block_count=None):
         w.add_rope_scaling_yarn_log_mul(0.1 * rs["mscale_all_dim"])
 
 
-def build_deepseek2(w, c):
-    E, L, H = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
-    V = c["vocab_size"]
-    kv_lora, q_lora = c["kv_lora_rank"], c.get("q_lora_rank")
+def _mla_blocks(tl, c, n_trunk, n_blocks, probs_b):
+    """DeepseekV2Model's blocks (src/models/deepseek2.cpp): MLA (q_lora, kv_b split into attn_k_b / attn_v_b), the
+    first_k_dense_replace dense FFNs, then routed experts (with the exp_probs_b router bias when ``probs_b``) and the
+    shared experts; blocks past ``n_trunk`` are NextN/MTP blocks with their eh_proj, embed_tokens, enorm, hnorm,
+    shared_head.head and shared_head.norm (conversion/glm.py Glm4MoeLiteModel)"""
+    E, H, V = c["hidden_size"], c["num_attention_heads"], c["vocab_size"]
+    kv_lora, q_lora = c.get("kv_lora_rank", 512), c.get("q_lora_rank")
     nope, rope_d, vd = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
-    NE, NS = c["n_routed_experts"], c["n_shared_experts"]
+    NE, NS = c["n_routed_experts"], c.get("n_shared_experts", 0)
     FE, FF = c["moe_intermediate_size"], c["intermediate_size"]
     lead = c["first_k_dense_replace"]
-    _deepseek2_header(w, c)  # DeepseekV2Model.skip_mtp: the MTP layer of V3 checkpoints is not converted
-
-    tl = TL("deepseek2")
-    _head(tl, c, E, V)
-    for i in range(L):
+    for i in range(n_blocks):
         tl.add(T.ATTN_NORM, (E,), i)
         if q_lora:
             tl.add(T.ATTN_Q_A_NORM, (q_lora,), i)
@@ -483,7 +515,7 @@ def build_deepseek2(w, c):
             _ffn(tl, i, E, FF)
         else:
             tl.add(T.FFN_GATE_INP, (E, NE), i)
-            if _deepseek_topk_method(c) == "noaux_tc":  # e_score_correction_bias -> exp_probs_b
+            if probs_b:
                 tl.add(T.FFN_EXP_PROBS_B, (NE,), i, "bias")
             tl.add(T.FFN_GATE_EXP, (E, FE, NE), i)
             tl.add(T.FFN_UP_EXP, (E, FE, NE), i)
@@ -491,12 +523,30 @@ def build_deepseek2(w, c):
             tl.add(T.FFN_GATE_SHEXP, (E, FE * NS), i)
             tl.add(T.FFN_UP_SHEXP, (E, FE * NS), i)
             tl.add(T.FFN_DOWN_SHEXP, (FE * NS, E), i)
+        if i >= n_trunk:
+            tl.add(T.NEXTN_EH_PROJ, (2 * E, E), i)
+            tl.add(T.NEXTN_EMBED_TOKENS, (E, V), i)
+            tl.add(T.NEXTN_ENORM, (E,), i)
+            tl.add(T.NEXTN_HNORM, (E,), i)
+            tl.add(T.NEXTN_SHARED_HEAD_HEAD, (E, V), i)
+            tl.add(T.NEXTN_SHARED_HEAD_NORM, (E,), i)
+
+
+def build_deepseek2(w, c):
+    E, L, V = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
+    _deepseek2_header(w, c)  # DeepseekV2Model.skip_mtp: the MTP layer of V3 checkpoints is not converted
+
+    tl = TL("deepseek2")
+    _head(tl, c, E, V)
+    _mla_blocks(tl, c, L, L, _deepseek_topk_method(c) == "noaux_tc")
     return tl.items
 
 
 # --------------------------------------------------------------------------------------
 # plain decoder families (llama-style tensors with small twists)
-def build_smollm3(w, c):
+def _llama_like(w, c, arch, *, head_lengths, tied_default):
+    """llama's tensors and keys (conversion/llama.py LlamaModel): the explicit key/value lengths where head_dim is not
+    hidden / heads (``head_lengths``), the tie a config that does not say defaults to"""
     E, L, H, KV, FF, V = (
         c[k]
         for k in (
@@ -512,10 +562,13 @@ def build_smollm3(w, c):
     _common(w, c)
     w.add_rope_freq_base(_rope_theta(c))
     w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    if head_lengths:
+        w.add_key_length(hd)
+        w.add_value_length(hd)
     w.add_vocab_size(V)
     w.add_rope_dimension_count(hd)
-    tl = TL("smollm3")
-    _head(tl, c, E, V, tied_default=True)  # SmolLM3Config defaults tie_word_embeddings to true
+    tl = TL(arch)
+    _head(tl, c, E, V, tied_default=tied_default)
     for i in range(L):
         tl.add(T.ATTN_NORM, (E,), i)
         tl.add(T.ATTN_Q, (E, hd * H), i)
@@ -525,40 +578,16 @@ def build_smollm3(w, c):
         tl.add(T.FFN_NORM, (E,), i)
         _ffn(tl, i, E, FF)
     return tl.items
+
+
+def build_smollm3(w, c):
+    """SmolLM3 (src/models/smollm3.cpp): llama's tensors; SmolLM3Config defaults tie_word_embeddings to true"""
+    return _llama_like(w, c, "smollm3", head_lengths=False, tied_default=True)
 
 
 def build_llama_hd(w, c):
     """llama arch with explicit head_dim (Mistral-Nemo: head_dim 128 != 5120/32)"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
-    hd = c.get("head_dim") or E // H
-    _common(w, c)
-    w.add_rope_freq_base(_rope_theta(c))
-    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
-    w.add_key_length(hd)
-    w.add_value_length(hd)
-    w.add_vocab_size(V)
-    w.add_rope_dimension_count(hd)
-    tl = TL("llama")
-    _head(tl, c, E, V)
-    for i in range(L):
-        tl.add(T.ATTN_NORM, (E,), i)
-        tl.add(T.ATTN_Q, (E, hd * H), i)
-        tl.add(T.ATTN_K, (E, hd * KV), i)
-        tl.add(T.ATTN_V, (E, hd * KV), i)
-        tl.add(T.ATTN_OUT, (hd * H, E), i)
-        tl.add(T.FFN_NORM, (E,), i)
-        _ffn(tl, i, E, FF)
-    return tl.items
+    return _llama_like(w, c, "llama", head_lengths=True, tied_default=False)
 
 
 def build_exaone4(w, c):
@@ -1727,59 +1756,9 @@ def build_granitehybrid_moe(w, c):
         w.add_expert_used_count(c["num_experts_per_tok"])
     w.add_vocab_size(V)  # LlamaModel.set_gguf_parameters
     w.add_rope_dimension_count(E // H)  # LlamaModel: head_dim absent -> hidden/heads
-    w.add_attention_scale(c["attention_multiplier"])  # GraniteModel
-    w.add_embedding_scale(c["embedding_multiplier"])
-    w.add_residual_scale(c["residual_multiplier"])
-    w.add_logit_scale(c["logits_scaling"])
-    if c.get("shared_intermediate_size"):  # GraniteMoeModel
-        w.add_expert_shared_feed_forward_length(c["shared_intermediate_size"])
-    w.add_ssm_conv_kernel(d_conv)  # GraniteHybridModel
-    w.add_ssm_state_size(d_state)
-    w.add_ssm_group_count(n_group)
-    w.add_ssm_inner_size(d_inner)
-    w.add_ssm_time_step_rank(n_ssm_head)
-    w.add_rope_scaling_finetuned(False)
+    _granite_hybrid_keys(w, c, d_inner, n_group, d_state, d_conv, n_ssm_head)
 
-    tl = TL("granitehybrid")
-    _head(tl, c, E, V)
-    hd = E // H
-    d_in_proj = 2 * d_inner + 2 * n_group * d_state + n_ssm_head
-    conv_ch = d_inner + 2 * n_group * d_state
-    for i in range(L):
-        tl.add(T.ATTN_NORM, (E,), i)
-        if i in attn_layers:
-            tl.add(T.ATTN_Q, (E, hd * H), i)
-            tl.add(T.ATTN_K, (E, hd * KV), i)
-            tl.add(T.ATTN_V, (E, hd * KV), i)
-            tl.add(T.ATTN_OUT, (hd * H, E), i)
-        else:
-            tl.add(T.SSM_IN, (E, d_in_proj), i)
-            tl.add(T.SSM_CONV1D, (d_conv, conv_ch), i)
-            if c.get("mamba_conv_bias", True):
-                tl.add(T.SSM_CONV1D, (conv_ch,), i, "bias")
-            tl.add(T.SSM_DT, (n_ssm_head,), i, "bias")
-            tl.add(T.SSM_A, (1, n_ssm_head), i, None)
-            tl.add(T.SSM_D, (1, n_ssm_head), i, None)
-            tl.add(T.SSM_NORM, (d_inner // n_group, n_group), i)
-            tl.add(T.SSM_OUT, (d_inner, E), i)
-        tl.add(T.FFN_NORM, (E,), i)
-        if n_exp:
-            # GraniteMoeModel.modify_tensors: block_sparse_moe.input_linear [NE, 2*FF, E] split into gate/up exps;
-            # block_sparse_moe.output_linear -> ffn_down_exps; router.layer -> ffn_gate_inp;
-            # shared_mlp.input_linear split into gate/up shexp (has_experts); shared_mlp.output_linear -> ffn_down_shexp
-            tl.add(T.FFN_GATE_INP, (E, n_exp), i)
-            tl.add(T.FFN_GATE_EXP, (E, FF, n_exp), i)
-            tl.add(T.FFN_UP_EXP, (E, FF, n_exp), i)
-            tl.add(T.FFN_DOWN_EXP, (FF, E, n_exp), i)
-            SFF = c.get("shared_intermediate_size")
-            if SFF:
-                tl.add(T.FFN_GATE_SHEXP, (E, SFF), i)
-                tl.add(T.FFN_UP_SHEXP, (E, SFF), i)
-                tl.add(T.FFN_DOWN_SHEXP, (SFF, E), i)
-        else:
-            # dense: shared_mlp -> ffn_gate/up/down with shared_intermediate_size rows
-            _ffn(tl, i, E, c.get("shared_intermediate_size") or FF)
-    return tl.items
+    return _granite_hybrid_tensors(c, E, V, attn_layers, d_inner, n_group, d_state, d_conv, n_ssm_head, n_exp, FF)
 
 
 # GLM-4.7-Flash (glm4_moe_lite, converted as deepseek2 by conversion/glm.py Glm4MoeLiteModel): the writer its rows were
@@ -1788,12 +1767,11 @@ def build_granitehybrid_moe(w, c):
 # num_hidden_layers, counted in block_count and said in nextn_predict_layers. Kept beside build_deepseek2 so the
 # Kimi K2 and DeepSeek V3.1 rows stay reproducible.
 def build_glm4_moe_lite(w, c):
-    E, L, H = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
-    V = c["vocab_size"]
+    E, L, V = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
     kv_lora, q_lora = c.get("kv_lora_rank", 512), c.get("q_lora_rank")
     nope, rope_d, vd = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
     NE, NU, NS = c["n_routed_experts"], c["num_experts_per_tok"], c.get("n_shared_experts", 0)
-    FE, FF = c["moe_intermediate_size"], c["intermediate_size"]
+    FE = c["moe_intermediate_size"]
     lead = c["first_k_dense_replace"]
     n_mtp = c.get("gguf_mtp_layers", 0)
     NL = L + n_mtp
@@ -1815,14 +1793,7 @@ def build_glm4_moe_lite(w, c):
     # DeepseekV2Model.set_gguf_parameters
     w.add_leading_dense_block_count(lead)
     w.add_vocab_size(V)
-    if q_lora:
-        w.add_q_lora_rank(q_lora)
-    w.add_kv_lora_rank(kv_lora)
-    # MLA: k = kv_lora_rank + rope dims, v = kv_lora_rank (latent cache)
-    w.add_key_length(kv_lora + rope_d)
-    w.add_value_length(kv_lora)
-    w.add_key_length_mla(nope + rope_d)
-    w.add_value_length_mla(vd)
+    _mla_keys(w, q_lora, kv_lora, nope, rope_d, vd)
     w.add_expert_feed_forward_length(FE)
     w.add_expert_shared_count(NS)
     if c.get("routed_scaling_factor") is not None:
@@ -1839,44 +1810,9 @@ def build_glm4_moe_lite(w, c):
         w.add_nextn_predict_layers(n_mtp)  # Glm4MoeLiteModel.set_gguf_parameters
 
     # noaux_tc routers carry mlp.gate.e_score_correction_bias -> blk.N.exp_probs_b.bias (F32)
-    probs_b = c.get("topk_method") == "noaux_tc"
     tl = TL("deepseek2")
     _head(tl, c, E, V)
-    for i in range(NL):
-        tl.add(T.ATTN_NORM, (E,), i)
-        if q_lora:
-            tl.add(T.ATTN_Q_A_NORM, (q_lora,), i)
-            tl.add(T.ATTN_Q_A, (E, q_lora), i)
-            tl.add(T.ATTN_Q_B, (q_lora, H * (nope + rope_d)), i)
-        else:
-            tl.add(T.ATTN_Q, (E, H * (nope + rope_d)), i)
-        tl.add(T.ATTN_KV_A_NORM, (kv_lora,), i)
-        tl.add(T.ATTN_KV_A_MQA, (E, kv_lora + rope_d), i)
-        tl.add(T.ATTN_K_B, (nope, kv_lora, H), i)
-        tl.add(T.ATTN_V_B, (kv_lora, vd, H), i)
-        tl.add(T.ATTN_OUT, (H * vd, E), i)
-        tl.add(T.FFN_NORM, (E,), i)
-        if i < lead:
-            _ffn(tl, i, E, FF)
-        else:
-            tl.add(T.FFN_GATE_INP, (E, NE), i)
-            if probs_b:
-                tl.add(T.FFN_EXP_PROBS_B, (NE,), i, "bias")
-            tl.add(T.FFN_GATE_EXP, (E, FE, NE), i)
-            tl.add(T.FFN_UP_EXP, (E, FE, NE), i)
-            tl.add(T.FFN_DOWN_EXP, (FE, E, NE), i)
-            tl.add(T.FFN_GATE_SHEXP, (E, FE * NS), i)
-            tl.add(T.FFN_UP_SHEXP, (E, FE * NS), i)
-            tl.add(T.FFN_DOWN_SHEXP, (FE * NS, E), i)
-        if (
-            i >= L
-        ):  # NextN/MTP block: model.layers.{L}.{eh_proj,embed_tokens,enorm,hnorm,shared_head.head,shared_head.norm}
-            tl.add(T.NEXTN_EH_PROJ, (2 * E, E), i)
-            tl.add(T.NEXTN_EMBED_TOKENS, (E, V), i)
-            tl.add(T.NEXTN_ENORM, (E,), i)
-            tl.add(T.NEXTN_HNORM, (E,), i)
-            tl.add(T.NEXTN_SHARED_HEAD_HEAD, (E, V), i)
-            tl.add(T.NEXTN_SHARED_HEAD_NORM, (E,), i)
+    _mla_blocks(tl, c, L, NL, c.get("topk_method") == "noaux_tc")
     return tl.items
 
 

@@ -112,20 +112,27 @@ def tensor_list(c):
     return fixed
 
 
+# The hyper-parameters the generic writer takes straight from config.json: (GGUFWriter.add_<key>, config key).
+GENERIC_KEYS = (
+    ("context_length", "max_position_embeddings"),
+    ("embedding_length", "hidden_size"),
+    ("block_count", "num_hidden_layers"),
+    ("feed_forward_length", "intermediate_size"),
+    ("head_count", "num_attention_heads"),
+    ("head_count_kv", "num_key_value_heads"),
+    ("layer_norm_rms_eps", "rms_norm_eps"),
+    ("rope_freq_base", "rope_theta"),
+)
+
+
 def write_metadata(w, c, model_name):
     a = c["llama_arch"]
     E = c["hidden_size"]
     hd = c["head_dim"]
     V = c["gguf_vocab_size"] if "gguf_vocab_size" in c else c["vocab_size"]
     w.add_name(model_name + " (synthetic zero weights, real shapes)")
-    w.add_context_length(c["max_position_embeddings"])
-    w.add_embedding_length(E)
-    w.add_block_count(c["num_hidden_layers"])
-    w.add_feed_forward_length(c["intermediate_size"])
-    w.add_head_count(c["num_attention_heads"])
-    w.add_head_count_kv(c["num_key_value_heads"])
-    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
-    w.add_rope_freq_base(c["rope_theta"])
+    for key, config_key in GENERIC_KEYS:  # {arch}.<key> from the config, in this order
+        getattr(w, f"add_{key}")(c[config_key])
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
     w.add_vocab_size(V)
     if a in ("llama", "qwen3", "qwen3moe", "gemma2", "gemma3") or hd != E // c["num_attention_heads"]:
@@ -150,23 +157,7 @@ def write_metadata(w, c, model_name):
         w.add_expert_used_count(c["num_experts_per_tok"])
         w.add_expert_feed_forward_length(c["moe_intermediate_size"])
 
-    # synthetic SentencePiece vocab of the right size
-    # ("<|endoftext|>" is required by llama.cpp's vocab loader when general.name contains "phi-3")
-    toks = ["<unk>", "<s>", "</s>", "<|endoftext|>"] + [f"<0x{b:02X}>" for b in range(256)]
-    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [
-        gguf.TokenType.BYTE
-    ] * 256
-    n_rest = V - len(toks)
-    toks += [f"\u2581t{i}" for i in range(n_rest)]
-    types += [gguf.TokenType.NORMAL] * n_rest
-    scores = [0.0] * 4 + [0.0] * 256 + [-float(i) for i in range(n_rest)]
-    w.add_tokenizer_model("llama")
-    w.add_token_list(toks)
-    w.add_token_scores(scores)
-    w.add_token_types(types)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_unk_token_id(0)
+    write_tokenizer(w, V)
 
 
 def write_tokenizer(w, V):
@@ -194,16 +185,16 @@ GENERIC = "gen_gguf.generic"
 # Gemma3Model.set_gguf_parameters (conversion/gemma.py) falls back to these when a config omits them (the official
 # multimodal gemma-3 config.json files name few text_config keys); without vocab_size, _create_vocab_sentencepiece
 # takes the tokenizer's own 262,144 pieces and modify_tensors cuts token_embd to them.
-GEMMA3_CONVERTER_DEFAULTS = dict(
-    max_position_embeddings=131072,
-    num_attention_heads=8,
-    num_key_value_heads=4,
-    head_dim=256,
-    rms_norm_eps=1e-6,
-    rope_theta=1000000.0,
-    tie_word_embeddings=True,
-    gguf_vocab_size=262144,
-)
+GEMMA3_CONVERTER_DEFAULTS = {
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "rms_norm_eps": 1e-6,
+    "rope_theta": 1000000.0,
+    "tie_word_embeddings": True,
+    "gguf_vocab_size": 262144,
+}
 
 
 def writer_for(c):

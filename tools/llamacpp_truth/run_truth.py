@@ -62,27 +62,28 @@ def parse_load_log(log):
     if m:
         d["file_size_log"] = m.group(0).strip()
         d["bpw_log"] = f(m.group(3))
-    m = re.search(r"print_info: file type\s+=\s+(.+)", log)
-    if m:
-        d["file_type_log"] = m.group(1).strip()
-    m = re.search(r"print_info: model params\s+=\s+(.+)", log)
-    if m:
-        d["model_params_log"] = m.group(1).strip()
-    m = re.search(r"print_info: n_swa\s+=\s+(\d+)", log)
-    if m:
-        d["n_swa_log"] = int(m.group(1))
-    keep = [
-        line
-        for line in log.splitlines()
-        if re.search(
-            r"model buffer size|file size|file type|model params|n_swa |n_swa_pattern|is_swa|n_ctx_train|n_embd |"
-            r"n_layer |n_head|n_embd_head|n_embd_k_gqa|n_embd_v_gqa|n_ff |n_expert|n_vocab|- type |repack|REPACK|"
-            r"offload|WARN|warn",
-            line,
-        )
-    ]
-    d["load_excerpt"] = keep[:60]
+    _found(d, "file_type_log", r"print_info: file type\s+=\s+(.+)", log, str.strip)
+    _found(d, "model_params_log", r"print_info: model params\s+=\s+(.+)", log, str.strip)
+    _found(d, "n_swa_log", r"print_info: n_swa\s+=\s+(\d+)", log, int)
+    d["load_excerpt"] = _excerpt(
+        log,
+        r"model buffer size|file size|file type|model params|n_swa |n_swa_pattern|is_swa|n_ctx_train|n_embd |"
+        r"n_layer |n_head|n_embd_head|n_embd_k_gqa|n_embd_v_gqa|n_ff |n_expert|n_vocab|- type |repack|REPACK|"
+        r"offload|WARN|warn",
+    )
     return d
+
+
+def _found(d, key, pattern, log, convert):
+    """d[key] = convert(the pattern's first group) where the log has it"""
+    m = re.search(pattern, log)
+    if m:
+        d[key] = convert(m.group(1))
+
+
+def _excerpt(log, pattern, limit=60):
+    """the log's first ``limit`` lines that match ``pattern``"""
+    return [line for line in log.splitlines() if re.search(pattern, line)][:limit]
 
 
 def parse_ctx_log(log):
@@ -193,23 +194,14 @@ def parse_ctx_log(log):
         m = re.search(rf"llama_context: {key}\s+=\s+(\S+)", log)
         if m:
             d[key + "_log"] = m.group(1)
-    m = re.search(r"graph nodes\s+=\s+(\d+)", log)
-    if m:
-        d["graph_nodes"] = int(m.group(1))
-    m = re.search(r"graph splits\s+=\s+(\d+)", log)
-    if m:
-        d["graph_splits"] = int(m.group(1))
-    keep = [
-        line
-        for line in log.splitlines()
-        if re.search(
-            r"n_ctx|n_batch|n_ubatch|flash_attn|kv_unified|n_seq|KV buffer|RS buffer|state buffer|"
-            r"kv_cache(_iswa|_dsv4)?: (size|creating)|memory_recurrent: size|memory_hybrid|compute buffer|"
-            r"output buffer|graph nodes|graph splits|swa|SWA|error|failed|warn|WARN",
-            line,
-        )
-    ]
-    d["ctx_excerpt"] = keep[:60]
+    _found(d, "graph_nodes", r"graph nodes\s+=\s+(\d+)", log, int)
+    _found(d, "graph_splits", r"graph splits\s+=\s+(\d+)", log, int)
+    d["ctx_excerpt"] = _excerpt(
+        log,
+        r"n_ctx|n_batch|n_ubatch|flash_attn|kv_unified|n_seq|KV buffer|RS buffer|state buffer|"
+        r"kv_cache(_iswa|_dsv4)?: (size|creating)|memory_recurrent: size|memory_hybrid|compute buffer|"
+        r"output buffer|graph nodes|graph splits|swa|SWA|error|failed|warn|WARN",
+    )
     return d
 
 
