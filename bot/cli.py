@@ -171,6 +171,15 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
         ),
     )
     p.add_argument(
+        "--reserved",
+        help=tr(
+            _(
+                "GPU memory other programs already use, e.g. 1.5GB (a desktop on the card; nvidia-smi shows it): "
+                "taken off what the model may use"
+            )
+        ),
+    )
+    p.add_argument(
         "--flash-attn", choices=["on", "off"], help=tr(_("flash attention (default on, as llama.cpp's -fa auto)"))
     )
     p.add_argument("--engine", choices=[e.value for e in Engine], help=tr(_("llama.cpp (default) or vllm")))
@@ -327,6 +336,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["gpus"] = gpus
     if args.ram:
         overrides["ram_bytes"] = _ram_bytes(args.ram)
+    if args.reserved:
+        overrides["reserved_bytes"] = _reserved_bytes(args.reserved)
     if args.ram_speed:
         overrides["ram_speed"] = _ram_speed(args.ram_speed)
     return overrides
@@ -363,6 +374,29 @@ def _ram_bytes(text: str) -> int:
             f"ram must be between 1 and {MAX_RAM_GB} GB: {text}", field="ram", value=text, low=1, high=MAX_RAM_GB
         )
     return int(gb * GIB)
+
+
+MAX_RESERVED_GB = 1024
+
+
+def _reserved_bytes(text: str) -> int:
+    """``--reserved 1.5GB``, ``800MB``, ``1.5``: GiB (and MiB) as nvidia-smi and Task Manager count them."""
+    found = _RESERVED_SIZE.match(text)
+    if found is None:
+        raise BadNumberError(f"reserved: not a memory size: {text}", field="reserved", value=text)
+    gb = float(found[1]) / (1024 if (found[2] or "g").lower().startswith("m") else 1)
+    if not 0 < gb <= MAX_RESERVED_GB:
+        raise BadNumberError(
+            f"reserved must be more than 0 and at most {MAX_RESERVED_GB} GB: {text}",
+            field="reserved",
+            value=text,
+            low=0,
+            high=MAX_RESERVED_GB,
+        )
+    return int(gb * GIB)
+
+
+_RESERVED_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gb|gib|g|mb|mib|m)?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,12 @@ class Request(BaseModel):
         default="",
         description="the program that runs llama.cpp: '' (llama-server) or 'ollama' (its defaults, ollama ps)",
     )
+    reserved_bytes: int = Field(
+        default=0,
+        ge=0,
+        le=MAX_RAM_BYTES,
+        description="GPU memory other programs already hold (a desktop on the card): not the model's to use",
+    )
     ram_bytes: int | None = Field(
         default=None, ge=0, le=MAX_RAM_BYTES, description="system RAM; None: calc.host_memory.ASSUMED_RAM_BYTES"
     )

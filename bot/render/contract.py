@@ -52,6 +52,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "n_batch": request.n_batch,
         "ram_bytes": request.ram_bytes,
         "ram_speed": _ram_speed_json(request.ram_speed),
+        "reserved_bytes": request.reserved_bytes,
         "runner": request.runner,
         "intent": intent,
         "assumed": list(assumed),

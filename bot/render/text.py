@@ -348,6 +348,11 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append("  " + unified_memory_line(request.gpus[0].gpu, tr))
     if request.runner == "ollama" and request.gpus and answer.fits:
         lines.append("  " + ollama_ps_line(answer, tr))
+    if request.reserved_bytes and request.gpus:
+        reserved = tr.gib(request.reserved_bytes)
+        lines.append(
+            "  " + tr(_("Already in use on the GPU: {reserved}, taken off what the model may use"), reserved=reserved)
+        )
     if request.gpus and answer.fits and runnable(answer.fits[0]):
         fit = answer.fits[0]
         ollama = ollama_name(request)

@@ -188,7 +188,7 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     arch = parts.arch
     runtime = runtime_bytes(gpu.backend, count)
     total = total_bytes(request, count, gpu.backend)
-    usable = gpu.usable_bytes * count
+    usable = usable_bytes(request, choice)
     n_layers = arch.n_layers + 1  # llama.cpp counts the output layer
     verdict = whole_verdict(total, usable)
     gpu_layers = n_layers
@@ -389,20 +389,25 @@ def decode_estimate(speed: DecodeSpeed | None) -> DecodeEstimate | None:
     return DecodeEstimate(tokens_per_second=speed.tokens_per_second, low=speed.low, high=speed.high)
 
 
-def fits_within(total_bytes: int, gpu: Gpu, count: int) -> bool:
-    """True when ``total_bytes`` fits ``count`` devices with the tight margin left over."""
-    usable = gpu.usable_bytes * count
+def usable_bytes(request: Request, choice: GpuChoice) -> int:
+    """The memory the model may use on ``choice``'s devices: their usable memory (Apple: Metal's share) less what
+    other programs already hold there (``request.reserved_bytes``: a desktop on the card, as the question says)."""
+    return max(choice.gpu.usable_bytes * choice.count - request.reserved_bytes, 0)
+
+
+def fits_within(total_bytes: int, usable: int) -> bool:
+    """True when ``total_bytes`` fits ``usable`` bytes with the tight margin left over."""
     return usable - total_bytes >= tight_margin(usable)
 
 
 def runs_on_gpu(request: Request, choice: GpuChoice) -> bool:
     """True when every layer fits (verdict fits or tight)."""
-    return total_bytes(request, choice.count, choice.gpu.backend) <= choice.gpu.usable_bytes * choice.count
+    return total_bytes(request, choice.count, choice.gpu.backend) <= usable_bytes(request, choice)
 
 
 def fits_with_margin(request: Request, choice: GpuChoice) -> bool:
     """True when the request fits ``choice`` whole with the tight margin left."""
-    return fits_within(total_bytes(request, choice.count, choice.gpu.backend), choice.gpu, choice.count)
+    return fits_within(total_bytes(request, choice.count, choice.gpu.backend), usable_bytes(request, choice))
 
 
 PROFILE = EngineProfile(

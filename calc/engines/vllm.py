@@ -153,6 +153,10 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         verdict = Verdict.TIGHT  # starts, but fewer users than asked can hold a full context at once
     else:
         verdict = Verdict.NO  # vLLM refuses: max_model_len exceeds what the KV cache can hold
+    if request.reserved_bytes and choice.gpu.memory_bytes - request.reserved_bytes < _reserved_per_gpu(request, choice):
+        # vLLM's start-up check (vllm/v1/worker/gpu_worker.py): "Free memory on device ... is less than desired GPU
+        # memory utilization": what other programs hold must leave gpu_memory_utilization x the card free.
+        verdict = Verdict.NO
     reserved = _reserved_per_gpu(request, choice) * tp
     max_ctx = None
     if with_max_context:

@@ -33,7 +33,7 @@ def falcon_h1_state(fields: ConfigFields, n_layers: int) -> dict[str, Any]:
     the plain one), every layer recurrent."""
     inner = fields.number("mamba_d_ssm", low=1, high=MAX_HIDDEN)
     head = fields.number("mamba_d_head", "head_dim", default=64, low=1, high=MAX_HEAD_DIM)
-    groups = fields.number("n_groups", "mamba_n_groups", low=1, high=MAX_HEADS)
+    groups = fields.number("mamba_n_groups", "n_groups", low=1, high=MAX_HEADS)
     if inner % head or (inner // head) % groups:
         raise BadConfigError(
             f"config.json: mamba_d_ssm {inner} cannot form heads of {head} in {groups} groups", field="mamba_d_ssm"

@@ -102,7 +102,7 @@ def test_the_tensors_are_the_loaders_and_llama_cpp_loaded_as_many(name: str) -> 
     ("change", "words"),
     [
         ({"mamba_d_ssm": None}, "lacks mamba_d_ssm"),
-        ({"mamba_n_groups": None}, "lacks n_groups"),
+        ({"mamba_n_groups": None}, "lacks mamba_n_groups"),
         ({"mamba_d_ssm": 1000}, "cannot form heads of 64"),
         ({"num_key_value_heads": 3}, "8 attention heads cannot share 3 KV heads"),
     ],
