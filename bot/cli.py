@@ -263,7 +263,9 @@ def _model_from_file(args: argparse.Namespace) -> ModelRef | None:
     if args.config:
         path = Path(args.config)
         config = read_config_json(path)
-        return model_from_config(config, fallback_name=path.parent.name or path.stem, source=str(path))
+        # A config.json is named by its folder (a downloaded repo); a file with a name of its own by that name.
+        named = path.stem if path.name != "config.json" else path.parent.name or path.stem
+        return model_from_config(config, fallback_name=named, source=str(path))
     return None
 
 

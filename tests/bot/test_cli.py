@@ -427,3 +427,31 @@ def test_an_unstated_context_never_passes_the_models_trained_limit(
     assert data["request"]["context"] == context
     assert ("context" in data["request"]["assumed"]) is assumed
     assert ("beyond_trained_context" in data.get("warnings", [])) is (not assumed and context > 4096)
+
+
+@pytest.mark.parametrize(
+    ("place", "named", "suggested"),
+    [
+        # a downloaded repo's config.json is named by its folder; a file with a name of its own by that name (the
+        # folder of a file of configs suggested gpt-oss for a Gemma 3n config: "configs" is closest to nothing here)
+        ("gemma-3n-E4B-it/config.json", "gemma-3n-E4B-it", "gemma-3-4b"),
+        ("configs/google--gemma-3n-E4B-it.json", "google--gemma-3n-E4B-it", "gemma-3-4b"),
+    ],
+)
+def test_a_config_is_named_by_its_file_or_its_folder(place: str, named: str, suggested: str, tmp_path: Path) -> None:
+    path = tmp_path / place
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"model_type": "gemma3n_text", "num_hidden_layers": 2}), encoding="utf-8")
+    out = io.StringIO()
+    assert run(["--json", "--config", str(path)], out) == EXIT_ERROR
+    error = json.loads(out.getvalue())["error"]
+    assert error["code"] == "unsupported_architecture"
+    assert error["suggestions"][0] == suggested
+    ok = tmp_path / place.replace("gemma-3n-E4B-it", "Llama-3.2-1B")
+    ok.parent.mkdir(parents=True, exist_ok=True)
+    llama = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+             "vocab_size": 256, "intermediate_size": 128}  # fmt: skip
+    ok.write_text(json.dumps(llama), encoding="utf-8")
+    out = io.StringIO()
+    assert run(["--json", "--config", str(ok)], out) == 0
+    assert json.loads(out.getvalue())["request"]["model"]["name"] == named.replace("gemma-3n-E4B-it", "Llama-3.2-1B")

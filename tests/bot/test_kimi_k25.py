@@ -85,8 +85,9 @@ def test_the_wrapper_type_alone_is_still_the_text_model() -> None:
 @pytest.mark.parametrize(
     ("args", "model_id", "lang"),
     [
-        (("--config", str(CONFIG_PATH), "32k on 8x h200"), "configs", "en"),
-        (("--config", str(CONFIG_PATH), "32k h200 8장에서 돌아가?"), "configs", "ko"),
+        # a file with a name of its own is named by it (a config.json by its folder)
+        (("--config", str(CONFIG_PATH), "32k on 8x h200"), "kimi-k2.5", "en"),
+        (("--config", str(CONFIG_PATH), "32k h200 8장에서 돌아가?"), "kimi-k2.5", "ko"),
         (("kimi k2.5 32k on 8x h200",), "kimi-k2.5", "en"),
         (("Kimi-K2.5 32k on 8x h200",), "kimi-k2.5", "en"),
         (("키미 k2.5 32k h200 8장에서 돌아가?",), "kimi-k2.5", "ko"),
