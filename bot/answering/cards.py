@@ -54,6 +54,7 @@ class Overrides(TypedDict, total=False):
     ram_gb: int  # the system RAM the question named, in whole GB (GiB, as the parser reads "64GB RAM")
     ram_speed: str  # its kind, rate and channels as ram_speed_code writes them ("ddr4-3200x2")
     runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
+    reserved_mib: int  # GPU memory other programs already hold, in MiB, as the question said it ("1.5gb already used")
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
 
@@ -241,6 +242,7 @@ class Card:
     ram_gb: int = 0  # the system RAM the question named, whole GB (0: none named, or not a whole number)
     ram_speed: str = ""  # its speed as ram_speed_code writes it ("": none named)
     runner: str = ""  # "ollama" when the question named Ollama
+    reserved_mib: int = 0  # GPU memory other programs already hold, MiB (0: none said)
 
     @property
     def intent(self) -> Intent:
@@ -254,7 +256,7 @@ class Card:
             out["intent"] = self.solution.kind
         if self.engines:
             out["engines"] = True
-        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner))
+        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib))
         return out
 
 
@@ -393,10 +395,12 @@ def settings_of(source: object) -> Overrides:
     return cast(Overrides, {name: getattr(source, name) for name in SETTINGS})
 
 
-def machine_overrides(ram_gb: int, ram_speed: str, runner: str) -> Overrides:
-    """The question's machine as a card and its buttons carry it: the RAM named, its speed, Ollama (each only when
-    the question said it)."""
+def machine_overrides(ram_gb: int, ram_speed: str, runner: str, reserved_mib: int = 0) -> Overrides:
+    """The question's machine as a card and its buttons carry it: the RAM named, its speed, Ollama, the GPU memory
+    other programs hold (each only when the question said it)."""
     out = Overrides()
+    if reserved_mib:
+        out["reserved_mib"] = reserved_mib
     if ram_gb:
         out["ram_gb"] = ram_gb
     if ram_speed:

@@ -31,7 +31,7 @@ FOLLOWUP_CUES = re.compile(
     re.IGNORECASE,
 )
 FOLLOWUP_MAX_CHARS = 80  # a longer message is a new message, not a follow-up, unless it asks ("?") or has a cue
-SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus", "flash_attn", "ram_gb")
+SLOT_KEYS = ("model", "quant", "context", "users", "kv_cache", "engine", "gpus", "flash_attn", "ram_gb", "reserved_mib")
 
 
 def parse_or_none(text: str) -> ParsedQuery | None:
@@ -82,6 +82,8 @@ def slots_of(parsed: ParsedQuery) -> Overrides:
         out["gpus"] = tuple((choice.gpu.id, choice.count) for choice in parsed.gpus)
     if parsed.ram_bytes:  # "with 64gb ram?", "램 64기가면?"
         out["ram_gb"] = max(1, round(parsed.ram_bytes / (1 << 30)))
+    if parsed.reserved_bytes:  # "1.5gb already used?", "이미 2기가 쓰고 있으면?"
+        out["reserved_mib"] = parsed.reserved_bytes >> 20
     return out
 
 
@@ -149,7 +151,7 @@ def from_json(data: dict[str, Any]) -> Overrides:
     for key, value in data.items():
         if key == "gpus":
             out["gpus"] = tuple((str(gpu_id), int(count)) for gpu_id, count in value)
-        elif key in ("context", "users", "gpu_count", "ram_gb"):
+        elif key in ("context", "users", "gpu_count", "ram_gb", "reserved_mib"):
             out[key] = int(value)  # type: ignore[literal-required]
         elif key == "flash_attn":
             out["flash_attn"] = bool(value)

@@ -230,6 +230,8 @@ class CalcBackend:
                 raise BadNumberError(str(exc), field="ram_speed", value=overrides["ram_speed"]) from exc
         if overrides.get("runner") == "ollama":
             fields["runner"] = "ollama"
+        if "reserved_mib" in overrides:  # a button's state: the GPU memory the question said was in use
+            fields["reserved_bytes"] = int(overrides["reserved_mib"]) << 20
         if "flash_attn" in overrides:
             fields["flash_attn"] = bool(overrides["flash_attn"])
         if "gpus" in overrides:
@@ -366,6 +368,7 @@ class CalcBackend:
             ram_gb=_whole_gb(request.ram_bytes),
             ram_speed=ram_speed_code(request.ram_speed),
             runner=request.runner,
+            reserved_mib=request.reserved_bytes >> 20,
         )
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:

@@ -79,6 +79,7 @@ class ParsedQuery(BaseModel):
     assumed: tuple[str, ...] = ()
     unparsed: tuple[str, ...] = ()  # words that look like settings but no slot took ("5090ti", "q9")
     ram_bytes: int | None = None  # system RAM ("with 64GB RAM", "램 64기가")
+    reserved_bytes: int = 0  # GPU memory other programs already hold ("1.5gb already used", "이미 2기가 사용 중")
     ram_speed: RamSpeed | None = None  # its kind, rate and channels ("ddr4-3200 dual channel", "ddr5 4채널")
     runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
     quant_mix: str = ""  # an uploader's mix as written ("UD-Q4_K_XL"); ``quant`` is the standard type it is sized as
@@ -140,6 +141,7 @@ class ParsedQuery(BaseModel):
             "gpus": self.gpus,
             "ram_bytes": self.ram_bytes,
             "ram_speed": self.ram_speed,
+            "reserved_bytes": self.reserved_bytes,
             "runner": self.runner,
         }
         fields.update(given)
@@ -226,6 +228,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     kv_cache = slots.extract_kv_cache(scratch, engine)
     apple_hint = slots.remove_apple_words(scratch)
     ram_speed = slots.extract_ram_speed(scratch)  # before the tokens: "ddr5 128gb" keeps its RAM word
+    reserved_gb = slots.extract_reserved(scratch)  # before the tokens: "1.5gb already used" is no GPU's size
 
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
@@ -285,6 +288,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         assumed=tuple(k for k in ASSUMED_KEYS if filled[k]),
         unparsed=unparsed,
         ram_bytes=int(ram_gb * GIB) if ram_gb is not None else None,
+        reserved_bytes=int(reserved_gb * GIB) if reserved_gb is not None else 0,
         ram_speed=ram_speed.speed if ram_speed is not None else None,
         runner=runner,
         quant_mix=mix,

@@ -308,6 +308,46 @@ _CHANNELS = re.compile(
 _KO_CHANNELS = {"싱글": 1, "듀얼": 2, "트리플": 3, "쿼드": 4, "옥타": 8}
 
 
+# GPU memory other programs already hold, as a question says it: "1.5gb already used", "2gb used by the desktop",
+# "800mb in use", "already using 2gb"; "1.5기가 이미 쓰고 있어", "이미 2기가 사용 중", "1.5기가 점유". Korean needs
+# "이미" (already) or a word of occupying: "8기가 쓰고 있어" alone is how people name their 8 GB card. clean() has
+# read "기가" as "gb" already.
+_SIZE = r"(\d+(?:\.\d+)?)\s?(gb|gib|g|mb|mib)(?![a-z0-9])"
+_KO_PARTICLE = r"(?:는|은|가|이|를|을|정도는?|쯤은?)?"
+_KO_OCCUPY = r"(?:사용|쓰|먹|잡혀|점유|차지)"  # used, using, eaten, held, occupied, taken
+_RESERVED = (
+    re.compile(
+        r"(?<![a-z0-9.])" + _SIZE + r"(?:\s+(?:is|are))?(?:\s+already)?\s+(?:used|in use|taken|occupied)(?![a-z])"
+        r"(?:\s+(?:by|for)\s+(?:the\s+|my\s+|other\s+)?(?:desktop|display|monitor|screen|windows|os|browser|system|"
+        r"apps?|programs?)(?![a-z]))?"
+    ),
+    re.compile(r"(?<![a-z])already\s+(?:using|uses|use)\s+" + _SIZE),
+    re.compile(
+        r"(?<![a-z0-9.])" + _SIZE + _KO_PARTICLE + r"\s*(?:(?:이미|벌써)\s*" + _KO_OCCUPY + r"|점유|잡혀\s?있|차지)"
+    ),
+    re.compile(r"(?:이미|벌써)\s*" + _SIZE + _KO_PARTICLE + r"\s*" + _KO_OCCUPY),
+)
+MAX_RESERVED_GB = 1024
+
+
+def extract_reserved(s: Scratch) -> float | None:
+    """GPU memory other programs already hold, in GiB (MiB read as 1/1024), or None; its words are taken so no GPU
+    or RAM reader sees the size. Raises BadNumberError for a size past what any GPU has."""
+    for pattern in _RESERVED:
+        m = pattern.search(s.text)
+        if m is None:
+            continue
+        size = float(m.group(1)) / (1024 if m.group(2).startswith("m") else 1)
+        if not 0 < size <= MAX_RESERVED_GB:
+            raise BadNumberError(
+                f"memory in use must be more than 0 and at most {MAX_RESERVED_GB} GB, not {m.group(1)}",
+                field="reserved", value=m.group(1)[:40], low=0, high=MAX_RESERVED_GB,
+            )  # fmt: skip
+        s.take(m)
+        return size
+    return None
+
+
 @dataclass(frozen=True)
 class RamSpeedSlot:
     """What the question says of its system RAM's speed: the speed to compute with, and whether its kind and rate

@@ -443,6 +443,12 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         cpu, gpu = card.ollama_split
         split = tr(_("100% GPU")) if cpu == 0 else tr(_("{cpu}%/{gpu}% CPU/GPU"), cpu=cpu, gpu=gpu)
         lines.append(tr(_("`ollama ps` would show: {split}"), split=split))
+    if card.reserved_mib and card.named_gpus:
+        in_use = tr(
+            _("Already in use on the GPU: {reserved}, taken off what the model may use"),
+            reserved=tr.gib(card.reserved_mib << 20),
+        )
+        lines.append(in_use)
     builder = EmbedBuilder(title=_title(card, tr), description="\n".join(lines), footer=_footer(card, tr),
                            colour=colour)  # fmt: skip
     if card.named_gpus and len(card.fits) > 1:

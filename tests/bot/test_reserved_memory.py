@@ -1,5 +1,6 @@
-"""Memory other programs already hold on the GPU (`vram --reserved`): taken off what the model may use, in the verdict,
-the headroom and the longest context, said in the answer; a size that is not one is a clear error."""
+"""Memory other programs already hold on the GPU (`vram --reserved`, "1.5gb already used", "이미 2기가 사용 중"):
+taken off what the model may use, in the verdict, the headroom and the longest context, said in the answer and kept by
+the card's buttons; a size that is not one is a clear error."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ import pytest
 
 from tests.bot.cli_json import run_json
 from tests.groundtruth import GIB
+from vramfit.bot.answering.cards import Card
+from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import EXIT_ERROR, run
+from vramfit.bot.render.embed import embed_as_text, render_card
+from vramfit.bot.ui.state import CardState
 
 # A Llama 3.1 8B Q4_K_M at 8,192 tokens on a 12 GB RTX 3060 (12 GiB).
 ASK = ("--model", "llama-3.1-8b", "--context", "8k", "--gpu", "rtx-3060-12gb")
@@ -65,3 +70,32 @@ def test_vllm_does_not_start_when_others_leave_less_than_its_share_free() -> Non
     ask = ("--model", "llama-3.1-8b", "--engine", "vllm", "--quant", "fp8", "--gpu", "rtx-4090", "--context", "8k")
     assert run_json(*ask, "--reserved", "1GB")["fits"][0]["verdict"] == "fits"
     assert run_json(*ask, "--reserved", "3GB")["fits"][0]["verdict"] == "no"
+
+
+# The words of a question: a size with "already used" (or its Korean, which needs 이미 or a word of occupying)
+@pytest.mark.parametrize(
+    ("question", "gib", "card_gib"),
+    [
+        ("llama 8b 32k on a 4060ti 16gb, 1.5gb already used", 1.5, 16),
+        ("llama 8b on a 3060, 2gb used by the desktop", 2.0, 12),
+        ("llama 8b 3060 800mb in use", 800 / 1024, 12),
+        ("라마3 8b 32k 3060에서 돌아가? 1.5기가는 이미 쓰고 있어", 1.5, 12),
+        ("이미 2기가 사용 중인데 qwen3 8b 3060 돼?", 2.0, 12),
+        ("8기가 쓰고 있어 라마3 8b", 0.0, 8),  # "I use an 8 GB one": the card's size, nothing in use
+    ],
+)
+def test_a_question_says_what_is_in_use(question: str, gib: float, card_gib: int) -> None:
+    request = run_json(question)["request"]
+    assert request["reserved_bytes"] == int(gib * GIB)
+    assert request["gpus"][0]["memory_bytes"] == card_gib * GIB
+
+
+def test_the_card_says_it_and_its_buttons_keep_it() -> None:
+    backend = CalcBackend()
+    card = backend.answer("라마3 8b 32k 3060에서 돌아가? 1.5기가는 이미 쓰고 있어", None, {})
+    assert isinstance(card, Card) and card.reserved_mib == 1536
+    assert "GPU에서 이미 쓰고 있는 메모리: 1.5GiB" in embed_as_text(render_card(card, "ko"))
+    state = CardState.from_card(card, "ko")
+    assert CardState.decode(state.encode() or "") == state and state.reserved_mib == 1536
+    again = backend.answer("", "ko", state.with_context(8192).overrides())
+    assert isinstance(again, Card) and again.reserved_mib == 1536 and again.assumptions.context == 8192
