@@ -581,6 +581,33 @@ CASES: dict[str, tuple[dict[str, Any], int, dict[str, Any]]] = {
         2 + 3 * 9 + 2 * 8 + 4,  # every layer: norms, router, 3 experts, 3 shared; Mamba2 8; attention 4
         {"expert_shared_feed_forward_length": FF, "feed_forward_length": FE, "ssm.inner_size": 2 * E},
     ),
+    "gemma4_e": (
+        cfg(
+            "gemma4",
+            builder="gemma4_e",
+            num_hidden_layers=4,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+            global_head_dim=32,
+            num_global_key_value_heads=None,
+            attention_k_eq_v=False,
+            sliding_window=32,
+            num_kv_shared_layers=2,
+            hidden_size_per_layer_input=8,
+            final_logit_softcapping=30.0,
+            tie_word_embeddings=True,
+            enable_moe_block=False,
+            use_double_wide_mlp=False,
+            rope_theta=None,
+            rope_parameters={
+                "full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1e6, "rope_type": "proportional"},
+                "sliding_attention": {"rope_theta": 1e4, "rope_type": "default"},
+            },
+        ),
+        # token_embd, per_layer_token_embd / model_proj / proj_norm, output_norm, rope_freqs; 17 a layer (the shared
+        # layers keep attn_k / attn_v / attn_k_norm, as the published checkpoints do)
+        6 + 4 * 17,
+        {"attention.shared_kv_layers": 2, "embedding_length_per_layer_input": 8, "attention.key_length": 32},
+    ),
     "glm4_moe_lite": (
         cfg(
             "deepseek2",
@@ -638,7 +665,7 @@ def test_each_writer_writes_the_architecture_it_means(case: str, tool: dict[str,
     read = {t.name: ([int(x) for x in t.shape], t.tensor_type.name) for t in reader.tensors}
     wrote = {n: (list(reversed(shape)), type_name[dt]) for n, shape, dt in tensors}
     assert read == wrote
-    assert all(n.startswith(("blk.", "token_embd", "output", "rope_")) for n in read)
+    assert all(n.startswith(("blk.", "token_embd", "output", "rope_", "per_layer_")) for n in read)
 
 
 def _embd_rows(tensors: list[tuple[str, tuple[int, ...], Any]]) -> int:

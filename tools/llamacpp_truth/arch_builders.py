@@ -1816,7 +1816,115 @@ def build_glm4_moe_lite(w, c):
     return tl.items
 
 
+# --------------------------------------------------------------------------------------
+# gemma4 E-models (Gemma 4 E2B / E4B): per-layer embeddings (PLE) and KV-sharing layers, no experts, no K = V.
+# A literal transcription, kept apart from build_gemma4 so the rows that writer made stay reproducible:
+#   conversion/base.py TextModel.set_gguf_parameters:1434-1546,
+#   conversion/gemma.py Gemma3Model.set_gguf_parameters:141-159
+#   and Gemma4Model.set_gguf_parameters:671-733 / generate_extra_tensors:735-761 (keys, in the converter's order; a key
+#   written twice keeps its first position with the last value: gguf-py GGUFWriter.add_key_value);
+#   src/models/gemma4.cpp load_arch_hparams:4-35 and load_arch_tensors:37-142 (tensors and ne, in the loader's order);
+#   Gemma4TextDecoderLayer (transformers modeling_gemma4.py): per_layer_input_gate, per_layer_projection,
+#   post_per_layer_input_norm, layer_scalar on every layer; v_norm has no weight (with_scale=False).
+#   KV-shared layers (il >= L - num_kv_shared_layers): the published checkpoints carry k_proj / v_proj / k_norm on
+#   them too (current transformers builds none there and drops them on load), and the converter writes what the
+#   checkpoint has: public GGUFs of google/gemma-4-E4B-it have 720 tensors (Q4_K_M: f32 339, q4_K 336, q6_K 44,
+#   bf16 1; llama.cpp prints "model params = 7.52 B") and of E2B 601 (f32 283 = 35 x 8 + 3) -- 42 x 17 + 6 and
+#   35 x 17 + 6, i.e. attn_k, attn_v, attn_k_norm on every layer. llama.cpp loads them (gemma4.cpp:74,83-84,89:
+#   TENSOR_NOT_REQUIRED on the shared layers = loaded when present) and never reads them (gemma4.cpp:233-274).
+#   gguf_shared_kv_weights: False writes the layout current transformers would save (no K/V on shared layers).
+def build_gemma4_e(w, c):
+    E, L, H, KV = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
+    FF, V = c["intermediate_size"], c.get("gguf_vocab_size", c["vocab_size"])
+    hd_swa, hd_full = c["head_dim"], c["global_head_dim"]
+    n_pl = c.get("hidden_size_per_layer_input") or 0
+    n_shared = c["num_kv_shared_layers"]
+    lt = c["layer_types"]
+    assert len(lt) == L
+    is_swa = [t == "sliding_attention" for t in lt]
+    first_shared = L - n_shared  # llama.cpp hparams.n_layer_kv_from_start (gemma4.cpp:11)
+    # the E-model layout this writer is for (the converter handles the others; build_gemma4 writes them)
+    assert n_pl > 0 and n_shared > 0, "build_gemma4_e: per-layer embeddings and KV sharing expected"
+    assert not c.get("enable_moe_block") and not c.get("attention_k_eq_v"), "build_gemma4_e: no experts, no K = V"
+    assert c.get("num_global_key_value_heads") is None and c.get("per_layer_config") is None
+    # llama-model.cpp create_memory (reuse callback): shared sliding layers read layer first_shared - 2, shared full
+    # layers layer first_shared - 1 (GGML_ASSERT(n_layer_kv_from_start >= 2)); holds for E2B/E4B
+    assert first_shared >= 2 and not is_swa[first_shared - 1] and is_swa[first_shared - 2]
+    rp = _rope_params(c)
+    rp_full = rp["full_attention"]
+    assert rp_full["rope_type"] == "proportional"  # generate_extra_tensors asserts it
+    double_wide = bool(c.get("use_double_wide_mlp", False))
+    n_ff = [FF if il < first_shared else 2 * FF for il in range(L)] if double_wide else FF
+
+    # TextModel.set_gguf_parameters (conversion/base.py:1434-1546)
+    w.add_block_count(L)
+    w.add_context_length(c["max_position_embeddings"])
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(FF)
+    w.add_head_count(H)
+    w.add_head_count_kv(KV)
+    # rope_type "proportional" of the full layers: "Unknown RoPE type" warning, no scaling key (base.py:1493-1495)
+    w.add_rope_freq_base(float(rp_full["rope_theta"]))
+    w.add_rope_freq_base_swa(float(rp["sliding_attention"]["rope_theta"]))
+    w.add_layer_norm_rms_eps(c["rms_norm_eps"])
+    # num_experts / top_k_experts are null in the E configs: find_hparam returns None, no expert keys (base.py:1517-22)
+    # head_dim first (base.py:1541), then Gemma3Model's head_dim, then Gemma4's global_head_dim
+    w.add_key_length(hd_full)
+    w.add_value_length(hd_full)
+    # Gemma3Model.set_gguf_parameters (gemma.py:141-159): context length, heads, eps, rope base again (same values)
+    if c.get("final_logit_softcapping"):
+        w.add_final_logit_softcapping(c["final_logit_softcapping"])
+    w.add_sliding_window(c["sliding_window"])  # sliding_window_pattern is absent (!= 1)
+    # Gemma4Model.set_gguf_parameters (gemma.py:671-733)
+    w.add_shared_kv_layers(n_shared)
+    w.add_embedding_length_per_layer_input(n_pl)
+    w.add_sliding_window_pattern(is_swa)
+    w.add_key_length_swa(hd_swa)
+    w.add_value_length_swa(hd_swa)
+    # expert_intermediate_size / moe_intermediate_size: null -> no expert_feed_forward_length
+    if double_wide:
+        w.add_feed_forward_length(n_ff)
+    # num_global_key_value_heads null -> no per-layer head_count_kv array
+    w.add_rope_dimension_count(hd_full)  # "proportional" rope: the whole head, rope_freqs masks 3/4 of it
+    w.add_rope_dimension_count_swa(int(hd_swa * rp.get("partial_rotary_factor", 1.0)))  # top level: none -> 1.0
+
+    tl = TL("gemma4")
+    # global tensors, loader order (gemma4.cpp:50-64); tied embeddings: no output.weight, token_embd duplicated
+    if not c.get("tie_word_embeddings", True):
+        tl.add(T.OUTPUT, (E, V))
+    tl.add(T.TOKEN_EMBD, (E, V))
+    tl.add(T.PER_LAYER_TOKEN_EMBD, (n_pl * L, V))  # embed_tokens_per_layer [vocab_size_per_layer_input, L * n_pl]
+    tl.add(T.PER_LAYER_MODEL_PROJ, (E, n_pl * L))  # per_layer_model_projection
+    tl.add(T.PER_LAYER_PROJ_NORM, (n_pl,))  # per_layer_projection_norm
+    tl.add(T.OUTPUT_NORM, (E,))
+    # gemma.py:735-761: one rope_freqs of global_head_dim / 2 (1.0 for the rotated quarter, 1e30 for the rest)
+    tl.add(T.ROPE_FREQS, (hd_full // 2,))
+    for il in range(L):
+        hd = hd_swa if is_swa[il] else hd_full
+        ff = n_ff[il] if isinstance(n_ff, list) else n_ff
+        has_kv = il < first_shared or c.get("gguf_shared_kv_weights", True)  # K/V weights in the file, not KV cache
+        tl.add(T.ATTN_NORM, (E,), il)  # input_layernorm
+        tl.add(T.ATTN_Q, (E, hd * H), il)
+        if has_kv:
+            tl.add(T.ATTN_K, (E, hd * KV), il)
+            tl.add(T.ATTN_V, (E, hd * KV), il)
+        tl.add(T.ATTN_OUT, (hd * H, E), il)
+        tl.add(T.ATTN_Q_NORM, (hd,), il)
+        if has_kv:
+            tl.add(T.ATTN_K_NORM, (hd,), il)
+        tl.add(T.ATTN_POST_NORM, (E,), il)  # post_attention_layernorm
+        tl.add(T.LAYER_OUT_SCALE, (1,), il)  # layer_scalar -> blk.N.layer_output_scale
+        tl.add(T.FFN_PRE_NORM, (E,), il)  # pre_feedforward_layernorm -> blk.N.ffn_norm
+        _ffn(tl, il, E, ff)
+        tl.add(T.FFN_POST_NORM, (E,), il)  # post_feedforward_layernorm
+        tl.add(T.PER_LAYER_INP_GATE, (E, n_pl), il)  # per_layer_input_gate -> blk.N.inp_gate
+        tl.add(T.PER_LAYER_PROJ, (n_pl, E), il)  # per_layer_projection -> blk.N.proj
+        tl.add(T.PER_LAYER_POST_NORM, (E,), il)  # post_per_layer_input_norm -> blk.N.post_norm
+    return tl.items
+
+
 BUILDERS = {
+    "gemma4_e": build_gemma4_e,
     "lfm2moe": build_lfm2moe,
     "falcon-h1": build_falcon_h1,
     "granitehybrid_moe": build_granitehybrid_moe,
