@@ -71,6 +71,14 @@ class Architecture(BaseModel):
         default=True, description="the Mamba2 mixer carries its grouped RMS norm (Falcon-H1's mamba_rms_norm)"
     )
     nextn_layers: int = Field(default=0, ge=0, description="multi-token-prediction blocks in the file, never loaded")
+    # Gemma 4 E2B/E4B: per-layer embeddings and layers that reuse another layer's KV cache.
+    kv_shared_layers: int = Field(
+        default=0, ge=0, description="the last N layers read an earlier layer's KV cache and own none (llama.cpp)"
+    )
+    per_layer_input_size: int = Field(
+        default=0, ge=0, description="per-layer embedding width (hidden_size_per_layer_input); 0: none"
+    )
+    v_is_k: bool = Field(default=False, description="global layers read V from the K projection (attention_k_eq_v)")
     # DeepSeek V3.2's sparse attention (DSA): a lightning indexer per layer whose keys are cached beside the latent.
     indexer_heads: int = Field(default=0, ge=0, description="indexer query heads (index_n_heads)")
     indexer_head_dim: int = Field(default=0, ge=0, description="indexer key size, one cached head (index_head_dim)")

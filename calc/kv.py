@@ -128,9 +128,10 @@ def kv_cache(
     per_layer: list[int] = []
     v_widths = [arch.layer_head_dims(il)[1] * h for il, h in enumerate(arch.n_kv_heads) if h]
     v_max = max(v_widths, default=0) if not flash_attn else 0  # the transposed V cache is padded to the widest
+    owners = arch.n_layers - arch.kv_shared_layers  # llama.cpp's n_layer_kv_from_start: the rest reuse a cache
     for il, heads in enumerate(arch.n_kv_heads):
-        if heads == 0:
-            per_layer.append(0)  # attention-free (recurrent) layers hold no KV
+        if heads == 0 or il >= owners:
+            per_layer.append(0)  # attention-free (recurrent) layers and KV-sharing layers hold no KV
             continue
         cells = window_cells if arch.layer_is_swa(il) else full
         head_k, head_v = arch.layer_head_dims(il)

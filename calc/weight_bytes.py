@@ -62,8 +62,12 @@ class WeightBytes(BaseModel):
             output_type=out_type,
             layer_bytes=roles.layers,
             expert_layer_bytes=roles.experts,
-            gpu_bytes=tensor_bytes - roles.unloaded_bytes - roles.embd_bytes + (out_bytes if tied else 0),
-            host_bytes=roles.embd_bytes,
+            gpu_bytes=tensor_bytes
+            - roles.unloaded_bytes
+            - roles.embd_bytes
+            - roles.input_bytes
+            + (out_bytes if tied else 0),
+            host_bytes=roles.embd_bytes + roles.input_bytes,
             largest_expert_tensor_bytes=roles.largest_expert_bytes,
         )
 
@@ -84,12 +88,18 @@ class RoleSums:
     out_type: str
     unloaded_bytes: int = 0  # blk.N with N ≥ the model's layers: multi-token-prediction blocks llama.cpp skips
     largest_expert_bytes: int = 0  # the largest single routed-expert tensor
+    input_bytes: int = 0  # other input-layer tensors kept on the host beside token_embd (Gemma 4 E's per-layer table)
 
 
 def layer_of(name: str) -> int | None:
     """The layer of a GGUF tensor name (``blk.12.attn_q.weight`` → 12), or None."""
     found = _LAYER.match(name)
     return int(found[1]) if found else None
+
+
+# Input-layer tensors besides token_embd, which llama.cpp keeps on the host like it (llama-model.cpp: the
+# LLM_TENSOR_LAYER_INPUT buffer types; Gemma 4 E's per-layer token embeddings, src/models/gemma4.cpp at 0c1e57098).
+INPUT_LAYER_TENSORS = frozenset({"per_layer_token_embd.weight"})
 
 
 def sum_by_role(
@@ -99,7 +109,7 @@ def sum_by_role(
     past ``n_layers`` is not loaded, except its tensors whose names end with one of ``loaded_past_layers``."""
     layers = [0] * n_layers
     experts = [0] * n_layers
-    embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert = 0, "", 0, "", 0, 0
+    embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert, inputs = 0, "", 0, "", 0, 0, 0
     for name, layer, is_expert, n_bytes, type_name in tensors:
         if layer is not None:
             if layer < n_layers:
@@ -113,4 +123,8 @@ def sum_by_role(
             embd_bytes, embd_type = n_bytes, type_name
         elif name == "output.weight":
             out_bytes, out_type = n_bytes, type_name
-    return RoleSums(tuple(layers), tuple(experts), embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert)
+        elif name in INPUT_LAYER_TENSORS:
+            inputs += n_bytes
+    return RoleSums(
+        tuple(layers), tuple(experts), embd_bytes, embd_type, out_bytes, out_type, unloaded, largest_expert, inputs
+    )

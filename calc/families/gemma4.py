@@ -1,9 +1,11 @@
-"""LLM_ARCH_GEMMA4 (Gemma 4 31B and 26B-A4B): sliding layers of head size 256 with their own V, global layers of
-head size 512 whose V is the K projection, q/k norms, sandwich norms, and in 26B-A4B an expert block beside the dense
-MLP of every layer.
+"""LLM_ARCH_GEMMA4 (Gemma 4 31B, 26B-A4B, E2B, E4B): sliding layers of head size 256 with their own V, global layers
+of head size 512 whose V is the K projection (attention_k_eq_v; the E-models project V on every layer), q/k norms,
+sandwich norms; in 26B-A4B an expert block beside the dense MLP of every layer; in the E-models per-layer embeddings
+(a table of every layer's inputs kept on the host like token_embd, and three tensors a layer) and KV-sharing layers
+(the last num_kv_shared_layers own no cache: llama.cpp's n_layer_kv_from_start).
 
-Mirrors llama.cpp 0c1e57098: src/models/gemma4.cpp, conversion/gemma.py Gemma4Model; measured: Gemma 4 31B and the
-26B-A4B expert block (LLAMACPP.md). E2B/E4B's shared KV layers (num_kv_shared_layers) are refused: not modelled.
+Mirrors llama.cpp 0c1e57098: src/models/gemma4.cpp, conversion/gemma.py Gemma4Model; measured: Gemma 4 31B, the
+26B-A4B expert block and Gemma 4 E4B whole (LLAMACPP.md).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from typing import Any
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields, layer_kinds, require_experts
 from vramfit.calc.errors import BadConfigError
-from vramfit.calc.families.family import Family, GgufMeta, not_modelled
-from vramfit.calc.limits import MAX_EXPERTS, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS, MAX_LAYERS
+from vramfit.calc.families.family import Family, GgufMeta
+from vramfit.calc.limits import MAX_EXPERTS, MAX_FFN, MAX_HEAD_DIM, MAX_HEADS
 from vramfit.calc.tensor_specs import TensorList, dense_ffn, layer_is_moe
 
 # The spellings Gemma4Model's find_hparam accepts, Gemma 4's own first (a GGUF header reads back as the generic ones).
@@ -44,11 +46,8 @@ def gemma4_experts(fields: ConfigFields, n_layers: int) -> dict[str, Any]:
     and expert_feed_forward_length (moe_intermediate_size); the checkpoint's fused experts.gate_up_proj stays one
     ffn_gate_up_exps. src/models/gemma4.cpp load_arch_tensors keeps the dense ffn_gate/up/down of intermediate_size
     in every layer ("for expert layers, we use normal FFN as shared expert"), so it is modelled as one shared expert
-    of that width. Without the block the layers are dense whatever num_experts says (no ffn_gate_inp is written).
-    E2B/E4B's shared KV layers (num_kv_shared_layers) are refused: not modelled."""
+    of that width. Without the block the layers are dense whatever num_experts says (no ffn_gate_inp is written)."""
     model_type = str(fields.config.get("model_type") or "gemma4")
-    if fields.number("num_kv_shared_layers", default=0, high=MAX_LAYERS):
-        raise not_modelled(f"{model_type} with shared KV layers", field="num_kv_shared_layers")
     if not fields.config.get("enable_moe_block"):
         return {}
     require_experts(
@@ -89,7 +88,7 @@ def gemma4_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "attn_norm.weight", n_embd)
         b.blk(il, "attn_q.weight", n_embd, head * heads)
         b.blk(il, "attn_k.weight", n_embd, head * kv_heads)
-        if arch.layer_is_swa(il):  # attention_k_eq_v: global layers read V from the K projection
+        if arch.layer_is_swa(il) or not arch.v_is_k:  # attention_k_eq_v: global layers read V from K
             b.blk(il, "attn_v.weight", n_embd, head * kv_heads)
         b.blk(il, "attn_output.weight", head * heads, n_embd)
         b.blk(il, "attn_q_norm.weight", head)
@@ -110,6 +109,15 @@ def gemma4_layers(b: TensorList, arch: Architecture) -> None:
             b.blk(il, "ffn_gate_up_exps.weight", n_embd, 2 * n_ff, n_exp)
             b.blk(il, "ffn_down_exps.weight", n_ff, n_embd, n_exp)
             b.blk(il, "ffn_down_exps.scale", n_exp)
+        if arch.per_layer_input_size:  # per_layer_input_gate, per_layer_projection, post_per_layer_input_norm
+            b.blk(il, "inp_gate.weight", n_embd, arch.per_layer_input_size)
+            b.blk(il, "proj.weight", arch.per_layer_input_size, n_embd)
+            b.blk(il, "post_norm.weight", n_embd)
+    if arch.per_layer_input_size:  # the per-layer embeddings: one table of every layer's inputs, and its projection
+        width = arch.per_layer_input_size * arch.n_layers
+        b.add("per_layer_token_embd.weight", width, arch.vocab_size)
+        b.add("per_layer_model_proj.weight", n_embd, width)
+        b.add("per_layer_proj_norm.weight", arch.per_layer_input_size)
 
 
 class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_tied=True, qk_norm=True):
@@ -127,7 +135,16 @@ class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_
         return fields.number("global_head_dim", default=0, high=MAX_HEAD_DIM) or head_k
 
     def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:
-        experts = gemma4_experts(fields, shape["n_layers"])
+        n_layers = shape["n_layers"]
+        shared = fields.number("num_kv_shared_layers", default=0, high=n_layers - 1)
+        edge = {
+            # E2B/E4B: the last num_kv_shared_layers reuse the cache of the last layer of their kind before them
+            # (llama.cpp's n_layer_kv_from_start), and every layer reads a slice of the per-layer embeddings.
+            "kv_shared_layers": shared,
+            "per_layer_input_size": fields.number("hidden_size_per_layer_input", default=0, high=MAX_HEAD_DIM),
+            "v_is_k": bool(fields.config.get("attention_k_eq_v", True)),
+        }
+        experts = gemma4_experts(fields, n_layers)
         if not experts:  # dense whatever num_experts says
             ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
             hidden = shape["hidden_size"]
@@ -142,6 +159,7 @@ class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_
             "n_shared_experts": 0,
             "shared_expert_ffn_size": 0,
             **experts,
+            **edge,
         }
 
     def layers(self, tensors: TensorList, arch: Architecture) -> None:
@@ -154,6 +172,9 @@ class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_
             "global_head_dim": config.get("head_dim"),
             "head_dim": meta("attention.key_length_swa"),
             "num_kv_shared_layers": meta("attention.shared_kv_layers", 0),
+            "hidden_size_per_layer_input": meta("embedding_length_per_layer_input", 0),
             "enable_moe_block": "blk.0.ffn_gate_inp.weight" in names,
+            # a global layer without attn_v reads V from its K projection
+            "attention_k_eq_v": sum(name.endswith(".attn_v.weight") for name in names) < config["num_hidden_layers"],
         }
         return {k: v for k, v in out.items() if v is not None}

@@ -175,9 +175,14 @@ def test_an_expert_block_llama_cpp_could_not_load_is_a_bad_config(
     assert words in error["message"]
 
 
-def test_shared_kv_layers_stay_refused(tmp_path: Path) -> None:
-    error = from_config({**_text_config(), "num_kv_shared_layers": 10}, tmp_path)["error"]
-    assert error["code"] == "unsupported_architecture"
+def test_shared_kv_layers_own_no_cache(tmp_path: Path) -> None:
+    """The last num_kv_shared_layers read an earlier layer's cache (llama.cpp's n_layer_kv_from_start): the cache is
+    that of the layers before them alone."""
+    text = _text_config()
+    shared = from_config({**text, "num_kv_shared_layers": 10}, tmp_path)
+    kept = text["num_hidden_layers"] - 10
+    first = {**text, "num_hidden_layers": kept, "layer_types": text["layer_types"][:kept]}
+    assert shared["estimate"]["kv_cache_bytes"] == from_config(first, tmp_path)["estimate"]["kv_cache_bytes"] > 0
 
 
 TINY: dict[str, Any] = {

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.bot.cli_json import answer as ask
-from tests.bot.cli_json import refused_config
+from tests.bot.cli_json import from_config, refused_config
 from tests.groundtruth import DATA, GIB
 from vramfit.bot.cli import run
 from vramfit.bot.preset_row import preset_row
@@ -272,10 +272,13 @@ def test_gemma_4_caches_a_window_on_sliding_layers_and_wide_heads_on_global_ones
     assert answer["estimate"]["kv_cache_naive_bytes"] == c["num_hidden_layers"] * 32768 * per_cell_sliding
 
 
-def test_gemma_4_with_shared_kv_layers_is_refused_until_it_is_modelled(tmp_path: Path) -> None:
+def test_gemma_4_with_shared_kv_layers_caches_the_layers_before_them(tmp_path: Path) -> None:
     text = _config("Gemma-4-31B-it-NVFP4.json")["text_config"]
     config = {**text, "num_kv_shared_layers": 20}  # E2B/E4B: the last layers read an earlier layer's cache
-    assert refused_config(config, tmp_path)["code"] == "unsupported_architecture"
+    first = {**text, "num_hidden_layers": 40, "layer_types": text["layer_types"][:40]}
+    assert from_config(config, tmp_path)["estimate"]["kv_cache_bytes"] == from_config(first, tmp_path)["estimate"][
+        "kv_cache_bytes"
+    ]
 
 
 @pytest.mark.parametrize(
