@@ -9,18 +9,15 @@ from tests.bot.cli_json import answer
 
 GIB = 1 << 30
 
-# question → (language, GPU id, memory in GiB as the catalog counts "N GB")
-QUESTIONS = {
-    "llama 3.1 8b on an mi50": ("en", "mi50-16gb", 16),
-    "라마3 8b mi50에서 돌아가?": ("ko", "mi50-16gb", 16),
-    "llama 3.1 8b on an instinct mi50 32gb": ("en", "mi50-32gb", 32),
-    "라마3 8b mi50 32gb에서 돌아가?": ("ko", "mi50-32gb", 32),
-}
+# (language, GPU id, memory in GiB as the catalog counts "N GB") for each way of naming the card
+CARDS = [("en", "mi50-16gb", 16), ("ko", "mi50-16gb", 16), ("en", "mi50-32gb", 32), ("ko", "mi50-32gb", 32)]
+QUESTIONS = ["llama 3.1 8b on an mi50", "라마3 8b mi50에서 돌아가?"]
+QUESTIONS += ["llama 3.1 8b on an instinct mi50 32gb", "라마3 8b mi50 32gb에서 돌아가?"]
 
 
-@pytest.mark.parametrize("question", QUESTIONS)
-def test_a_question_reaches_the_card(question: str) -> None:
-    lang, gpu_id, memory_gib = QUESTIONS[question]
+@pytest.mark.parametrize(("question", "card"), list(zip(QUESTIONS, CARDS, strict=True)))
+def test_a_question_reaches_the_card(question: str, card: tuple[str, str, int]) -> None:
+    lang, gpu_id, memory_gib = card
     gpus = answer(question, lang)["request"]["gpus"]
     assert [gpu["id"] for gpu in gpus] == [gpu_id]
     assert gpus[0]["memory_bytes"] == memory_gib * GIB
