@@ -7,9 +7,7 @@
 Exit 0 with an answer, 2 with an error (a JSON object with --json), never a traceback for bad input; 130 when
 interrupted (Ctrl-C), 1 when the answer cannot be written (a closed pipe, a full disk).
 
-The parser is imported where text is read, not at the top: its tables and rapidfuzz add ≈60 ms to a start-up of
-≈200 ms, and a question given as flags, ``--version`` and ``vram list`` never read text. (The Hub and Ollama clients,
-huggingface_hub and httpx, load inside bot.sources only when a server is asked.)
+The Hub and Ollama clients, huggingface_hub and httpx, load inside bot.sources only when a server is asked.
 """
 
 from __future__ import annotations
@@ -27,15 +25,19 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import shtab
 
 from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.answering.configs import model_from_config
+from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none, slots_of
 from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.parser import ParsedQuery, parse, parse_gpu_spec, slots
+from vramfit.bot.parser.numbers import parse_quantity
+from vramfit.bot.parser.text import clean
 from vramfit.bot.render.contract import error_json, result_json
 from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE
 from vramfit.bot.render.text import (
@@ -82,9 +84,6 @@ from vramfit.calc.request import (
     Request,
     unstated_context,
 )
-
-if TYPE_CHECKING:  # annotations only: the parser loads on use (module docstring)
-    from vramfit.bot.parser import ParsedQuery
 
 EXIT_ERROR = 2
 OLLAMA_SOURCE = "ollama://"  # bot.sources.ollama's ModelRef.source
@@ -227,8 +226,6 @@ def argv_lang(argv: Sequence[str], *, locale: bool = False) -> Lang:
 
 
 def _number(text: str, what: str, low: int, high: int) -> int:
-    from vramfit.bot.parser.numbers import parse_quantity  # the parser loads on use (module docstring)
-
     value = parse_quantity(text)
     if value is None:
         raise BadNumberError(f"{what}: not a number: {text}", field=what, value=text)
@@ -284,7 +281,6 @@ def _ollama_flag(value: str) -> ModelRef | None:
 def _gpu_choices(args: argparse.Namespace) -> tuple[GpuChoice, ...] | None:
     if not args.gpu:
         return None
-    from vramfit.bot.parser import parse_gpu_spec  # the parser loads on use (module docstring)
     catalog = load_catalog()
     choices = [parse_gpu_spec(spec, catalog) for spec in args.gpu]
     if args.gpu_count:
@@ -347,9 +343,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _ram_speed(text: str) -> RamSpeed:
     """``--ram-speed ddr5-6000``, ``ddr4``, ``"ddr4-3200 4 channel"``: read as the question's words are."""
-    from vramfit.bot.parser import slots  # the parser loads on use (module docstring)
-    from vramfit.bot.parser.text import clean  # the parser loads on use (module docstring)
-
     scratch = slots.Scratch(clean(text))
     found = slots.extract_ram_speed(scratch)
     rest = scratch.text.replace(slots.USED, " ").replace("ram", " ").strip()
@@ -419,8 +412,6 @@ class Resolved:
 def _parse_under_flags(text: str, model_flag: bool) -> tuple[ParsedQuery, str]:
     """The text's parse; with a model given by a flag, a model name the text cannot place is left out (the flag wins)
     and returned, so the answer can say so."""
-    from vramfit.bot.parser import parse  # the parser loads on use (module docstring)
-
     try:
         return parse(text), ""
     except UnknownModelError as exc:
@@ -458,8 +449,6 @@ def _preset_id(name: str) -> str:
 
 
 def _gpu_id(spec: str) -> str:
-    from vramfit.bot.parser import parse_gpu_spec  # the parser loads on use (module docstring)
-
     return parse_gpu_spec(spec).gpu.id
 
 
@@ -726,8 +715,6 @@ def followup_argv(previous: str, previous_slots: Overrides, line: str) -> tuple[
     """A follow-up to the previous question ("32k면?", "q8이면?", "what about a 4090?"): the previous question's text
     with the merged settings as flags (which win over the text, as in a bot thread), and those settings; None when the
     line asks a question of its own (it names a model) or states no setting."""
-    from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none  # the parser (module docstring)
-
     parsed = parse_or_none(line)
     if not previous or parsed is None or parsed.model is not None:
         return None
@@ -801,8 +788,6 @@ def interactive(out: Any, stdin: Any = None, *, as_json: bool = False) -> int:
     """A prompt for questions; a short follow-up changes the previous question ("32k면?", "what about a 4090?");
     an empty line or end of input quits. With ``as_json`` no greeting nor prompt is written, and each answer is one
     JSON line (a script can drive it through a pipe)."""
-    from vramfit.bot.answering.followups import parse_or_none, slots_of  # the parser loads on use (module docstring)
-
     editing = _line_editing() if stdin is None else None
     stdin = stdin or sys.stdin
     tr = Tr(argv_lang([], locale=True))

@@ -166,7 +166,7 @@ def architecture_name_uses(source: str, where: str, names: frozenset[str]) -> li
 
 def unexplained_local_imports(source: str, where: str) -> list[str]:
     """vramfit imports inside a function with no comment on their line: the house imports at module top, and a part
-    loaded lazily (heavy and optional: the parser in ``vram``, discord.py) says why where it is imported."""
+    loaded lazily (heavy and optional: discord.py in ``python -m vramfit.bot``) says why where it is imported."""
     lines = source.splitlines()
     return [
         f"{where}:{node.lineno}: imports {name} inside a function; import it at module top, or say on the line why "

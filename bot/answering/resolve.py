@@ -8,10 +8,11 @@ models side by side; max_context / max_users / best_quant → the solver's numbe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vramfit.bot.parser import ParsedQuery
 from vramfit.calc.advice import Comparison, ModelFit, compare, models_that_fit
 from vramfit.calc.errors import UnknownGpuError
 from vramfit.calc.estimate import answer
@@ -20,9 +21,6 @@ from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.request import Engine, GpuChoice, ModelRef, Request
 from vramfit.calc.results import Answer, Fit
 from vramfit.calc.solve import best_file, best_quant, max_context, max_users, min_gpus
-
-if TYPE_CHECKING:  # the parser is imported by whoever parses; a question given as flags never loads it
-    from vramfit.bot.parser import ParsedQuery
 
 SolveKind = Literal["max_context", "max_users", "best_quant", "min_gpus"]
 EXAMPLE_MODEL = "llama-3.1-8b"  # stands in for "any model" in a what-fits template; replaced per model

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord.ext import commands
 
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
+from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

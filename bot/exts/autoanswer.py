@@ -19,7 +19,7 @@ processes.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord.ext import commands
@@ -33,6 +33,7 @@ from vramfit.bot.answering.followups import (
     merge,
     to_json,
 )
+from vramfit.bot.bot import VramBot
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.render.embed import help_text, render_card, render_error
@@ -43,9 +44,6 @@ from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.replies import retry_text
 from vramfit.bot.ui.slash import MAX_QUERY
-
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

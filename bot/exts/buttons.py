@@ -3,12 +3,8 @@ still works (:mod:`bot.ui.buttons` recomputes the card from the button's id)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from vramfit.bot.bot import VramBot
 from vramfit.bot.ui.buttons import DYNAMIC_ITEMS
-
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
 
 
 async def setup(bot: VramBot) -> None:

@@ -11,20 +11,16 @@ the forms.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
 from vramfit.bot.answering.cards import Overrides, given_options
+from vramfit.bot.bot import VramBot
 from vramfit.bot.ui.options import CONTEXT_OPTION, QUANT_OPTION, USERS_OPTION, gpu_choices, model_choices
 from vramfit.bot.ui.slash import QUANT_CHOICES, answer_interaction, card_command
 from vramfit.calc.request import MAX_CONTEXT, MAX_USERS
-
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
 
 MAX_NAME = 100  # an autocompleted option's value: a preset id, or what the user typed
 

@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
+from vramfit.bot.bot import VramBot
 from vramfit.bot.i18n import Tr, lang_for_locale
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.storage import GuildSettings, StorageError, Store
 from vramfit.bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
 from vramfit.bot.ui.replies import send_ephemeral, send_private
 from vramfit.calc.presets import Catalog, load_catalog
-
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 

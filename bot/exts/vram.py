@@ -9,7 +9,7 @@ bots (itself included) are never answered.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import discord
 from discord import app_commands
@@ -18,6 +18,7 @@ from discord.ext import commands
 
 from vramfit.bot.answering.cards import Overrides, given_options
 from vramfit.bot.answering.followups import change_only, followup_lang, from_json, merge, to_json
+from vramfit.bot.bot import VramBot
 from vramfit.bot.cooldowns import UserCooldown
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
@@ -33,9 +34,6 @@ from vramfit.bot.ui.options import CONTEXT_OPTION, QUANT_OPTION, USERS_OPTION, g
 from vramfit.bot.ui.replies import repo_links, retry_text
 from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction, card_command
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
-
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
 FOLLOWUP_MS = 24 * 3600 * 1000  # a follow-up changes the question asked in its channel or thread within the last day

@@ -19,7 +19,7 @@ from vramfit.bot.errors import AnswerError
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.request import ModelRef
 
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
+if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

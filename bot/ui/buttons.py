@@ -25,7 +25,7 @@ from vramfit.bot.render.embed import render_card, render_error, render_math
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window
 from vramfit.bot.ui.state import STATE_PATTERN, CardState, custom_id
 
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
+if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

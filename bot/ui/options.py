@@ -15,7 +15,7 @@ from discord.app_commands import locale_str as _
 
 from vramfit.bot.answering.cards import Backend
 
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
+if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from vramfit.bot.ui.attachments import attached_model
 from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.replies import repo_links, send_ephemeral, within_window
 
-if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
+if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
     from vramfit.bot.bot import VramBot
 
 log = logging.getLogger(__name__)
