@@ -95,6 +95,21 @@ def _rope_theta(c, default=10000.0):
     return float(default)
 
 
+def _dense_dims(c):
+    """hidden, layers, heads, KV heads, FFN width and vocabulary, the six sizes every dense builder starts from."""
+    return tuple(
+        c[k]
+        for k in (
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "intermediate_size",
+            "vocab_size",
+        )
+    )
+
+
 def _common(w, c, n_ff=None, n_head_kv=None, block_count=None, ctx=None):
     w.add_block_count(block_count if block_count is not None else c["num_hidden_layers"])
     w.add_context_length(ctx if ctx is not None else c["max_position_embeddings"])
@@ -547,17 +562,7 @@ def build_deepseek2(w, c):
 def _llama_like(w, c, arch, *, head_lengths, tied_default):
     """llama's tensors and keys (conversion/llama.py LlamaModel): the explicit key/value lengths where head_dim is not
     hidden / heads (``head_lengths``), the tie a config that does not say defaults to"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     hd = c.get("head_dim") or E // H
     _common(w, c)
     w.add_rope_freq_base(_rope_theta(c))
@@ -592,17 +597,7 @@ def build_llama_hd(w, c):
 
 def build_exaone4(w, c):
     """EXAONE 4.0 (QK-norm, post-norms, no pre-attention norm). conversion/exaone.py Exaone4Model"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     hd = c.get("head_dim") or E // H
     _common(w, c)
     w.add_rope_freq_base(_rope_theta(c))
@@ -687,17 +682,7 @@ def build_gpt_oss(w, c):
 
 def build_olmo2(w, c):
     """OLMo 2 (post-norms only, QK-norm over the full projection). conversion/olmo.py Olmo2Model"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     hd = E // H
     _common(w, c)
     w.add_rope_freq_base(_rope_theta(c))
@@ -720,17 +705,7 @@ def build_olmo2(w, c):
 def build_phi3_v2(w, c):
     """Phi-3/Phi-4-mini with fused qkv / gate_up, partial rotary and LongRoPE factor tensors.
     conversion/phi.py Phi3MiniModel (llama.cpp disables Phi SWA, so the cache is full length)."""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     hd = E // H
     rot = int(c.get("partial_rotary_factor", 1.0) * E) // H
     w.add_context_length(c["max_position_embeddings"])
@@ -768,17 +743,7 @@ def build_phi3_v2(w, c):
 
 def build_glm4(w, c):
     """GLM-4-0414 (sandwich norms, fused gate/up, q/k/v biases, partial rotary 0.5). conversion/glm.py Glm4Model"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     hd = c.get("head_dim") or E // H
     _common(w, c)
     w.add_rope_freq_base(_rope_theta(c))
@@ -1006,17 +971,7 @@ def build_command_r(w, c):
     duplicate), q/k norms only from 64 layers on. conversion/command_r.py CommandR2Model; src/models/command-r.cpp"""
     h = dict(c)
     h["max_position_embeddings"] = _find(c, ["model_max_length", "max_position_embeddings"])
-    E, L, H, KV, FF, V = (
-        h[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(h)
     _text_model(w, h)
     w.add_logit_scale(h["logit_scale"])
     w.add_rope_scaling_type(gguf.RopeScalingType.NONE)
@@ -1038,17 +993,7 @@ def build_cohere2(w, c):
     """Command R7B (cohere2): sliding-window layers (llama.cpp's default pattern of 4: three SWA, one global), Cohere's
     parallel block, head tied to token_embd; the checkpoint's zero biases are skipped.
     conversion/command_r.py Cohere2Model; src/models/cohere2.cpp"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     _text_model(w, c)
     w.add_logit_scale(c["logit_scale"])
     w.add_sliding_window(c["sliding_window"])
@@ -1074,17 +1019,7 @@ def build_llama4(w, c):
     h = dict(c)
     h["intermediate_size_moe"] = h["intermediate_size"]
     h["intermediate_size"] = h["intermediate_size_mlp"]
-    E, L, H, KV, FF, V = (
-        h[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(h)
     FE, NE, step = h["intermediate_size_moe"], h["num_local_experts"], h["interleave_moe_layer_step"]
     hd = h.get("head_dim") or E // H
     rp = _rope_parameters(h)
@@ -1205,17 +1140,7 @@ def build_nemotron_h(w, c):
 def build_minimax_m2(w, c):
     """MiniMax M2 (every block MoE with sigmoid routing and exp_probs_b, q/k RMS norms over the whole projection,
     partial rotary). conversion/minimax.py MiniMaxM2Model (no MTP export); src/models/minimax-m2.cpp"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     hd, NE = c["head_dim"], c["num_local_experts"]
     _text_model(w, c)
     w.add_expert_feed_forward_length(FF)
@@ -1236,17 +1161,7 @@ def build_glm4moe(w, c):
     """GLM-4.5 family: q/k/v biases, optional q/k norms, first_k_dense_replace dense blocks, sigmoid-routed experts with
     exp_probs_b and shared experts, the NextN/MTP block appended to block_count. conversion/glm.py Glm4MoeModel;
     src/models/glm4-moe.cpp"""
-    E, L, H, KV, FF, V = (
-        c[k]
-        for k in (
-            "hidden_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "intermediate_size",
-            "vocab_size",
-        )
-    )
+    E, L, H, KV, FF, V = _dense_dims(c)
     n_mtp = c.get("num_nextn_predict_layers", 0)
     NL = L + n_mtp
     hd = c.get("head_dim") or E // H
