@@ -30,7 +30,15 @@ from vramfit.bot.answering.cards import (
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label, signed_gib
-from vramfit.bot.render.limits import DESCRIPTION, FIELD_VALUE, EmbedBuilder, clamp, clamp_lines
+from vramfit.bot.render.limits import (
+    DESCRIPTION,
+    FIELD_VALUE,
+    PHONE_COLUMNS,
+    EmbedBuilder,
+    clamp,
+    clamp_lines,
+    columns,
+)
 from vramfit.bot.render.text import (
     NO_PREFILL,
     context_limit_line,
@@ -116,13 +124,17 @@ def _title(card: Card, tr: Tr) -> str:
     return " · ".join([clean(card.model.name), *_settings(card.assumptions, tr)])
 
 
-def _verdict_sentence(fit: GpuFit, tr: Tr) -> str:
-    """The verdict as a sentence, the first line a phone shows."""
+def _verdict_sentence(fit: GpuFit, tr: Tr, *, gpu_named_above: bool = False) -> str:
+    """The verdict as a sentence, the first line a phone shows (``gpu_named_above``: the solver's line names the GPU
+    already, so a fit says only how much is left)."""
     gpu = gpu_label(fit)
     plan = fit.expert_plan
+    if gpu_named_above and plan is None and fit.verdict in ("fits", "tight"):
+        fits, tight = _("✅ Runs with {free} to spare."), _("⚠️ Fits, but only {free} is left.")
+        return tr(fits if fit.verdict == "fits" else tight, free=tr.gib(max(fit.headroom_bytes, 0)))
     if plan is not None:
         return tr(
-            _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in system RAM."),
+            _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in RAM."),
             gpu=gpu,
             n=tr.num(plan.moved),
             blocks=tr.num(plan.blocks),
@@ -130,10 +142,7 @@ def _verdict_sentence(fit: GpuFit, tr: Tr) -> str:
     templates = {
         "fits": _("✅ Runs on **{gpu}** with {free} to spare."),
         "tight": _("⚠️ Fits on **{gpu}**, but only {free} is left."),
-        "partial": _(
-            "🟧 Partly offloaded to the CPU on **{gpu}**: {gpu_layers} of {layers} layers on the GPU, the rest on "
-            "the CPU (slow)."
-        ),
+        "partial": _("🟧 Partly on the CPU: {gpu_layers} of {layers} layers on **{gpu}**, the rest slow."),
         "no": _("❌ Does not fit on **{gpu}**: {short} short."),
     }
     return tr(
@@ -179,39 +188,37 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
     if offloads and not fits_ram:  # one verdict: what stays in RAM does not fit there, so it does not run
         lines = [
             tr(
-                _(
-                    "❌ Doesn't run on **{gpu}**: what stays in system RAM ({host}) is more than the {usable} usable "
-                    "of {ram}, {short} short."
-                ),
+                _("❌ Doesn't run on **{gpu}**: RAM is {short} short of the {host} left to it."),
                 gpu=gpu_label(fit),
                 host=tr.gib(host),
-                usable=tr.gib(fit.ram_usable_bytes),
-                ram=tr.gib(fit.ram_bytes),
                 short=tr.gib(host - fit.ram_usable_bytes),
             )
         ]
     else:
-        lines = [_verdict_sentence(fit, tr)]
+        lines = [_verdict_sentence(fit, tr, gpu_named_above=card.solution is not None)]
     if plan is None:
         lines.append(_sum_line(card, tr, fit.budget_bytes))
     if fit.segment in ("apple", "unified") and fit.verdict != "fits":
         lines.append(_unified_line(fit, tr))
     if offloads:
+        total_ram = tr.gib(fit.ram_bytes)
+        if card.ram_assumed:  # the verdict rests on it, so it is said here, not only under "show the math"
+            total_ram = tr(_("{ram}, assumed"), ram=total_ram)
         if plan is not None:
             ram = tr(
-                _("GPU **{gpu}** of {budget} · system RAM {host} of {usable} usable ({ram})"),
+                _("GPU **{gpu}** of {budget} · RAM {host} of {usable} ({ram})"),
                 gpu=tr.gib(plan.gpu_bytes),
                 budget=tr.gib(fit.budget_bytes),
                 host=tr.gib(host),
                 usable=tr.gib(fit.ram_usable_bytes),
-                ram=tr.gib(fit.ram_bytes),
+                ram=total_ram,
             )
         else:
             ram = tr(
-                _("System RAM: {host} of {usable} usable ({ram})"),
+                _("RAM {host} of {usable} usable ({ram})"),
                 host=tr.gib(host),
                 usable=tr.gib(fit.ram_usable_bytes),
-                ram=tr.gib(fit.ram_bytes),
+                ram=total_ram,
             )
         if fit.ram_speed is not None and not fit.ram_speed_assumed:  # an assumed one is in the footer
             ram += " · " + tr(_("RAM bandwidth: {speed}"), speed=ram_speed_label(fit.ram_speed, tr))
@@ -227,15 +234,24 @@ def _unified_line(fit: GpuFit, tr: Tr) -> str:
     )
 
 
-def _context_and_speed(card: Card, tr: Tr, *, context: bool = True, speed: bool = True) -> str:
-    """ "Largest context 57,344 tokens · ≈ 41 tok/s (25–48)" for the first named GPU (either part may be missing);
-    ``context`` / ``speed`` False leave that part out (a speed question shows its speed first, on its own)."""
+def _context_and_speed(
+    card: Card, tr: Tr, *, context: bool = True, speed: bool = True, short: bool = False
+) -> str:
+    """ "Largest context 57,344 tokens · ≈ 41 tok/s (likely 25–48) · first token after …" for the first named GPU
+    (either part may be missing); ``context`` / ``speed`` False leave that part out (a speed question shows its speed
+    first, on its own). ``short``: the phone card's form, "Max context 57,344 · ≈ 41 tok/s (25–48) · first token ≈
+    8 s", the bands of the first token and what memory would allow past the model's limit left to "show the math"."""
     fit = card.fits[0]
     parts: list[str] = []
     if not context:
-        return " · ".join(_speed_parts(card, tr))
+        return " · ".join(_speed_parts(card, tr, short=short))
     trained = max(card.model.trained_context, card.model.scaled_context)  # the model's limit, with its RoPE scaling
-    if fit.expert_plan is None and fit.max_context:
+    if short and fit.expert_plan is None and fit.max_context:
+        if trained and fit.max_context > trained:
+            parts.append(tr(_("Max context {n} (the model's limit)"), n=tr.num(trained)))
+        else:
+            parts.append(tr(_("Max context {n}"), n=tr.num(fit.max_context)))
+    elif fit.expert_plan is None and fit.max_context:
         if trained and fit.max_context > trained:
             parts.append(
                 tr(
@@ -246,11 +262,12 @@ def _context_and_speed(card: Card, tr: Tr, *, context: bool = True, speed: bool 
             )
         else:
             parts.append(tr(_("Largest context {n} tokens"), n=tr.num(fit.max_context)))
-    return " · ".join(parts + (_speed_parts(card, tr) if speed else []))
+    return " · ".join(parts + (_speed_parts(card, tr, short=short) if speed else []))
 
 
-def _speed_parts(card: Card, tr: Tr) -> list[str]:
-    """The first named GPU's decode speed and time to the first token, as far as the card has them."""
+def _speed_parts(card: Card, tr: Tr, *, short: bool = False) -> list[str]:
+    """The first named GPU's decode speed and time to the first token, as far as the card has them (``short``: the
+    phone card's words, the first token's band left out)."""
     fit = card.fits[0]
     parts: list[str] = []
     plan = fit.expert_plan
@@ -258,17 +275,20 @@ def _speed_parts(card: Card, tr: Tr) -> list[str]:
     if decode is not None and _runs(fit):
         parts.append(
             tr(
-                _("≈ {n} tok/s (likely {low}–{high})"),
+                _("≈ {n} tok/s ({low}–{high})") if short else _("≈ {n} tok/s (likely {low}–{high})"),
                 n=tr.num(round(decode.tokens_per_second)),
                 low=tr.num(round(decode.low)),
                 high=tr.num(round(decode.high)),
             )
         )
     prefill = shown_prefill(fit)
-    if prefill is not None:
+    if prefill is not None and short:
+        seconds = card.assumptions.context / prefill.tokens_per_second
+        parts.append(tr(_("first token ≈ {s} s"), s=tr.num(seconds, 1 if seconds < 10 else 0)))  # "≈ 7.7", "≈ 23"
+    elif prefill is not None:
         parts.append(first_token_text(card.assumptions.context, prefill, tr))
     elif decode is not None and _runs(fit):  # a GPU without a sourced FP16 figure (no tensor cores, or generic)
-        parts.append(tr(NO_PREFILL))
+        parts.append(tr(_("first token: not estimated")) if short else tr(NO_PREFILL))
     return parts
 
 
@@ -326,7 +346,22 @@ def _tip_line(tip: Tip, tr: Tr) -> str:
     return f"{EMOJI[tip.verdict]} {text}"
 
 
+def _card_footer(card: Card, tr: Tr) -> str:
+    """The default card's footer, one short row on a phone: that it is an estimate, the quant (when the row has room
+    for it: the title names it too), the KV cache type and the engine; flash attention only when off. The rest
+    (the unit, what was assumed about RAM and the PCIe link, the version) is in "show the math"'s footer."""
+    a = card.assumptions
+    engine = "Ollama" if card.ollama_split is not None else engine_name(a.engine)
+    parts = [tr(_("estimate")), a.quant, tr(_("KV {kv}"), kv=a.kv_cache), engine]
+    if not a.flash_attn:
+        parts.append(tr(_("FA off")))
+    if columns(" · ".join(parts)) > PHONE_COLUMNS:
+        parts.remove(a.quant)
+    return " · ".join(parts)
+
+
 def _footer(card: Card, tr: Tr) -> str:
+    """Every setting and assumption behind the numbers, for "show the math" and the side-by-side cards."""
     footer = _fit_footer(card.assumptions, tr)
     if card.ollama_split is not None:
         footer = footer.replace("llama.cpp", "Ollama (llama.cpp)", 1)
@@ -401,10 +436,7 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
-    m = card.model
-    limit_line = context_limit_line(
-        tr, clean(m.name), card.assumptions.context, m.trained_context, m.scaled_context, m.rope_scaling
-    )
+    limit_line = _card_limit_line(card, tr)
     if limit_line:
         lines.append(limit_line)
     if card.solution is not None:
@@ -431,25 +463,33 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     elif card.model.source_kind == "attachment":
         lines.append(tr(_("📄 Read from the attached **{file}**"), file=clean(card.model.source_file)))
     if card.model.mmproj:
-        lines.append("🖼️ " + mmproj_line(tr, clean(card.model.mmproj), card.model.mmproj_bytes))
+        mmproj = tr(_("{file}: +{size} with --mmproj, not in the total"), file=clean(card.model.mmproj),
+                    size=tr.small_size(card.model.mmproj_bytes))  # fmt: skip
+        lines.append("🖼️ " + mmproj)
     elif card.model.vision_encoder:
-        lines.append("🖼️ " + vision_encoder_line(tr))
+        lines.append("🖼️ " + tr(_("Vision encoder not counted (--mmproj)")))
     speed_first = card.speed_first and card.named_gpus and card.fits and bool(_speed_parts(card, tr))
     if speed_first:  # "how fast?", "몇 토큰 나와?": the speed is the answer's first line
-        lines.insert(0, "⚡ " + _context_and_speed(card, tr, context=False))
-    if card.named_gpus and card.fits and (extra := _context_and_speed(card, tr, speed=not speed_first)):
-        lines.append(extra)
+        lines.insert(0, "⚡ " + _context_and_speed(card, tr, context=False, short=True))
+    # The largest context is left out where a line above says it already: the solver's answer, or the model's limit.
+    said = bool(limit_line) or (card.solution is not None and card.solution.kind == "max_context")
+    if card.named_gpus and card.fits and not (speed_first and said):
+        extra = _context_and_speed(card, tr, context=not said, speed=not speed_first, short=True)
+        if extra:
+            lines.append(extra)
     if card.ollama_split is not None:
         cpu, gpu = card.ollama_split
         split = tr(_("100% GPU")) if cpu == 0 else tr(_("{cpu}%/{gpu}% CPU/GPU"), cpu=cpu, gpu=gpu)
         lines.append(tr(_("`ollama ps` would show: {split}"), split=split))
     if card.reserved_mib and card.named_gpus:
-        in_use = tr(
-            _("Already in use on the GPU: {reserved}, taken off what the model may use"),
-            reserved=tr.gib(card.reserved_mib << 20),
-        )
+        in_use = tr(_("Already in use on the GPU: {reserved}, taken off"), reserved=tr.gib(card.reserved_mib << 20))
         lines.append(in_use)
-    builder = EmbedBuilder(title=_title(card, tr), description="\n".join(lines), footer=_footer(card, tr),
+    # What would help, at most three lines (CalcBackend.tips), each with the verdict it reaches: in the description,
+    # since a field's name would take one of the twelve rows a phone shows (issue 25).
+    lines += [_tip_line(tip, tr) for tip in card.tips]
+    if card.command:  # the command to copy ends the description, for the same reason
+        lines.append(clamp(f"`{card.command}`", FIELD_VALUE))
+    builder = EmbedBuilder(title=_title(card, tr), description="\n".join(lines), footer=_card_footer(card, tr),
                            colour=colour)  # fmt: skip
     if card.named_gpus and len(card.fits) > 1:
         gpu_lines = [_gpu_line(fit, tr) for fit in card.fits]
@@ -457,12 +497,27 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
                           priority=85)  # fmt: skip
     elif not card.named_gpus:
         _add_suggestions(builder, card.fits, tr)
-    if card.tips:
-        tip_lines = [_tip_line(tip, tr) for tip in card.tips]  # at most three (CalcBackend.tips)
-        builder.add_field(tr(_("What would help")), clamp_lines(tip_lines, FIELD_VALUE), priority=60)
-    if card.command:
-        builder.add_field(tr(_("To run it")), clamp(f"`{card.command}`", FIELD_VALUE), priority=65)
     return builder.build()
+
+
+def _card_limit_line(card: Card, tr: Tr) -> str:
+    """The context-limit warning in the card's few words (the title names the model; the terminal says it whole,
+    bot.render.text.context_limit_line): "" within the model's limits."""
+    m, context = card.model, card.assumptions.context
+    trained, scaled = m.trained_context, m.scaled_context
+    if not trained or context <= trained:
+        return ""
+    if context <= max(trained, scaled):
+        return tr(
+            _("ℹ️ Past its trained {trained} tokens, on {scaling} RoPE scaling (to {scaled})."),
+            trained=tr.num(trained), scaling=m.rope_scaling, scaled=tr.num(scaled),
+        )  # fmt: skip
+    if scaled > trained:
+        return tr(
+            _("⚠️ Past its {scaled}-token limit ({scaling} RoPE scaling), answers degrade."),
+            scaled=tr.num(scaled), scaling=m.rope_scaling,
+        )  # fmt: skip
+    return tr(_("⚠️ Trained for {trained} tokens: past that, answers degrade."), trained=tr.num(trained))
 
 
 def _add_suggestions(builder: EmbedBuilder, fits: Sequence[GpuFit], tr: Tr) -> None:
@@ -892,6 +947,16 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
                         left=signed_gib(tr, fit.ram_usable_bytes - plan.host_bytes),
                     )
                 )
+    # What the phone card says in few words, whole: the model's limits, the vision part, the speed with its bands.
+    limit_line = context_limit_line(tr, clean(m.name), a.context, m.trained_context, m.scaled_context, m.rope_scaling)
+    if limit_line:
+        lines.append(limit_line)
+    if m.mmproj:
+        lines.append("🖼️ " + mmproj_line(tr, clean(m.mmproj), m.mmproj_bytes))
+    elif m.vision_encoder:
+        lines.append("🖼️ " + vision_encoder_line(tr))
+    if card.named_gpus and card.fits and (speed := _context_and_speed(card, tr)):
+        lines.append(tr(_("**{gpu}:** {context_and_speed}"), gpu=gpu_label(card.fits[0]), context_and_speed=speed))
     builder = EmbedBuilder(
         title=tr(_("The math: {model}"), model=clean(m.name)),
         description=clamp_lines(lines, DESCRIPTION),

@@ -7,6 +7,7 @@ embeds of one message. Fields are added with a priority; when the total is over,
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 import discord
@@ -21,6 +22,15 @@ AUTHOR = 256
 TOTAL = 6000
 
 ELLIPSIS = "…"
+
+PHONE_COLUMNS = 40  # what a phone shows of an embed line in Discord's app, in columns of a Latin letter
+
+
+def columns(text: str) -> int:
+    """The width of ``text`` in a monospace-like count: East Asian wide and full-width characters (Hangul) take two
+    columns, as they do on a phone's screen; the ``**`` and backticks of Markdown take none."""
+    text = text.replace("**", "").replace("`", "")
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def clamp(text: str, limit: int) -> str:

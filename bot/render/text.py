@@ -72,16 +72,25 @@ def _settings_line(request: Request, tr: Tr) -> str:
 def _fit_row(fit: Fit, tr: Tr, trained: int = 0) -> str:
     name = fit.name if fit.count == 1 else f"{fit.count}× {fit.name}"
     verdict = tr(VERDICT_LABELS[fit.verdict.value])
+    mark = fit.verdict.value
     if fit.verdict.value == "partial":
         verdict = tr(_("{on} of {all} layers on the GPU"), on=fit.gpu_layers, all=fit.layers)
     headroom = signed_gib(tr, fit.headroom_bytes)
+    plan = fit.expert_offload
+    offloaded = fit.verdict.value in ("partial", "no") and bool(fit.ram_bytes)
+    if offloaded and plan is not None and plan.ram_fits:  # the row says the plan the command runs, as the card does
+        verdict = tr(_("experts of {moved}/{blocks} layers in RAM"), moved=plan.expert_blocks_moved,
+                     blocks=plan.expert_blocks)  # fmt: skip
+        headroom, mark = signed_gib(tr, fit.usable_bytes - plan.gpu_bytes), "partial"
+    elif offloaded and not (plan.ram_fits if plan is not None else fit.ram_fits):  # what RAM must hold, it cannot
+        verdict, mark = tr(VERDICT_LABELS["no"]), "no"
     max_ctx = format_number(fit.max_context, tr.lang) if fit.max_context else "—"
     if fit.max_context and trained and fit.max_context > trained:
         max_ctx = format_number(trained, tr.lang) + "*"  # the model's limit, not memory's (footnote below)
     decode = fit.expert_offload.decode if fit.expert_offload is not None else fit.decode
-    speed = speed_text(decode, tr) if decode is not None else "—"
+    speed = speed_text(decode, tr) if decode is not None and mark != "no" else "—"  # no speed for what cannot run
     padding = " " * max(28 - width(verdict), 0)
-    marked = VERDICT_MARKS[fit.verdict.value] + verdict + MARK_END + padding  # coloured by the terminal, or unmarked
+    marked = VERDICT_MARKS[mark] + verdict + MARK_END + padding  # coloured by the terminal, or unmarked
     return f"  {ljust(name, 34)} {marked} {rjust(headroom, 11)}  {rjust(max_ctx, 11)}  {speed}"
 
 

@@ -82,7 +82,7 @@ def test_translate_and_plurals() -> None:
     assert translate("Weights", "en") == "Weights"
     assert translate(
         "Lower the context to {value}: {total} of {usable}", "ko", value="16K", total="7.1GiB", usable="12.0GiB"
-    ) == ("컨텍스트를 16K까지 줄이기: 사용 가능 12.0GiB 중 7.1GiB")
+    ) == ("컨텍스트 줄이기 (16K): 12.0GiB 중 7.1GiB")  # no particle after the value (16K를/을)
     assert Tr("ko").ngettext("{n} user", "{n} users", 4) == "사용자 4명"
     assert Tr("en").ngettext("{n} user", "{n} users", 1) == "1 user"
     assert Tr("en").ngettext("{n} token", "{n} tokens", 45056) == "45,056 tokens"

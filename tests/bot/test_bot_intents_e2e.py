@@ -239,9 +239,9 @@ def test_best_quant_from_slash_text() -> None:
             embed = embed_of(await ask(world, row.q))
             # Gemma 2 was trained for 8,192 tokens (config.json), so 16k opens with that warning.
             assert embed["description"].startswith(
-                "⚠️ Gemma 2 27B was trained for 8,192 tokens; past that its answers degrade.\n"
+                "⚠️ Trained for 8,192 tokens: past that, answers degrade.\n"
                 "🎯 Best quant that fits **GeForce RTX 4090** with room to spare: "
-                f"**{expected}**\n✅ Runs on **GeForce RTX 4090**"
+                f"**{expected}**\n✅ Runs with "  # the line above names the GPU
             )
             assert embed["title"] == f"Gemma 2 27B · {expected} · 16K context"
             assert card_sum(embed)["total"] == f"**{gib(total_at(row, quant=expected))}**"

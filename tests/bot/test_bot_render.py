@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import unicodedata
 
 import discord
 import pytest
@@ -353,8 +354,11 @@ def test_real_assumptions_footer_in_both_languages(real: object) -> None:
     card = real.answer("", None, {"model": "qwen2.5-7b", "users": 4, "kv_cache": "q8_0"})  # type: ignore[attr-defined]
     en = render_card(card, "en").footer.text or ""
     ko = render_card(card, "ko").footer.text or ""
-    assert "KV cache q8_0" in en and "flash attention on" in en and "\n" not in en
-    assert "KV 캐시 q8_0" in ko and "플래시 어텐션 켬" in ko
+    assert en == "estimate · Q4_K_M · KV q8_0 · llama.cpp" and ko == "추정치 · Q4_K_M · KV q8_0 · llama.cpp"
+    # Every setting, the unit and the version are in "show the math"'s footer.
+    math_en, math_ko = (render_math(card, lang).footer.text or "" for lang in ("en", "ko"))
+    assert "KV cache q8_0" in math_en and "flash attention on" in math_en and "1 GiB = 2³⁰ bytes" in math_en
+    assert "KV 캐시 q8_0" in math_ko and "플래시 어텐션 켬" in math_ko and "vramfit " in math_ko
     assert "4 users" in (render_card(card, "en").title or "") and "사용자 4명" in (render_card(card, "ko").title or "")
 
 
@@ -395,6 +399,46 @@ def test_the_default_card_reads_on_a_phone_in_ten_lines(real: object, question: 
     assert "\n" not in lines[-1]  # a footer of one line
     tips = [f for f in render_card(card, lang).fields if f.name in ("What would help", "해결 방법")]
     assert all(len((f.value or "").splitlines()) <= 3 for f in tips)
+
+
+def _phone_rows(text: str, width: int = 40) -> int:
+    """Rows ``text`` takes on a phone ~40 Latin letters wide: words wrapped whole, a Hangul syllable two columns,
+    Markdown's ``**`` and backticks not drawn (the test's own count, not the renderer's)."""
+    rows = 0
+    for line in text.splitlines() or [""]:
+        rows += 1
+        used = 0
+        for word in line.replace("**", "").replace("`", "").split(" "):
+            size = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in word)
+            if used and used + 1 + size > width:
+                rows, used = rows + 1, 0
+            elif used:
+                used += 1
+            while size > width:  # a word longer than a row breaks where the row ends
+                rows, size = rows + 1, size - width
+            used += size
+    return rows
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_every_gallery_card_fits_twelve_phone_rows_and_a_one_row_footer(real: object, lang: Lang) -> None:
+    """Issue 25: cards of 7–9 lines wrapped to 12–19 rows at a phone's width, plus a 3–5-row footer."""
+    from vramfit.bot.render.gallery import QUESTIONS
+
+    for pair in QUESTIONS:
+        question = pair[0] if lang == "en" else pair[1]
+        embed = render_card(real.answer(question, lang, {}), lang)  # type: ignore[attr-defined]
+        rows = _phone_rows(embed.title or "") + _phone_rows(embed.description or "")
+        rows += sum(_phone_rows(f.name or "") + _phone_rows(f.value or "") for f in embed.fields)
+        assert rows <= 12, (question, rows, embed_as_text(embed))
+        assert _phone_rows(embed.footer.text or "") == 1, (question, embed.footer.text)
+
+
+def test_the_phone_row_count_wraps_words_and_counts_hangul_twice() -> None:
+    assert _phone_rows("a" * 40) == 1 and _phone_rows("a" * 41) == 2 and _phone_rows("가" * 20) == 1
+    assert _phone_rows("가" * 21) == 2 and _phone_rows("word " * 7 + "wordx") == 1
+    assert _phone_rows("word " * 7 + "wordxy") == 2 and _phone_rows("a" * 81) == 3
+    assert _phone_rows("**bold**") == 1 and _phone_rows("one\ntwo") == 2
 
 
 def test_the_gallery_prints_twenty_cards_in_each_language(capsys: pytest.CaptureFixture[str]) -> None:

@@ -239,8 +239,11 @@ def test_verdicts_are_coloured_on_a_terminal_only(monkeypatch: pytest.MonkeyPatc
     assert run(["llama3 8b 32k 3060"], terminal) == 0
     assert "\x1b[32mfits\x1b[0m" in terminal.getvalue()
     offloaded = _Terminal()
-    assert run(["llama 3.1 70b 8k 3060"], offloaded) == 0
+    assert run(["llama 3.1 70b 8k 3060 64gb ram"], offloaded) == 0
     assert "\x1b[38;5;208m" in offloaded.getvalue()  # partly on the CPU: orange
+    short_of_ram = _Terminal()
+    assert run(["llama 3.1 70b 8k 3060"], short_of_ram) == 0  # 32 GiB assumed: the rest does not fit there
+    assert "\x1b[31mdoesn't fit\x1b[0m" in short_of_ram.getvalue()  # one verdict, red, as on the card
     monkeypatch.setenv("NO_COLOR", "1")
     plain = _Terminal()
     assert run(["llama3 8b 32k 3060"], plain) == 0

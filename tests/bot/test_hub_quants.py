@@ -194,7 +194,8 @@ def test_the_bot_answers_which_quant_and_shows_the_projector(
     description = render_card(card, lang).description or ""  # type: ignore[arg-type]
     assert "Q6\\_K" in description and "mmproj-Tiny-F16.gguf" in description
     assert format_small_size(size, lang) in description
-    assert ("Vision projector" in description) == (lang == "en") and ("비전 프로젝터" in description) == (lang == "ko")
+    assert ("with --mmproj, not in the total" in description) == (lang == "en")
+    assert ("--mmproj 쓰면" in description) == (lang == "ko")
     requests = len(hub.log)
     again = CalcBackend().answer(question, None, {"context": context})  # a new backend: only the file cache shared
     assert again.solution == card.solution and len(hub.log) == requests  # type: ignore[union-attr]

@@ -13,7 +13,7 @@ import pytest
 from vramfit.bot.answering.commands import llama_server_args
 from vramfit.bot.answering.service import default_backend
 from vramfit.bot.cli import run
-from vramfit.bot.render.embed import render_card
+from vramfit.bot.render.embed import render_card, render_math
 from vramfit.calc.engines import fit_gpu
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import GpuChoice, KvType, Request
@@ -118,13 +118,26 @@ def test_the_terminal_shows_the_expert_plan_and_the_command(question: str, plan_
     assert f"llama-server -m gpt-oss-120b-MXFP4_MOE.gguf -c 8192 -ngl 99 --n-cpu-moe {n} -fa on" in lines
 
 
+def test_the_terminal_row_says_the_plan_it_runs_not_the_layer_split() -> None:
+    """Before: "18 of 37 layers on the GPU   −27.6 GiB" above the --n-cpu-moe plan that fits with room to spare."""
+    _, out = vram("--json", "gpt-oss-120b on a 5090 with 64GB RAM")
+    fit = json.loads(out)["fits"][0]
+    plan = fit["expert_offload"]
+    headroom = (fit["usable_bytes"] - plan["gpu_bytes"]) / 2**30
+    assert headroom > 0
+    _, text = vram("gpt-oss-120b on a 5090 with 64GB RAM")
+    row = next(line for line in text.splitlines() if line.strip().startswith("GeForce RTX 5090 "))
+    assert f"experts of {plan['expert_blocks_moved']}/36 layers in RAM" in row and f"+{headroom:.1f} GiB" in row
+    assert "layers on the GPU" not in row and "−" not in row
+
+
 @pytest.mark.parametrize(
     ("question", "headline", "ram"),
     [("gpt-oss-120b on a 5090 with 64GB RAM",
-      "🟧 Runs on **GeForce RTX 5090** with the experts of {n} of 36 layers in system RAM.",
+      "🟧 Runs on **GeForce RTX 5090** with the experts of {n} of 36 layers in RAM.",
       "GPU **"),
      ("gpt-oss-120b 5090에서 돌아가? 램 64기가",
-      "🟧 **GeForce RTX 5090** — 레이어 36개 중 {n}개의 전문가 가중치를 시스템 RAM에 두면 돌아가요.",
+      "🟧 **GeForce RTX 5090**: 레이어 36개 중 {n}개의 전문가를 RAM에 두면 돌아가요.",
       "GPU **")],
 )  # fmt: skip
 def test_the_card_leads_with_the_plan_and_gives_the_command(question: str, headline: str, ram: str) -> None:
@@ -135,18 +148,21 @@ def test_the_card_leads_with_the_plan_and_gives_the_command(question: str, headl
     description = (embed.description or "").splitlines()
     assert description[0] == headline.format(n=first.expert_plan.n_cpu_moe)
     assert description[1].startswith(ram)
-    command = [f.value for f in embed.fields if "--n-cpu-moe" in (f.value or "")]
-    assert command == [f"`{card.command}`"]  # type: ignore[union-attr]
-    assert "GiB assumed" not in (embed.footer.text or "")  # the RAM was named: its size is not assumed
-    assert "DDR5-5600" in (embed.footer.text or "")  # its speed was not named: the assumed one is said
+    assert description[-1] == f"`{card.command}`"  # type: ignore[union-attr]
+    math_footer = render_math(card, card.lang).footer.text or ""  # type: ignore[arg-type]
+    assert "assumed" not in description[1] and "GiB assumed" not in math_footer  # the RAM was named
+    assert "DDR5-5600" in math_footer  # its speed was not named: the assumed one is said
 
 
-def test_an_assumed_ram_is_in_the_footer_only_where_it_matters() -> None:
+def test_an_assumed_ram_is_said_only_where_it_matters() -> None:
     backend = default_backend()
-    partial = render_card(card := backend.answer("llama 3.3 70b on a 4090", None, {}), card.lang)
-    assert (partial.footer.text or "").startswith("RAM 32.0 GiB assumed · ")
-    whole = render_card(card := backend.answer("llama 3.1 8b on a 4090", None, {}), card.lang)
-    assert "RAM" not in (whole.footer.text or "")  # nothing on the CPU: neither its size nor its speed matters
+    card = backend.answer("llama 3.3 70b on a 4090", None, {})
+    assert "RAM 19.9 GiB of 28.0 GiB usable (32.0 GiB, assumed)" in (render_card(card, card.lang).description or "")
+    math_footer = render_math(card, card.lang).footer.text or ""
+    assert math_footer.startswith("RAM 32.0 GiB assumed · RAM DDR5-5600, 2-channel assumed · ")
+    whole = backend.answer("llama 3.1 8b on a 4090", None, {})
+    assert "RAM" not in (render_card(whole, whole.lang).description or "")  # nothing on the CPU
+    assert "RAM" not in (render_math(whole, whole.lang).footer.text or "")  # neither its size nor speed matters
 
 
 def test_the_ram_speed_asked_is_the_one_the_answer_reads_and_shows() -> None:
@@ -174,7 +190,7 @@ def test_the_ram_speed_asked_is_the_one_the_answer_reads_and_shows() -> None:
     card = default_backend().answer("gpt-oss-120b on a 5090 with 64gb ddr4", None, {})
     assert "RAM bandwidth: DDR4-3200, 2-channel, 51.2 GB/s" in (render_card(card, card.lang).description or "")
     card = default_backend().answer("gpt-oss 120b 5090 램 64기가", None, {})
-    assert (render_card(card, card.lang).footer.text or "").startswith("RAM DDR5-5600 2채널 가정 · ")
+    assert (render_math(card, card.lang).footer.text or "").startswith("RAM DDR5-5600 2채널 가정 · ")
 
 
 def test_a_plan_that_does_not_fit_the_ram_says_so_and_gives_no_command() -> None:
@@ -293,7 +309,8 @@ def test_on_ollama_the_answer_says_what_ollama_ps_would_show() -> None:
     card = default_backend().answer("llama 3.1 8b on ollama 4090", None, {})
     embed = render_card(card, card.lang)
     assert "`ollama ps` would show: 100% GPU" in (embed.description or "")
-    assert "Ollama (llama.cpp)" in (embed.footer.text or "")
+    assert embed.footer.text == "estimate · KV f16 · Ollama · FA off"  # Q4_K_M is in the title; no room here
+    assert "Ollama (llama.cpp)" in (render_math(card, card.lang).footer.text or "")
 
 
 def test_the_card_says_when_the_first_token_comes_for_the_asked_prompt() -> None:
@@ -302,12 +319,16 @@ def test_the_card_says_when_the_first_token_comes_for_the_asked_prompt() -> None
     prefill = json.loads(out)["fits"][0]["prefill"]
     seconds, fast, slow = (32768 / prefill[k] for k in ("tokens_per_second", "high", "low"))
     card = default_backend().answer("llama 3.1 8b 32k on a 4090", None, {})
-    description = render_card(card, card.lang).description or ""
-    assert f"first token after ≈ {seconds:.1f} s for a prompt of 32K ({fast:.1f}–{slow:.1f} s)" in description
+    assert seconds < 10  # said to a tenth of a second on the card
+    assert f"first token ≈ {seconds:.1f} s" in (render_card(card, card.lang).description or "")
+    math = render_math(card, card.lang).description or ""  # the band, under "show the math"
+    assert f"first token after ≈ {seconds:.1f} s for a prompt of 32K ({fast:.1f}–{slow:.1f} s)" in math
     no_figure = default_backend().answer("llama 3.1 8b 32k on a 1080 ti", None, {})  # no tensor cores: no figure
     description = render_card(no_figure, no_figure.lang).description or ""
-    assert "first token after" not in description  # no number where there is no FP16 figure, and it says so
-    assert "first token: not estimated (no FP16 throughput known for this GPU)" in description
+    assert "first token ≈" not in description  # no number where there is no FP16 figure, and it says so
+    assert "first token: not estimated" in description
+    math = render_math(no_figure, no_figure.lang).description or ""
+    assert "first token: not estimated (no FP16 throughput known for this GPU)" in math
     _, text = vram("라마3.1 8b 1080 ti")
     assert "GeForce GTX 1080 Ti: 첫 토큰 시간은 추정하지 않았어요 (이 GPU의 FP16 성능 정보가 없어요)" in text
 
@@ -352,9 +373,12 @@ def test_offloaded_answers_say_when_the_first_token_comes_and_whether_the_link_w
     assert line in text
     assert ("PCIe 4.0 x16" in text.splitlines()[-1]) is link_assumed  # the "Assumed:" line
     card = default_backend().answer(question, None, {})
-    embed = render_card(card, card.lang)
-    assert line in (embed.description or "")
-    footer = embed.footer.text or ""
+    math = render_math(card, card.lang)
+    assert line in (math.description or "")  # whole, under "show the math"; the card says it in few words
+    short = f"첫 토큰 약 {round(8192 / prefill['tokens_per_second'])}초" if lang == "ko" else (
+        f"first token ≈ {round(8192 / prefill['tokens_per_second'])} s")  # fmt: skip
+    assert short in (render_card(card, card.lang).description or "")
+    footer = math.footer.text or ""
     assert (("PCIe 4.0 x16 가정" if lang == "ko" else "PCIe 4.0 x16 assumed") in footer) is link_assumed
 
 
@@ -411,7 +435,7 @@ def test_dense_leading_blocks_are_not_counted_as_expert_layers_moved() -> None:
 @pytest.mark.parametrize(
     ("question", "lang", "first_line"),
     [
-        ("glm-4.5-air on 2x 3090 64k", "en", "❌ Doesn't run on **2× GeForce RTX 3090**: what stays in system RAM"),
+        ("glm-4.5-air on 2x 3090 64k", "en", "❌ Doesn't run on **2× GeForce RTX 3090**: RAM is "),
         ("glm 4.5 air 3090 두 장 64k", "ko", "❌ **2× GeForce RTX 3090**에서는 안 돌아가요."),
     ],
 )

@@ -94,7 +94,7 @@ def test_the_card_says_it_and_its_buttons_keep_it() -> None:
     backend = CalcBackend()
     card = backend.answer("라마3 8b 32k 3060에서 돌아가? 1.5기가는 이미 쓰고 있어", None, {})
     assert isinstance(card, Card) and card.reserved_mib == 1536
-    assert "GPU에서 이미 쓰고 있는 메모리: 1.5GiB" in embed_as_text(render_card(card, "ko"))
+    assert "GPU에서 이미 쓰는 1.5GiB 빼고 계산했어요" in embed_as_text(render_card(card, "ko"))
     state = CardState.from_card(card, "ko")
     assert CardState.decode(state.encode() or "") == state and state.reserved_mib == 1536
     again = backend.answer("", "ko", state.with_context(8192).overrides())

@@ -16,7 +16,7 @@ from vramfit.bot.answering.cards import Card
 from vramfit.bot.answering.configs import model_from_config
 from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import run
-from vramfit.bot.render.embed import render_card
+from vramfit.bot.render.embed import render_card, render_math
 from vramfit.calc.hf_config import declares_vision_encoder
 from vramfit.calc.presets import load_catalog
 
@@ -96,4 +96,6 @@ def test_the_card_and_json_say_the_encoder_is_not_counted(lang: str, args: tuple
 def test_the_embed_says_it_too(lang: str, question: str) -> None:
     card = CalcBackend().backend().answer(question, lang, {})
     assert isinstance(card, Card) and card.model.id == "kimi-k2.5" and card.model.vision_encoder
-    assert "🖼️ " + LINE[lang] in render_card(card, lang).to_dict()["description"]
+    card_line = {"en": "Vision encoder not counted (--mmproj)", "ko": "비전 인코더는 빠져 있어요 (--mmproj)"}[lang]
+    assert "🖼️ " + card_line in render_card(card, lang).to_dict()["description"]
+    assert "🖼️ " + LINE[lang] in (render_math(card, lang).description or "")  # whole, under "show the math"
