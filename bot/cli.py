@@ -59,6 +59,7 @@ from vramfit.bot.sources.references import (
     find_ollama_tag,
     find_reference,
     mentions_remote_model,
+    ollama_tags_written,
     parse_ollama_name,
     preset_in_place_of_reference,
 )
@@ -494,6 +495,15 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
                 overrides["model"] = model
                 if file_quant or model.checkpoint is None:  # a safetensors repo with no quant: the request's default
                     overrides["quant"] = file_quant or str(parsed.quant or "Q4_K_M")
+        alias_quant = None
+        if remote is None and tag is None and "model" not in overrides and not args.quant:
+            # "llama3.2:1b", a preset's alias and an Ollama library tag: the quant of the file that tag pulls
+            alias_quants = (load_catalog().ollama_tag_quant(written) for written in ollama_tags_written(text))
+            alias_quant = next((q for q in alias_quants if q), None)
+        if alias_quant is not None:
+            overrides["quant"] = alias_quant
+            if parsed.quant and parsed.quant.upper() != alias_quant:
+                unparsed_quant = (parsed.quant,)  # a quant beside the tag that the tag's file is not: said so
         if tag is not None:  # "qwen3.5:9b 32k 3060": the tag is one file, whatever quant the words name
             model, file_quant = ollama_model(tag[0])
             overrides["model"] = model

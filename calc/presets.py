@@ -16,7 +16,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
@@ -49,6 +49,10 @@ class ModelPreset(BaseModel):
     # The model's config.json describes a vision encoder, which [model.config] leaves out with the rest of the wrapper
     # (bot.preset_row writes it from calc.hf_config.declares_vision_encoder): the preset is the text model.
     vision_encoder: bool = False
+    # The quant of the file each Ollama library tag among the aliases pulls ("llama3.2:1b" → Q8_0), and where each
+    # was read: a question that names the tag is answered for that file.
+    ollama_quants: dict[str, str] = {}
+    ollama_quants_source: str = ""
     config: dict[str, Any]
 
     @field_validator("default_quant")
@@ -57,6 +61,16 @@ class ModelPreset(BaseModel):
         if value:
             FileType(value)  # a ValueError (a ValidationError for the row) on a name calc does not know
         return value
+
+    @model_validator(mode="after")
+    def _tags_are_aliases(self) -> ModelPreset:
+        for tag, quant in self.ollama_quants.items():
+            FileType(quant)
+            if tag not in self.aliases:
+                raise ValueError(f"{self.id}: ollama_quants names {tag}, which is not one of its aliases")
+        if self.ollama_quants and not self.ollama_quants_source:
+            raise ValueError(f"{self.id}: ollama_quants without ollama_quants_source")
+        return self
 
     @cached_property
     def architecture(self) -> Architecture:
@@ -100,12 +114,18 @@ class Catalog:
         for g in gpus:
             for key in (g.id, g.name, *g.aliases):
                 self._gpu_keys.setdefault(normalize_key(key), g.id)
+        self._ollama_quants = {tag.lower(): quant for m in models for tag, quant in m.ollama_quants.items()}
         self.machines: dict[str, Machine] = {m.id: m for m in machines}
         self._machine_keys = {normalize_key(key): m.id for m in machines for key in (m.name, *m.aliases)}
 
     def find_model(self, text: str) -> ModelPreset | None:
         model_id = self._model_keys.get(normalize_key(text))
         return self.models[model_id] if model_id else None
+
+    def ollama_tag_quant(self, tag: str) -> str | None:
+        """The quant of the file an Ollama library tag that a preset lists as its alias pulls (``llama3.2:1b`` →
+        ``Q8_0``), or None where the catalog records none."""
+        return self._ollama_quants.get(tag.strip().lower())
 
     def find_gpu(self, text: str) -> Gpu | None:
         gpu_id = self._gpu_keys.get(normalize_key(text))

@@ -56,6 +56,7 @@ from vramfit.bot.sources.references import (
     UNREAD_CODES,
     find_ollama_tag,
     find_reference,
+    ollama_tags_written,
     preset_in_place_of_reference,
 )
 from vramfit.calc import solve
@@ -279,6 +280,11 @@ class CalcBackend:
             fields["model"] = model
             if file_quant or "quant" not in fields:  # the tag is one file: its own quant, whatever the words say
                 fields["quant"] = file_quant or str(fields.get("quant") or "Q4_K_M")
+        if found is None and tag is None and "model" not in fields and "quant" not in fields:
+            # "llama3.2:1b", a preset's alias and an Ollama library tag: the quant of the file that tag pulls
+            alias_quants = (self.catalog.ollama_tag_quant(written) for written in ollama_tags_written(text))
+            if (alias_quant := next((q for q in alias_quants if q), None)) is not None:
+                fields["quant"] = alias_quant
         parsed = parse(text, self.catalog) if text else ParsedQuery()
         lang: Lang = "ko" if parsed.lang == "ko" else "en"
         update: dict[str, Any] = {}

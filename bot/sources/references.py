@@ -180,6 +180,18 @@ def find_ollama_tag(text: str, skip: Callable[[str], bool] | None = None) -> tup
     return None
 
 
+def ollama_tags_written(text: str) -> list[str]:
+    """Every Ollama tag in ``text`` as written (``llama3.2:1b``), settings such as ``ctx:32k`` left out: for the tags
+    a preset lists as its alias, whose file's quant the catalog records (calc.presets.Catalog.ollama_tag_quant)."""
+    if ":" not in text:
+        return []
+    return [
+        match[0]
+        for match in _OLLAMA_IN_TEXT.finditer(text)
+        if re.search("[A-Za-z]", match["tag"]) and (match["namespace"] or match["model"].lower() not in _NOT_MODELS)
+    ]
+
+
 def parse_ollama_name(value: str) -> OllamaReference | None:
     """``vram --ollama``'s argument: a name with or without its tag, and with or without the registry's host in
     front (``ollama.com/library/qwen3:30b``); None when it is not one."""

@@ -182,7 +182,7 @@ def test_parsed_query_is_frozen_and_dumps() -> None:
 def test_small_custom_catalog() -> None:
     real = load_catalog()
     tiny = Catalog(
-        [ModelPreset(**{**real.models["llama-3.1-8b"].model_dump(), "aliases": ("my llama",)})],
+        [ModelPreset(**{**real.models["llama-3.1-8b"].model_dump(), "aliases": ("my llama",), "ollama_quants": {}})],
         [real.gpus["rtx-3060-12gb"], real.gpus["rtx-3060-8gb"]],
     )
     parsed = parse("my llama 32k on a 3060 8gb", tiny)
