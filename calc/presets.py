@@ -26,6 +26,9 @@ from vramfit.calc.gpu import GIB, Gpu, Machine
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.request import ModelRef
 
+# The kinds of quantized checkpoint a preset may list a repo of (``vllm_repos``), by the format vLLM loads them in.
+VLLM_CHECKPOINT_KINDS = frozenset(("awq", "gptq", "gptq-int8", "fp8", "bnb-4bit"))
+
 
 def normalize_key(text: str) -> str:
     """Lowercase and drop spaces, hyphens, underscores and dots, so "Llama-3.1 8B" and "llama3.18b" meet."""
@@ -53,6 +56,10 @@ class ModelPreset(BaseModel):
     # was read: a question that names the tag is answered for that file.
     ollama_quants: dict[str, str] = {}
     ollama_quants_source: str = ""
+    # Repos of the model's quantized checkpoints that vLLM serves, by kind (awq, gptq, gptq-int8, fp8, bnb-4bit), and
+    # where each was found: the ``vllm serve`` of an answer in that format names the repo.
+    vllm_repos: dict[str, str] = {}
+    vllm_repos_source: str = ""
     config: dict[str, Any]
 
     @field_validator("default_quant")
@@ -70,6 +77,11 @@ class ModelPreset(BaseModel):
                 raise ValueError(f"{self.id}: ollama_quants names {tag}, which is not one of its aliases")
         if self.ollama_quants and not self.ollama_quants_source:
             raise ValueError(f"{self.id}: ollama_quants without ollama_quants_source")
+        for kind, repo in self.vllm_repos.items():
+            if kind not in VLLM_CHECKPOINT_KINDS or repo.count("/") != 1:
+                raise ValueError(f"{self.id}: vllm_repos has {kind} = {repo}")
+            if f"{kind}: " not in self.vllm_repos_source:
+                raise ValueError(f"{self.id}: vllm_repos_source does not say where its {kind} repo was found")
         return self
 
     @cached_property

@@ -101,6 +101,10 @@ class Request(BaseModel):
         default="",
         description="the program that runs llama.cpp: '' (llama-server) or 'ollama' (its defaults, ollama ps)",
     )
+    checkpoint_kind: str = Field(
+        default="",
+        description="vLLM: the kind of quantized checkpoint asked by name (awq, gptq, bnb-4bit); sized as its format",
+    )
     reserved_bytes: int = Field(
         default=0,
         ge=0,

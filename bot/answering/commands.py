@@ -117,16 +117,45 @@ def ollama_command(request: Request, ollama_name: str) -> str:
     return shlex.join([*env, "ollama", "serve"]) + " & " + shlex.join(["ollama", "run", ollama_name])
 
 
+# The kinds of checkpoint that hold each quantized format, in the order a question that names only the format ("4bit",
+# "int8", "fp8") takes them (calc.presets.VLLM_CHECKPOINT_KINDS), and what a command calls each.
+_KINDS_OF_FORMAT = {"INT4": ("awq", "gptq", "bnb-4bit"), "INT8": ("gptq-int8",), "FP8": ("fp8",)}
+_KIND_NAMES = {"awq": "AWQ", "gptq": "GPTQ", "gptq-int8": "GPTQ Int8", "fp8": "FP8", "bnb-4bit": "bitsandbytes 4-bit"}
+
+
+def quantized_repo(request: Request) -> tuple[str, str]:
+    """``(repo, kind)`` of the quantized checkpoint ``vllm serve`` loads for an INT4 / INT8 / FP8 answer on a preset:
+    the preset's recorded repo of the asked kind (``awq``, ``gptq``…; the first recorded when only the format was
+    named), or ``("", kind)`` where none is recorded; ``("", "")`` when the answer is in the model's own release (a
+    BF16, native FP8 or MXFP4 repo, or a safetensors repo read from the Hub)."""
+    quant = request.quant.upper()
+    kinds = _KINDS_OF_FORMAT.get(quant, ())
+    if quant == "INT4" and request.checkpoint_kind in kinds:
+        kinds = (request.checkpoint_kind,)
+    preset = load_catalog().models.get(request.model.id)
+    if not kinds or preset is None or request.model.checkpoint is not None or _released_as(request, quant):
+        return "", ""
+    for kind in kinds:
+        if repo := preset.vllm_repos.get(kind):
+            return repo, kind
+    return "", kinds[0]
+
+
 def vllm_args(request: Request) -> list[str]:
-    """``vllm serve`` for ``request``: the model's repo (from its config.json source), the context, the GPUs."""
+    """``vllm serve`` for ``request``: the model's repo (from its config.json source), or the repo of its quantized
+    checkpoint (:func:`quantized_repo`), the context, the GPUs."""
     found = _CONFIG_SOURCE.match(request.model.source)
     model = found["repo"] if found else request.model.id
     num, den = GPU_MEMORY_UTILIZATION
     gguf = is_gguf_type(request.quant)  # a GGUF quant on vLLM: the numbers are that file's, so is the command
+    repo, kind = quantized_repo(request)
+    served = model_argument(request)[1] if gguf else repo or model
+    if not repo and kind and kind != "fp8":  # AWQ/GPTQ weights cannot be made on load: say which repo goes here
+        served = f"<{_KIND_NAMES[kind]} repo of {model}>"
     args = [
         "vllm",
         "serve",
-        model_argument(request)[1] if gguf else model,
+        served,
         *(["--tokenizer", model] if gguf and model != request.model.id else []),
         "--max-model-len",
         str(request.context),
@@ -136,7 +165,7 @@ def vllm_args(request: Request) -> list[str]:
     checkpoint = request.model.checkpoint
     if request.quant.upper() == "FP8" and (checkpoint is None or checkpoint.file_type != "FP8") and not _released_as(
         request, "FP8"
-    ):
+    ) and not repo:
         args += ["--quantization", "fp8"]  # quantized on load; an FP8 checkpoint says so in its config.json
     if request.kv_cache == KvType.FP8:
         args += ["--kv-cache-dtype", "fp8"]

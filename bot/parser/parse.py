@@ -83,6 +83,7 @@ class ParsedQuery(BaseModel):
     ram_speed: RamSpeed | None = None  # its kind, rate and channels ("ddr4-3200 dual channel", "ddr5 4채널")
     runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
     quant_mix: str = ""  # an uploader's mix as written ("UD-Q4_K_XL"); ``quant`` is the standard type it is sized as
+    checkpoint_kind: str = ""  # the kind of 4-bit checkpoint named for vLLM ("awq", "gptq", "bnb-4bit"); quant INT4
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the answer leads with the speed
 
     _catalog: Catalog | None = PrivateAttr(default=None)
@@ -143,6 +144,7 @@ class ParsedQuery(BaseModel):
             "ram_speed": self.ram_speed,
             "reserved_bytes": self.reserved_bytes,
             "runner": self.runner,
+            "checkpoint_kind": self.checkpoint_kind,
         }
         fields.update(given)
         if (
@@ -249,6 +251,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         scratch.blank(tok.start, tok.end)
 
     mix = slots.quant_mix(scratch.text)
+    kind = slots.checkpoint_kind(scratch.text)
     quant = slots.extract_quant(scratch, engine)
     users = slots.extract_users(scratch)
     context = slots.extract_context(scratch)
@@ -292,6 +295,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         ram_speed=ram_speed.speed if ram_speed is not None else None,
         runner=runner,
         quant_mix=mix,
+        checkpoint_kind=kind,
         asks_speed=slots.asks_speed(intent_text),
     )
     parsed._catalog = cat

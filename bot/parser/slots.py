@@ -211,13 +211,15 @@ _QUANT_ALIASES: dict[str, str] = {
     "GPTQ": "INT4",
     "W4A16": "INT4",
     "NF4": "INT4",
+    "BNB": "INT4",
+    "BITSANDBYTES": "INT4",
     "W8A8": "INT8",
 }
 _BITS: dict[int, str] = {2: "Q2_K", 3: "Q3_K_M", 4: "Q4_K_M", 5: "Q5_K_M", 6: "Q6_K", 8: "Q8_0", 16: "F16", 32: "F32"}
 
 _GGUF_NAME = re.compile(r"(?<![a-z0-9])(i?q[1-8])(?:[_-]?(k))?(?:[_-]?(xxs|xs|xl|s|m|l|nl|0|1))?(?![a-z0-9])")
 _QUANT_WORD = re.compile(
-    r"(?<![a-z0-9])(fp32|f32|fp16|f16|bf16|fp8|int8|int4|awq|gptq|nf4|mxfp4|w4a16|w8a8)(?![a-z0-9])"
+    r"(?<![a-z0-9])(fp32|f32|fp16|f16|bf16|fp8|int8|int4|awq|gptq|nf4|bnb|bitsandbytes|mxfp4|w4a16|w8a8)(?![a-z0-9])"
 )
 _QUANT_BITS = re.compile(r"(?<![a-z0-9.])(\d{1,2})\s*-?\s*(?:bits?|비트|bpw)(?![a-z0-9])")
 # Quantization-aware-trained weights ("gemma3:27b-it-qat", "gemma 3 27b qat"): Google's QAT release of Gemma 3, and
@@ -257,6 +259,20 @@ def quant_mix(text: str) -> str:
         if (found := uploader_mix(m[1])) is not None:
             return found[1]
     return ""
+
+
+# The kind of 4-bit checkpoint a vLLM question names (calc.presets.VLLM_CHECKPOINT_KINDS): the quant is INT4 either
+# way, but `vllm serve` loads a repo of that kind.
+_CHECKPOINT_KIND = re.compile(r"(?<![a-z0-9])(awq|gptq|w4a16|nf4|bnb|bitsandbytes)(?![a-z0-9])")
+_KIND_OF_WORD = {"awq": "awq", "gptq": "gptq", "w4a16": "gptq", "nf4": "bnb-4bit", "bnb": "bnb-4bit",
+                 "bitsandbytes": "bnb-4bit"}  # fmt: skip
+
+
+def checkpoint_kind(text: str) -> str:
+    """The kind of quantized checkpoint the question names ("awq", "gptq", "nf4" → "bnb-4bit"), or "". Read before
+    :func:`extract_quant`, which takes the word as the INT4 it is sized as."""
+    found = _CHECKPOINT_KIND.search(text)
+    return _KIND_OF_WORD[found[1]] if found else ""
 
 
 _IMATRIX_PREFIX = re.compile(r"(?<![a-z0-9])(?:i1|ud)[-_](?=i?q\d)")  # "i1-q4_k_m", "ud-q4_k_xl": the quant follows

@@ -104,3 +104,58 @@ def test_the_llama_server_and_ollama_lines_run_what_was_computed(question: str) 
         assert env["OLLAMA_CONTEXT_LENGTH"] == str(request["context"])
         assert ("OLLAMA_FLASH_ATTENTION" in env) == bool(request["flash_attn"])
         assert env.get("OLLAMA_NUM_PARALLEL") == (str(request["users"]) if request["users"] > 1 else None)
+
+
+@pytest.mark.parametrize(
+    ("question", "quant", "served"),
+    [
+        # Each repo is the one presets/models.toml records, found on its Hub page (vllm_repos_source): before, every
+        # one of these printed the BF16 release's repo, which loads 2-4x the memory the answer was sized for.
+        ("llama 3.1 8b awq on a 4090 with vllm", "INT4", "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4"),
+        ("llama 3.1 8b gptq on a 4090 with vllm", "INT4", "hugging-quants/Meta-Llama-3.1-8B-Instruct-GPTQ-INT4"),
+        ("qwen2.5 7b 4bit for 4 users on a 3090 vllm", "INT4", "Qwen/Qwen2.5-7B-Instruct-AWQ"),  # 4-bit: AWQ first
+        ("qwen2.5 14b int8 on 2x 3090 with vllm", "INT8", "Qwen/Qwen2.5-14B-Instruct-GPTQ-Int8"),
+        ("qwen3 8b nf4 on a 4090 with vllm", "INT4", "unsloth/Qwen3-8B-bnb-4bit"),
+        ("qwen3 32b fp8 on an h100 with vllm", "FP8", "Qwen/Qwen3-32B-FP8"),  # was the BF16 repo + --quantization fp8
+        ("phi-4 w4a16 on a 4090 with vllm", "INT4", "RedHatAI/phi-4-quantized.w4a16"),
+        # None recorded: the command says what goes there instead of naming the BF16 repo
+        ("gemma 3 27b awq on 2x 4090 with vllm", "INT4", "<AWQ repo of google/gemma-3-27b-it>"),
+    ],
+)
+def test_a_quantized_checkpoint_asked_by_name_is_served_from_a_repo_of_that_kind(
+    question: str, quant: str, served: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VRAMFIT_OFFLINE", "1")
+    data, text = _answer(question)
+    request = data["request"]
+    assert request["engine"] == "vllm" and request["quant"] == quant
+    argv = _vllm_serve(text)
+    assert argv[2] == served
+    assert "--quantization" not in argv  # the repo's config.json names its format; vLLM reads it there
+    assert _flag(argv, "--max-model-len") == str(request["context"])
+    assert _flag(argv, "--max-num-seqs") == (str(request["users"]) if request["users"] > 1 else None)
+    count = request["gpus"][0]["count"]
+    assert _flag(argv, "--tensor-parallel-size") == (str(count) if count > 1 else None)
+
+
+def test_fp8_with_no_recorded_repo_is_quantized_on_load() -> None:
+    _, text = _answer("mistral 7b fp8 on a 4090 with vllm")  # no FP8 repo recorded: vLLM quantizes the BF16 weights
+    argv = _vllm_serve(text)
+    assert argv[2] == "mistralai/Mistral-7B-Instruct-v0.3" and _flag(argv, "--quantization") == "fp8"
+
+
+@pytest.mark.parametrize(
+    ("question", "files_gb", "within"),
+    [
+        # The safetensors shards of each served repo, summed from its Hub file listing (vllm_repos_source): the
+        # answer's weights against what `vllm serve` of that repo downloads. Embeddings and norms stay 16-bit in all.
+        ("llama 3.1 8b awq on a 4090 with vllm", 5.73, 0.01),  # hugging-quants AWQ-INT4: 4.68 + 1.05 GB
+        ("llama 3.1 8b fp8 on a 4090 with vllm", 9.08, 0.01),  # neuralmagic FP8
+        ("qwen2.5 32b awq on a 4090 with vllm", 19.33, 0.01),  # Qwen AWQ
+        ("qwen2.5 coder 7b awq on a 4090 with vllm", 5.57, 0.01),  # Qwen AWQ
+        ("qwen2.5 32b int8 on 2x 4090 with vllm", 35.04, 0.025),  # Qwen GPTQ-Int8: its g128 scales, zeros, g_idx
+    ],
+)
+def test_the_weights_are_the_served_repos_files(question: str, files_gb: float, within: float) -> None:
+    data, _ = _answer(question)
+    assert abs(data["estimate"]["weights_bytes"] / 1e9 / files_gb - 1) < within
