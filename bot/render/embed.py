@@ -50,6 +50,7 @@ from vramfit.bot.render.text import (
 from vramfit.bot.untrusted_text import inert
 from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
+from vramfit.calc.gpu import GIB
 from vramfit.calc.pcie import ASSUMED_LINK, link_label
 from vramfit.calc.request import MAX_GPU_COUNT
 
@@ -581,23 +582,7 @@ def _column(card: Card, tr: Tr) -> str:
         tr(_("Total **{size}**"), size=tr.gib(e.total_bytes)),
     ]
     if card.named_gpus and card.fits:
-        fit = card.fits[0]
-        verdicts = {
-            "fits": _("{emoji} fits, {free} free"),
-            "tight": _("{emoji} tight fit, {free} free"),
-            "partial": _("{emoji} {gpu_layers} of {layers} layers on the GPU"),
-            "no": _("{emoji} doesn't fit, {short} short"),
-        }
-        lines.append(
-            tr(
-                verdicts[fit.verdict],
-                emoji=EMOJI[fit.verdict],
-                free=tr.gib(max(fit.headroom_bytes, 0)),
-                short=tr.gib(max(-fit.headroom_bytes, 0)),
-                gpu_layers=tr.num(fit.gpu_layers),
-                layers=tr.num(fit.layers),
-            )
-        )
+        lines.append(_verdict_text(card.fits[0], tr))
     elif card.fits:
         smallest = min(
             (f for f in card.fits if f.verdict in ("fits", "tight")),
@@ -607,17 +592,6 @@ def _column(card: Card, tr: Tr) -> str:
         if smallest is not None:
             lines.append(tr(_("smallest GPU that fits: {gpu}"), gpu=gpu_label(smallest)))
     return "\n".join(lines)
-
-
-def _difference_column(a: Card, b: Card, tr: Tr) -> str:
-    ea, eb = a.estimate, b.estimate
-    rows = (
-        (_("Weights {delta}"), eb.weights_bytes - ea.weights_bytes),
-        (_("KV cache {delta}"), eb.kv_cache_bytes - ea.kv_cache_bytes),
-        (_("Overhead {delta}"), eb.overhead_bytes - ea.overhead_bytes),
-        (_("Total {delta}"), eb.total_bytes - ea.total_bytes),
-    )
-    return "\n".join(tr(label, delta=f"**{signed_gib(tr, delta)}**") for label, delta in rows)
 
 
 def _oriented(reason: KvDifference, big_is_b: bool) -> tuple[int, int]:
@@ -669,67 +643,96 @@ def kv_explanation(card: CompareCard, tr: Tr) -> str:
     return tr(template, reasons=joined, **names)
 
 
-def _all_reasons(card: CompareCard, tr: Tr) -> list[str]:
-    """Every architectural difference behind the KV gap, in the card's a-vs-b order."""
-    out: list[str] = []
-    for r in card.reasons:
-        if r.factor == "head_dim":
-            out.append(tr(_("head size {a} vs {b}"), a=tr.num(r.a), b=tr.num(r.b)))
-        elif r.factor == "kv_heads":
-            out.append(tr(_("{a} vs {b} KV heads"), a=tr.num(r.a), b=tr.num(r.b)))
-        elif r.factor == "layers":
-            out.append(tr(_("{a} vs {b} layers with a KV cache"), a=tr.num(r.a), b=tr.num(r.b)))
-        elif r.factor == "sliding_window" and r.a and not r.b:
-            out.append(tr(_("a {window}-token sliding window vs none"), window=tr.num(r.a)))
-        elif r.factor == "sliding_window":
-            out.append(tr(_("no sliding window vs a {window}-token window"), window=tr.num(r.b)))
-        elif r.factor == "mla":
-            out.append(tr(_("latent attention (MLA) in one model only")))
-    return out
-
-
 def render_compare(card: CompareCard, lang: Lang) -> discord.Embed:
-    """Two models side by side, component by component, with the KV difference explained in one line."""
+    """Two models side by side in ten lines or fewer: the title (the GPU in it when one was named), why their KV
+    caches differ, then one line each for the weights, the KV cache (with the cache per token at this context as the
+    single answer holds it: sliding windows, hybrid state and MLA included), the rest and the total, with the
+    difference, and each model's verdict on the GPU. Issue 25: the side-by-side fields took 22–25 lines."""
     tr = Tr(lang)
     a, b = card.a, card.b
     names = tr(_("{a} vs {b}"), a=clean(a.model.name), b=clean(b.model.name))
-    title = " · ".join([names, *_settings(a.assumptions, tr)])
-    description = kv_explanation(card, tr)
-    if a.named_gpus and a.fits:
-        description += "\n" + tr(_("On **{gpu}**:"), gpu=gpu_label(a.fits[0]))
-    colour = NEUTRAL_COLOUR
-    if a.named_gpus and a.fits and b.fits:
-        colour = COLOUR[b.fits[0].verdict] if a.fits[0].verdict == b.fits[0].verdict else NEUTRAL_COLOUR
-    builder = EmbedBuilder(title=title, description=description, footer=_footer(a, tr), colour=colour)
-    builder.add_field(clean(a.model.name), _column(a, tr), inline=True, priority=95)
-    builder.add_field(clean(b.model.name), _column(b, tr), inline=True, priority=95)
-    builder.add_field(
-        tr(_("Difference ({b} − {a})"), a=clean(a.model.name), b=clean(b.model.name)),
-        _difference_column(a, b, tr),
-        inline=True,
-        priority=70,
-    )
-    # The cache each model really holds at this context, per token (the single answer's figure: sliding windows,
-    # hybrid state and MLA included); the textbook formula beside it only where it differs much.
+    gpu = [gpu_label(a.fits[0])] if a.named_gpus and a.fits else []
+    title = " · ".join([names, *_settings(a.assumptions, tr), *gpu])
     tokens = max(1, a.assumptions.context * a.assumptions.users)
     real = (a.estimate.kv_cache_bytes // tokens, b.estimate.kv_cache_bytes // tokens)
     naive = (a.estimate.kv_cache_naive_bytes // tokens, b.estimate.kv_cache_naive_bytes // tokens)
-    pair = _("**{a}** {size_a} · **{b}** {size_b}")
-    both = {"a": clean(a.model.name), "b": clean(b.model.name)}
-    per_token = tr(pair, size_a=_kib(real[0], tr), size_b=_kib(real[1], tr), **both)
+    sentences = [kv_explanation(card, tr), *_hybrid_notes(card, tr)]
     if any(n > NAIVE_KV_RATIO * max(r, 1) for n, r in zip(naive, real, strict=True)):
-        textbook = tr(pair, size_a=_kib(naive[0], tr), size_b=_kib(naive[1], tr), **both)
-        per_token += "\n" + tr(_("(the textbook formula says {sizes})"), sizes=textbook)
-    reasons = _all_reasons(card, tr)
-    if reasons:
-        per_token += "\n" + tr(_("Why: {reasons}"), reasons="; ".join(reasons))
-    builder.add_field(tr(_("KV cache per token at this context")), per_token, priority=80)
-    return builder.build()
+        textbook = _("The textbook formula says {a} and {b} KiB per token.")
+        sentences.append(tr(textbook, a=_kib(naive[0], tr), b=_kib(naive[1], tr)))
+    ea, eb = a.estimate, b.estimate
+    pair = _("{label} **{a}** vs **{b}** GiB ({diff})")
+    lines = [
+        " ".join(sentences),
+        tr(pair, label=tr(_("Weights")), **_gib_pair(ea.weights_bytes, eb.weights_bytes, tr)),
+        tr(pair, label=tr(_("KV cache")), **_gib_pair(ea.kv_cache_bytes, eb.kv_cache_bytes, tr))
+        + " · "
+        + tr(_("{a} vs {b} KiB per token"), a=_kib(real[0], tr), b=_kib(real[1], tr)),
+        tr(pair, label=tr(_("Other")), **_gib_pair(ea.overhead_bytes, eb.overhead_bytes, tr)),
+        tr(pair, label=tr(_("Total")), **_gib_pair(ea.total_bytes, eb.total_bytes, tr)),
+    ]
+    if a.named_gpus and a.fits and b.fits:
+        lines.append(tr(_("{a} vs {b}"), a=_verdict_text(a.fits[0], tr), b=_verdict_text(b.fits[0], tr)))
+    elif not a.named_gpus and (a.fits or b.fits):  # the preset GPUs were tried
+        smallest = tr(_("{a} vs {b}"), a=_smallest_gpu(a, tr), b=_smallest_gpu(b, tr))
+        lines.append(tr(_("Smallest GPU that fits: {gpus}"), gpus=smallest))
+    colour = NEUTRAL_COLOUR
+    if a.named_gpus and a.fits and b.fits:
+        colour = COLOUR[b.fits[0].verdict] if a.fits[0].verdict == b.fits[0].verdict else NEUTRAL_COLOUR
+    return EmbedBuilder(title=title, description="\n".join(lines), footer=_card_footer(a, tr), colour=colour).build()
+
+
+def _gib_pair(a: int, b: int, tr: Tr) -> dict[str, str]:
+    """Two sizes in GiB and b's difference from a: "+1.2", "−0.8", "±0.0" (what rounds to nothing has no sign)."""
+    diff = round((b - a) / GIB, 1)
+    signed = "±0.0" if diff == 0 else ("+" if diff > 0 else "−") + tr.num(abs(diff), 1)
+    return {"a": tr.num(a / GIB, 1), "b": tr.num(b / GIB, 1), "diff": signed}
 
 
 def _kib(num_bytes: int, tr: Tr) -> str:
     kib = num_bytes / 1024
-    return f"{tr.num(kib, 0 if kib == int(kib) else 1)} KiB"
+    return tr.num(kib, 0 if kib == int(kib) else 1)
+
+
+def _verdict_text(fit: GpuFit, tr: Tr) -> str:
+    verdicts = {
+        "fits": _("{emoji} fits, {free} free"),
+        "tight": _("{emoji} tight fit, {free} free"),
+        "partial": _("{emoji} {gpu_layers} of {layers} layers on the GPU"),
+        "no": _("{emoji} doesn't fit, {short} short"),
+    }
+    return tr(
+        verdicts[fit.verdict],
+        emoji=EMOJI[fit.verdict],
+        free=tr.gib(max(fit.headroom_bytes, 0)),
+        short=tr.gib(max(-fit.headroom_bytes, 0)),
+        gpu_layers=tr.num(fit.gpu_layers),
+        layers=tr.num(fit.layers),
+    )
+
+
+def _smallest_gpu(card: Card, tr: Tr) -> str:
+    smallest = min(
+        (f for f in card.fits if f.verdict in ("fits", "tight")),
+        key=lambda f: (f.total_memory_bytes, f.count),
+        default=None,
+    )
+    return f"**{gpu_label(smallest)}**" if smallest is not None else tr(_("none"))
+
+
+def _hybrid_notes(card: CompareCard, tr: Tr) -> list[str]:
+    """For a hybrid model beside a plain one: most of its layers keep a fixed-size state, not a KV cache."""
+    notes = []
+    for one, other in ((card.a, card.b), (card.b, card.a)):
+        if one.estimate.recurrent_state_bytes and not other.estimate.recurrent_state_bytes:
+            notes.append(
+                tr(
+                    _("{model} is hybrid: its other layers keep a fixed-size state ({state}), not a KV cache."),
+                    model=clean(one.model.name),
+                    state=tr.small_size(one.estimate.recurrent_state_bytes),
+                )
+            )
+    return notes
 
 
 def render_engines(card: Card, lang: Lang) -> discord.Embed:

@@ -147,24 +147,23 @@ def test_compare_from_a_korean_mention() -> None:
             assert embed["title"] == "Llama 3 8B 대 Gemma 2 9B · Q4_K_M · 컨텍스트 8K"
             # Gemma 2 9B: head size 256 vs 128 and 42 vs 32 layers, so far more KV cache per token.
             assert kv_per_token("gemma-2-9b") > 2 * kv_per_token("llama-3-8b")
-            assert embed["description"] == (
-                "**Gemma 2 9B** 쪽이 **Llama 3 8B** 모델보다 KV 캐시를 훨씬 많이 써요. "
-                "이유: 헤드 크기 256 대 128, 레이어 42개 대 32개."
-            )
-            f = fields(embed)
             kv_a, kv_b = kv_cache_bytes("llama-3-8b", 8192), kv_cache_bytes("gemma-2-9b", 8192)
-            assert f"KV 캐시 **{gib(kv_a, 'ko')}**" in f["Llama 3 8B"]
-            assert f"KV 캐시 **{gib(kv_b, 'ko')}**" in f["Gemma 2 9B"]
-            assert f"KV 캐시 **+{gib(kv_b - kv_a, 'ko')}**" in f["차이 (Gemma 2 9B − Llama 3 8B)"]
             # Per token at this context, as the single answer holds it: Gemma 2's sliding-window layers keep
             # 4,608 cells of the 8,192, so 262.5 KiB a token where the textbook formula says 336 KiB.
-            real = f"**Llama 3 8B** {kv_a // 8192 // 1024} KiB · **Gemma 2 9B** {kv_b / 8192 / 1024:.1f} KiB"
-            textbook = f"**Llama 3 8B** {kv_per_token('llama-3-8b') // 1024} KiB · "
-            textbook += f"**Gemma 2 9B** {kv_per_token('gemma-2-9b') // 1024} KiB"
             assert (kv_b / 8192 / 1024, kv_per_token("gemma-2-9b") // 1024) == (262.5, 336)
-            assert f["이 컨텍스트에서 토큰당 KV 캐시"].startswith(
-                f"{real}\n(교과서 공식으로는 {textbook})\n이유: 헤드 크기 128 대 256;"
+            lines = embed["description"].split("\n")
+            assert lines[0] == (
+                "**Gemma 2 9B** 쪽이 **Llama 3 8B** 모델보다 KV 캐시를 훨씬 많이 써요. "
+                "이유: 헤드 크기 256 대 128, 레이어 42개 대 32개. "
+                f"교과서 공식으로는 토큰당 {kv_per_token('llama-3-8b') // 1024} KiB와 336 KiB예요."
             )
+            diff = f"+{(kv_b - kv_a) / GIB:.1f}"
+            assert lines[2] == (
+                f"KV 캐시 **{kv_a / GIB:.1f}** 대 **{kv_b / GIB:.1f}**GiB ({diff}) · "
+                f"토큰당 {kv_a // 8192 // 1024} 대 262.5 KiB"
+            )
+            assert [line.split(" ", 1)[0] for line in lines[1:5]] == ["가중치", "KV", "기타", "합계"]
+            assert len(lines) + 2 <= 10  # with the title and the footer: ten lines (was 25)
             assert "vf:ctx:32768:llama-3-8b:Q4_K_M:8192:1:f16:l:1:-:ko:c+gemma-2-9b" in custom_ids(body)
 
     run(scenario())
@@ -342,27 +341,29 @@ def test_vram_compare_command_and_context_button() -> None:
             options = {"model_a": "llama-3.1-8b", "model_b": "qwen2.5-7b", "context": 32768, "gpu": "rtx-3060-12gb"}
             payload, body = await command(world, "vram-compare", options)
             embed = embed_of(body)
-            assert embed["title"] == "Llama 3.1 8B vs Qwen2.5 7B · Q4_K_M · 32K context"
+            assert embed["title"] == "Llama 3.1 8B vs Qwen2.5 7B · Q4_K_M · 32K context · GeForce RTX 3060 12GB"
             # Llama 3.1 8B: 8 KV heads vs Qwen2.5 7B's 4, and 32 vs 28 layers.
             assert kv_per_token("llama-3.1-8b") == 128 * 1024 and kv_per_token("qwen2.5-7b") == 56 * 1024
-            assert embed["description"] == (
+            lines = embed["description"].split("\n")
+            assert lines[0] == (
                 "**Llama 3.1 8B** needs far more KV cache than **Qwen2.5 7B**: 8 vs 4 KV heads and 32 vs 28 layers."
-                "\nOn **GeForce RTX 3060 12GB**:"
             )
-            f = fields(embed)
-            assert f"KV cache **{gib(kv_cache_bytes('llama-3.1-8b', 32768))}**" in f["Llama 3.1 8B"]
-            assert f["Llama 3.1 8B"].split("\n")[-1].startswith(("✅ fits", "⚠️ tight fit"))
+            kv_a, kv_b = kv_cache_bytes("llama-3.1-8b", 32768), kv_cache_bytes("qwen2.5-7b", 32768)
+            assert lines[2].startswith(f"KV cache **{kv_a / GIB:.1f}** vs **{kv_b / GIB:.1f}** GiB")
+            assert lines[2].endswith(" · 128 vs 56 KiB per token")
+            assert lines[-1].startswith(("✅ fits", "⚠️ tight fit")) and " vs " in lines[-1]
+            assert embed["title"].endswith(" · GeForce RTX 3060 12GB")
             message = world.message_for(payload)
 
             press = await world.press(message, button(body, "vf:ctx:131072:"))
             sent = await world.callback(press)
             assert sent.json["type"] == 7
             embed = embed_of(sent.json["data"])
-            assert embed["title"] == "Llama 3.1 8B vs Qwen2.5 7B · Q4_K_M · 128K context"
-            f = fields(embed)
-            assert f"KV cache **{gib(kv_cache_bytes('llama-3.1-8b', 131072))}**" in f["Llama 3.1 8B"]
-            assert f"KV cache **{gib(kv_cache_bytes('qwen2.5-7b', 131072))}**" in f["Qwen2.5 7B"]
-            assert "doesn't fit" in f["Llama 3.1 8B"] or "layers on the GPU" in f["Llama 3.1 8B"]
+            assert embed["title"] == "Llama 3.1 8B vs Qwen2.5 7B · Q4_K_M · 128K context · GeForce RTX 3060 12GB"
+            lines = embed["description"].split("\n")
+            kv_a, kv_b = kv_cache_bytes("llama-3.1-8b", 131072), kv_cache_bytes("qwen2.5-7b", 131072)
+            assert lines[2].startswith(f"KV cache **{kv_a / GIB:.1f}** vs **{kv_b / GIB:.1f}** GiB")
+            assert lines[-1].startswith(("❌ doesn't fit", "🟧 "))
 
             _payload, error = await command(world, "vram-compare", {"model_a": "lamma-9000", "model_b": "qwen2.5-7b"})
             assert error["flags"] & EPHEMERAL and error["content"].startswith("I don't know the model **lamma-9000**")

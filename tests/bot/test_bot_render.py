@@ -441,6 +441,25 @@ def test_the_phone_row_count_wraps_words_and_counts_hangul_twice() -> None:
     assert _phone_rows("**bold**") == 1 and _phone_rows("one\ntwo") == 2
 
 
+@pytest.mark.parametrize("lang", ["en", "ko"])
+@pytest.mark.parametrize(
+    "question",
+    ["gemma 4 31b vs qwen3.5 27b on a 4090", "llama 3.1 8b vs gemma 2 9b 32k on a 3060", "deepseek v3 vs llama 3.1 70b",
+     "qwen3 30b a3b vs qwen3 32b 64k on 2x 3090", "llama 3.1 8b vs qwen2.5 7b"],
+)  # fmt: skip
+def test_the_compare_card_is_ten_lines_with_the_real_cache_per_token(real: object, question: str, lang: Lang) -> None:
+    """Issue 25: the compare card took 22–25 lines and compared Gemma 4 31B at the textbook 880 KiB per token."""
+    card = real.answer(question, lang, {})  # type: ignore[attr-defined]
+    assert isinstance(card, CompareCard)
+    lines = rendered_lines(render_card(card, lang))
+    assert len(lines) <= 10, "\n".join(lines)
+    tokens = card.a.assumptions.context * card.a.assumptions.users
+    per_token = [c.estimate.kv_cache_bytes / tokens / 1024 for c in (card.a, card.b)]
+    shown = [f"{kib:,.0f}" if kib == int(kib) else f"{kib:,.1f}" for kib in per_token]
+    assert any(f"{shown[0]} vs {shown[1]} KiB" in line or f"{shown[0]} 대 {shown[1]} KiB" in line for line in lines)
+    assert not any(" −0.0" in line or "(−0.0)" in line for line in lines)
+
+
 def test_the_gallery_prints_twenty_cards_in_each_language(capsys: pytest.CaptureFixture[str]) -> None:
     from vramfit.bot.render import gallery
 
