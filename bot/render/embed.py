@@ -128,15 +128,14 @@ def _title(card: Card, tr: Tr) -> str:
 def _verdict_sentence(fit: GpuFit, tr: Tr, *, gpu_named_above: bool = False) -> str:
     """The verdict as a sentence, the first line a phone shows (``gpu_named_above``: the solver's line names the GPU
     already, so a fit says only how much is left)."""
-    gpu = gpu_label(fit)
     plan = fit.expert_plan
     if gpu_named_above and plan is None and fit.verdict in ("fits", "tight"):
         fits, tight = _("✅ Runs with {free} to spare."), _("⚠️ Fits, but only {free} is left.")
-        return tr(fits if fit.verdict == "fits" else tight, free=tr.gib(max(fit.headroom_bytes, 0)))
+        return _verdict_said(fits if fit.verdict == "fits" else tight, fit, tr)
     if plan is not None:
         return tr(
             _("🟧 Runs on **{gpu}** with the experts of {n} of {blocks} layers in RAM."),
-            gpu=gpu,
+            gpu=gpu_label(fit),
             n=tr.num(plan.moved),
             blocks=tr.num(plan.blocks),
         )
@@ -146,14 +145,7 @@ def _verdict_sentence(fit: GpuFit, tr: Tr, *, gpu_named_above: bool = False) -> 
         "partial": _("🟧 Partly on the CPU: {gpu_layers} of {layers} layers on **{gpu}**, the rest slow."),
         "no": _("❌ Does not fit on **{gpu}**: {short} short."),
     }
-    return tr(
-        templates[fit.verdict],
-        gpu=gpu,
-        free=tr.gib(max(fit.headroom_bytes, 0)),
-        short=tr.gib(max(-fit.headroom_bytes, 0)),
-        gpu_layers=tr.num(fit.gpu_layers),
-        layers=tr.num(fit.layers),
-    )
+    return _verdict_said(templates[fit.verdict], fit, tr)
 
 
 def _sum_line(card: Card, tr: Tr, budget: int) -> str:
@@ -323,14 +315,7 @@ def _gpu_line(fit: GpuFit, tr: Tr) -> str:
         "partial": _("🟧 **{gpu}** — {gpu_layers} of {layers} layers on the GPU, the rest on the CPU (slower)"),
         "no": _("❌ **{gpu}** — doesn't fit, {short} short"),
     }
-    return tr(
-        templates[fit.verdict],
-        gpu=gpu_label(fit),
-        free=tr.gib(max(fit.headroom_bytes, 0)),
-        short=tr.gib(max(-fit.headroom_bytes, 0)),
-        gpu_layers=tr.num(fit.gpu_layers),
-        layers=tr.num(fit.layers),
-    )
+    return _verdict_said(templates[fit.verdict], fit, tr)
 
 
 def _tip_line(tip: Tip, tr: Tr) -> str:
@@ -701,8 +686,14 @@ def _verdict_text(fit: GpuFit, tr: Tr) -> str:
         "partial": _("{emoji} {gpu_layers} of {layers} layers on the GPU"),
         "no": _("{emoji} doesn't fit, {short} short"),
     }
+    return _verdict_said(verdicts[fit.verdict], fit, tr)
+
+
+def _verdict_said(template: str, fit: GpuFit, tr: Tr) -> str:
+    """A verdict template of any card filled with the GPU's figures (each template takes the fields it names)."""
     return tr(
-        verdicts[fit.verdict],
+        template,
+        gpu=gpu_label(fit),
         emoji=EMOJI[fit.verdict],
         free=tr.gib(max(fit.headroom_bytes, 0)),
         short=tr.gib(max(-fit.headroom_bytes, 0)),
