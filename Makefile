@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	@# setuptools says, for every editable install of a layout like ours (calc/, bot/ mapped under vramfit.), that folders
 	@# named like the package may shadow it: informational only, so that one notice is silenced and no other.
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install -q -e ".[bot,gguf,dev]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install -q -e ".[bot,chart,gguf,dev]"
 	touch $@
 
 # PostgreSQL server binaries for the storage tests (installed with apt-get when missing and run as root); the tests

@@ -30,6 +30,7 @@ from typing import Any
 import shtab
 
 from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.answering.chart_data import chart_series
 from vramfit.bot.answering.configs import model_from_config
 from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none, slots_of
 from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
@@ -85,6 +86,7 @@ from vramfit.calc.request import (
     Request,
     unstated_context,
 )
+from vramfit.calc.results import Answer
 
 EXIT_ERROR = 2
 OLLAMA_SOURCE = "ollama://"  # bot.sources.ollama's ModelRef.source
@@ -169,6 +171,11 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
                 "2 channels assumed): the speed of weights kept in RAM"
             )
         ),
+    )
+    p.add_argument(
+        "--chart",
+        metavar="FILE.png",
+        help=tr(_("also draw memory against context to FILE.png: each GPU's level and where the total crosses it")),
     )
     p.add_argument(
         "--reserved",
@@ -631,8 +638,19 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         if exc.code == "unknown_model":
             exc = with_hub_repos(exc)
         return _fail(exc, lang, want_json, out)
+    chart_answer = getattr(result, "answer", None)
+    if args.chart:
+        if not isinstance(chart_answer, Answer):
+            return _fail(AnswerError("chart_one_model", "a chart draws one model's answer"), lang, want_json, out)
+        try:
+            write_chart(chart_answer, lang, Path(args.chart))
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+            return _fail(AnswerError("chart_not_written", why, subject=args.chart, reason=why), lang, want_json, out)
     if want_json:
         data = result_json(result, lang, assumed)
+        if args.chart:
+            data["chart"] = args.chart
         if unparsed:
             data["request"]["unparsed"] = list(unparsed)
         if resolved.overridden and say_overrides and "request" in data:
@@ -659,7 +677,19 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         if resolved.quant_mix and isinstance(result, FitResult):
             out.write(quant_mix_line(resolved.quant_mix, result.answer.request.quant, lang) + "\n")
         out.write(terminal_colours(_inert_for(out, render_result(result, lang, assumed)), colour=_colour(out)))
+        if args.chart:
+            out.write(_inert_for(out, "📈 " + Tr(lang)(_("Chart written to {file}"), file=args.chart) + "\n"))
     return 0
+
+
+def write_chart(calculated: Answer, lang: Lang, path: Path) -> None:
+    """``vram --chart``: the answer's memory against context, drawn to ``path`` (PNG)."""
+    try:
+        from vramfit.bot.render import chart  # matplotlib takes ~0.3 s to import: only when a chart is asked for
+    except ImportError as exc:
+        raise AnswerError("chart_unavailable", "matplotlib is not installed") from exc
+    png = chart.render_chart(chart_series(calculated), lang)
+    path.write_bytes(png)
 
 
 PROGRESS_AFTER_SECONDS = 1.0

@@ -20,6 +20,7 @@ from typing import Literal, TypedDict, cast
 
 from pydantic import ValidationError
 
+from vramfit.bot.answering.chart_data import ChartSeries
 from vramfit.bot.i18n import Lang
 from vramfit.bot.sources.cache import RemoteCache
 from vramfit.calc.architecture import Architecture
@@ -365,6 +366,8 @@ class Backend:
     # A card already answered for exactly this question, or None; cheap enough to call on the event loop (the bot
     # then needs no worker thread for it). None (a fake backend): every question goes to a worker.
     cached: Callable[[str, Lang | None, Overrides], AnyCard | None] | None = None
+    # What the "📈" chart of a card's settings draws (bot.render.chart draws it); None (a fake backend): no chart.
+    chart: Callable[[Overrides], ChartSeries] | None = None
     quants: tuple[str, ...] = (
         "Q4_K_M",
         "Q5_K_M",

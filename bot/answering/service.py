@@ -43,6 +43,7 @@ from vramfit.bot.answering.cards import (
     ram_speed_of,
     rope_scaling_label,
 )
+from vramfit.bot.answering.chart_data import ChartSeries, chart_series
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
 from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult, resolve
@@ -136,7 +137,17 @@ class CalcBackend:
             suggest_gpus=self.suggest_gpus,
             use_remote_cache=self.use_remote_cache,
             cached=self.cached,
+            chart=self.chart,
         )
+
+    def chart(self, overrides: Overrides) -> ChartSeries:
+        """What the "📈" chart of a card's settings (its button's state) draws: memory against context."""
+        parsed, fields, _lang = self.build_query("", overrides)
+        result = resolve(parsed, self.catalog, **fields)
+        calculated = getattr(result, "answer", None)
+        if not isinstance(calculated, Answer):
+            raise AnswerError("chart_one_model", "a chart draws one model's answer")
+        return chart_series(calculated)
 
     def use_remote_cache(self, cache: RemoteCache | None) -> None:
         """Keep remote reads in ``cache`` (the bot's store) rather than the user's cache folder."""

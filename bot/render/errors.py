@@ -50,6 +50,7 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "**{subject}** was not read. Its owner can set a valid token or remove it."
     ),
     "conflicting_sources": _("**{subject}**: each names a model, so give only one of them."),
+    "chart_not_written": _("I couldn't write the chart to **{subject}**: check that its folder exists and is yours."),
     "bad_flag": _("The command line can't take **{subject}**; `vram --help` lists its flags and their values."),
     "remote_bad_answer": _(
         "**{subject}** answered with something that is neither a file list nor a file header, so vramfit stopped "
@@ -82,6 +83,10 @@ REASON_MESSAGES: dict[str, str] = {
 }
 # Codes that need no subject at all, and what to say when a subject is missing.
 PLAIN_MESSAGES: dict[str, str] = {
+    "chart_one_model": _("A chart draws one model on its GPUs: ask about one model, not what fits or a comparison."),
+    "chart_unavailable": _(
+        "Charts need matplotlib: install vramfit with its chart extra (`pip install 'vramfit[chart]'`)."
+    ),
     "unknown_model": _("Which model? Name one, for example `llama3 8b 32k on a 3060`."),
     "unknown_gpu": _("Which GPU? Add one to the question, for example `on a 3060` or `24gb`."),
     "stale_button": _("I can't read this card's buttons any more. Ask again with /vram."),

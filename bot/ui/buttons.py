@@ -1,8 +1,8 @@
-"""The card's buttons: context presets, language toggle, "show the math", and Pin.
+"""The card's buttons: context presets, language toggle, "show the math", the "📈" chart, and Pin.
 
 Every intent's card has the context presets and the language toggle (a what-fits or compare card is recomputed at
 the new context; a solver's card solves again, except that the largest context becomes a plain fit card at the
-pressed context); "show the math" is on the cards of one model.
+pressed context); "show the math" and the chart are on the cards of one model.
 
 Each is a :class:`discord.ui.DynamicItem` whose ``custom_id`` carries the card's settings (:mod:`bot.ui.state`),
 so a button on a card posted before a restart still works: the bot registers the classes in ``setup_hook`` and
@@ -11,6 +11,7 @@ recomputes the card from the id. No view is kept in memory per message.
 
 from __future__ import annotations
 
+import io
 import logging
 import re
 from typing import TYPE_CHECKING, Any
@@ -202,6 +203,38 @@ class MathButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf
         )
 
 
+class ChartButton(_StatefulButton, ui.DynamicItem[ui.Button[Any]], template=rf"vf:chart:(?P<arg>-):{STATE_PATTERN}"):
+    """Send the chart of this card's settings, memory against context (a PNG): under the card for the one who asked,
+    privately for anyone else, as the other buttons do."""
+
+    def __init__(self, state: CardState) -> None:
+        self.state = state
+        super().__init__(_second_row_button(Tr(state.lang)(_("Chart")), "📈", _stateful_id("chart", "-", state)))
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: ui.Item[Any], match: re.Match[str], /
+    ) -> ChartButton:
+        return cls(state) if (state := _decoded(match)) else UnreadableButton()  # type: ignore[return-value]
+
+    async def press(self, interaction: discord.Interaction[Any], bot: VramBot) -> None:
+        series_of = bot.backend.chart
+        if series_of is None:
+            raise AnswerError("chart_unavailable", "this bot draws no charts")
+        lang, overrides = self.state.lang, self.state.overrides()
+
+        def draw() -> bytes:
+            from vramfit.bot.render import chart  # matplotlib takes ~0.3 s to import: only when a chart is asked for
+
+            return chart.render_chart(series_of(overrides), lang)
+
+        png = await bot.off_loop(draw)
+        picture = discord.File(io.BytesIO(png), filename="vramfit-chart.png")
+        await interaction.response.send_message(
+            file=picture, ephemeral=not pressed_by_asker(interaction), allowed_mentions=NO_MENTIONS
+        )
+
+
 class PinButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=r"vf:pin:(?P<lang>ko|en)"):
     """Pin the card, for members who may pin (or manage) messages, when the bot may pin.
 
@@ -243,7 +276,7 @@ class PinButton(_CardButton, ui.DynamicItem[ui.Button[Any]], template=r"vf:pin:(
 
 _KNOWN_IDS = "|".join(
     re.sub(r"\(\?P<\w+>", "(?:", cls.__discord_ui_compiled_template__.pattern)
-    for cls in (ContextButton, LanguageButton, MathButton, PinButton)
+    for cls in (ContextButton, LanguageButton, MathButton, ChartButton, PinButton)
 )
 
 
@@ -268,6 +301,7 @@ DYNAMIC_ITEMS: tuple[type[ui.DynamicItem[Any]], ...] = (
     ContextButton,
     LanguageButton,
     MathButton,
+    ChartButton,
     PinButton,
     UnreadableButton,
 )
@@ -283,6 +317,7 @@ def card_view(card: AnyCard, lang: Lang, *, pin: bool = True) -> ui.View:
         view.add_item(LanguageButton(state, "en" if lang == "ko" else "ko"))
         if isinstance(card, Card):
             view.add_item(MathButton(state))
+            view.add_item(ChartButton(state))
     if pin:
         view.add_item(PinButton(lang))
     return view

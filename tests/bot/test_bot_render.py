@@ -146,7 +146,7 @@ def test_card_state_round_trip() -> None:
 def test_view_has_buttons_only_when_state_fits() -> None:
     card = card_with()
     ids = [item.custom_id for item in card_view(card, "en").children]  # type: ignore[attr-defined]
-    assert len(ids) == len(CONTEXT_PRESETS) + 3
+    assert len(ids) == len(CONTEXT_PRESETS) + 4  # the contexts, language, math, chart, pin
     assert all(len(cid) <= MAX_CUSTOM_ID for cid in ids)
     too_long = card_with(gpus=tuple((f"some-very-long-gpu-id-{i}", 1) for i in range(4)))
     assert [i.custom_id for i in card_view(too_long, "en").children] == ["vf:pin:en"]  # type: ignore[attr-defined]
@@ -194,7 +194,7 @@ def test_every_preset_model_renders_within_limits(real: object) -> None:
                     assert limits.within_limits(embed) == [], (model, gpus, lang)
                 state = CardState.from_card(card, lang)
                 assert state.encode() is not None, (model, gpus)
-                assert len(card_view(card, lang).children) == len(CONTEXT_PRESETS) + 3
+                assert len(card_view(card, lang).children) == len(CONTEXT_PRESETS) + 4
 
 
 def test_every_intent_card_renders_within_limits(real: object) -> None:

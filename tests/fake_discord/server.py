@@ -360,9 +360,14 @@ class FakeDiscord:
         if request.content_type.startswith("multipart/"):
             reader = await request.multipart()
             body: Any = None
+            files: list[tuple[str, bytes]] = []  # the attachments, as (file name, bytes): kept for the tests
             while (part := await reader.next()) is not None:
                 if getattr(part, "name", None) == "payload_json":
                     body = json.loads(await part.text())  # type: ignore[union-attr]
+                elif getattr(part, "filename", None):
+                    files.append((str(part.filename), bytes(await part.read())))  # type: ignore[union-attr]
+            if isinstance(body, dict) and files:
+                body["_files"] = files
             return body
         raw = await request.read()
         return json.loads(raw) if raw else None
