@@ -33,14 +33,17 @@ from vramfit.bot.answering.cards import Overrides
 from vramfit.bot.answering.chart_data import chart_series
 from vramfit.bot.answering.configs import model_from_config
 from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none, slots_of
+from vramfit.bot.answering.log_doctor import diagnose
 from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _
+from vramfit.bot.logs import MAX_LOG_BYTES, read_log
 from vramfit.bot.parser import ParsedQuery, parse, parse_gpu_spec, slots
 from vramfit.bot.parser.numbers import parse_quantity
 from vramfit.bot.parser.text import clean
 from vramfit.bot.render.contract import error_json, result_json
 from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE
+from vramfit.bot.render.log_report import log_report_json, render_log_report
 from vramfit.bot.render.text import (
     error_message,
     error_text,
@@ -169,6 +172,16 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
             _(
                 "system RAM kind, rate and channels, e.g. ddr4, ddr5-6000, 'ddr4-3200 4 channel' (default: DDR5-5600, "
                 "2 channels assumed): the speed of weights kept in RAM"
+            )
+        ),
+    )
+    p.add_argument(
+        "--log",
+        metavar="FILE",
+        help=tr(
+            _(
+                "read a llama.cpp, Ollama or vLLM log (or nvidia-smi) from FILE, or - for standard input: what the "
+                "engine allocated beside vramfit's estimate, and why it failed"
             )
         ),
     )
@@ -620,6 +633,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
             version = vramfit_version()
             out.write(_json_line({"version": version}, out) if want_json else f"vram {version}\n")
             return 0
+        if args.log:
+            return _log_report(args.log, lang, want_json, out)
         if args.list_models is not None or args.list_gpus is not None:
             kind = "models" if args.list_models is not None else "gpus"
             catalog = filtered_catalog(args.list_models if kind == "models" else args.list_gpus)
@@ -679,6 +694,28 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         out.write(terminal_colours(_inert_for(out, render_result(result, lang, assumed)), colour=_colour(out)))
         if args.chart:
             out.write(_inert_for(out, "📈 " + Tr(lang)(_("Chart written to {file}"), file=args.chart) + "\n"))
+    return 0
+
+
+def _log_report(source: str, lang: Lang, want_json: bool, out: Any) -> int:
+    """``vram --log FILE``: the log read (at most MAX_LOG_BYTES of it), diagnosed, reported; the file is only read."""
+    try:
+        if source == "-":
+            raw = sys.stdin.buffer.read(MAX_LOG_BYTES + 1)
+        else:
+            with open(source, "rb") as handle:
+                raw = handle.read(MAX_LOG_BYTES + 1)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        return _fail(AnswerError("bad_file", why, subject=source, reason=why), lang, want_json, out)
+    reading = read_log(raw.decode("utf-8", errors="replace"))
+    if not reading.engine:
+        return _fail(AnswerError("not_a_log", "no engine's log lines"), lang, want_json, out)
+    diagnosis = diagnose(reading)
+    if want_json:
+        out.write(_json_line({"lang": lang, **log_report_json(diagnosis)}, out))
+    else:
+        out.write(_inert_for(out, render_log_report(diagnosis, lang)))
     return 0
 
 

@@ -83,6 +83,10 @@ REASON_MESSAGES: dict[str, str] = {
 }
 # Codes that need no subject at all, and what to say when a subject is missing.
 PLAIN_MESSAGES: dict[str, str] = {
+    "not_a_log": _(
+        "That doesn't look like a log of llama.cpp, Ollama or vLLM, nor nvidia-smi's table: nothing in it was read. "
+        "Paste the start-up, from the model's loading to the error."
+    ),
     "chart_one_model": _("A chart draws one model on its GPUs: ask about one model, not what fits or a comparison."),
     "chart_unavailable": _(
         "Charts need matplotlib: install vramfit with its chart extra (`pip install 'vramfit[chart]'`)."

@@ -7,10 +7,11 @@ embeds of one message. Fields are added with a priority; when the total is over,
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass, field
 
 import discord
+
+from vramfit.bot.render.text import width
 
 TITLE = 256
 DESCRIPTION = 4096
@@ -27,10 +28,9 @@ PHONE_COLUMNS = 40  # what a phone shows of an embed line in Discord's app, in c
 
 
 def columns(text: str) -> int:
-    """The width of ``text`` in a monospace-like count: East Asian wide and full-width characters (Hangul) take two
-    columns, as they do on a phone's screen; the ``**`` and backticks of Markdown take none."""
-    text = text.replace("**", "").replace("`", "")
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """The width of ``text`` as a phone draws it: Hangul two columns (:func:`bot.render.text.width`), the ``**`` and
+    backticks of Markdown none."""
+    return width(text.replace("**", "").replace("`", ""))
 
 
 def clamp(text: str, limit: int) -> str:

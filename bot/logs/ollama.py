@@ -1,0 +1,64 @@
+"""Ollama's server log: its own placement line (``msg=offload``, or ``msg="offload to cuda"`` before 0.6:
+layers of the model and offloaded, the memory available, required in full and in part, the KV cache, the weights and
+the graph) and `ollama ps` (NAME, SIZE, PROCESSOR such as ``48%/52% CPU/GPU``). The runner's own llama.cpp lines are
+read by :mod:`bot.logs.llamacpp`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PAIR = re.compile(r'([\w.]+)=("[^"]*"|\S+)')
+_SIZE = re.compile(r"([\d.]+) ?(B|KiB|MiB|GiB|TiB)")
+_UNIT_GIB = {"B": 1 / 2**30, "KiB": 1 / 2**20, "MiB": 1 / 1024, "GiB": 1.0, "TiB": 1024.0}
+_PS_HEADER = re.compile(r"^\s*NAME\s+ID\s+SIZE\s+PROCESSOR")
+
+
+def _gib(text: str) -> float | None:
+    m = _SIZE.search(text)
+    return round(float(m[1]) * _UNIT_GIB[m[2]], 3) if m else None
+
+
+def looks_like(text: str) -> bool:
+    return bool(
+        re.search(r"msg=\"?offload|source=\w+\.go:\d+|ollama\[\d+\]|NAME\s+ID\s+SIZE\s+PROCESSOR|runner\.go", text)
+    )
+
+
+def is_ps(text: str) -> bool:
+    return bool(re.search(r"NAME\s+ID\s+SIZE\s+PROCESSOR", text))
+
+
+def read(lines: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    rows: list[tuple[str, str, str]] = []
+    in_ps = False
+    for line in lines:
+        if "msg=offload" in line or 'msg="offload to' in line:
+            pairs = {k: v.strip('"') for k, v in _PAIR.findall(line)}
+            if pairs.get("layers.model", "").isdigit():
+                out["ollama_layers_model"] = int(pairs["layers.model"])
+            if pairs.get("layers.offload", "").isdigit():
+                out["ollama_layers_offload"] = int(pairs["layers.offload"])
+            for key, field in (("memory.required.full", "ollama_required_full_gib"),
+                               ("memory.required.partial", "ollama_required_partial_gib"),
+                               ("memory.required.kv", "ollama_kv_gib"), ("memory.weights.total", "ollama_weights_gib"),
+                               ("memory.graph.full", "ollama_graph_full_gib")):  # fmt: skip
+                if key in pairs and (value := _gib(pairs[key])) is not None:
+                    out[field] = value
+            if "memory.available" in pairs:
+                out["ollama_available_gib"] = tuple(
+                    v for part in pairs["memory.available"].strip("[]").split(",") if (v := _gib(part)) is not None
+                )
+        if _PS_HEADER.search(line):
+            in_ps = True
+            continue
+        if in_ps:
+            cells = re.split(r"\s{2,}", line.strip())
+            if len(cells) >= 4:
+                rows.append((cells[0], cells[2], cells[3]))
+            elif line.strip():
+                in_ps = False
+    if rows:
+        out["ollama_ps"] = tuple(rows)
+    return out

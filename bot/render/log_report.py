@@ -1,0 +1,144 @@
+"""A diagnosed log (:mod:`bot.answering.log_doctor`) for the terminal, in Korean or English, and as the JSON of
+``vram --json --log``: what was read, the engine's figures beside vramfit's, why it failed, what to change."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from vramfit.bot.answering.log_doctor import Diagnosis
+from vramfit.bot.i18n import Lang, Tr, _, format_number
+from vramfit.bot.render.text import ljust, rjust
+
+_LABELS = {
+    "weights_gpu": _("Weights on the GPU"),
+    "weights_host": _("Weights in RAM"),
+    "weights_all": _("Weights (GPU + RAM)"),
+    "kv": _("KV cache"),
+    "compute": _("Compute buffers"),
+}
+_FAILED = {
+    "model": _("the weights"),
+    "kv": _("the KV cache"),
+    "compute": _("the compute buffer"),
+    "torch": _("PyTorch"),
+}
+
+
+def _mib(tr: Tr, mib: float | None) -> str:
+    return "—" if mib is None else f"{tr.num(mib, 1)} MiB"
+
+
+def render_log_report(d: Diagnosis, lang: Lang) -> str:
+    tr = Tr(lang)
+    r = d.reading
+    lines = [tr(_("What the {engine} log says:"), engine=r.engine)]
+    if r.general_name:
+        if d.preset is not None:
+            lines.append(tr(_("Model: {name} (vramfit's {preset})"), name=r.general_name, preset=d.preset.name))
+        else:
+            lines.append(tr(_("Model: {name}: not one vramfit knows by its name and shape, so only the log's own "
+                              "figures are shown."), name=r.general_name))  # fmt: skip
+    settings = []
+    if r.file_type:
+        settings.append(r.file_type)
+    if r.n_ctx is not None:
+        settings.append(tr(_("context {n}"), n=format_number(r.n_ctx, lang)))
+    if r.n_seq and r.n_seq > 1:
+        settings.append(tr(_("{n} sequences"), n=r.n_seq))
+    if r.type_k:
+        settings.append(f"KV {r.type_k}/{r.type_v or r.type_k}")
+    if r.flash_attn is not None:
+        settings.append(tr(_("flash attention on")) if r.flash_attn else tr(_("flash attention off")))
+    if r.layers_on_gpu is not None:
+        settings.append(tr(_("{on} of {total} layers on the GPU"), on=r.layers_on_gpu, total=r.layers_total))
+    if settings:
+        lines.append(" · ".join(settings))
+    for gpu in r.gpus:
+        if gpu.used_mib is not None and gpu.total_mib:
+            used, total = format_number(int(gpu.used_mib), lang), format_number(int(gpu.total_mib), lang)
+            lines.append(tr(_("{gpu}: {used} of {total} MiB in use"), gpu=gpu.name, used=used, total=total))
+        elif gpu.free_mib is not None:
+            free = format_number(int(gpu.free_mib), lang)
+            lines.append(tr(_("{gpu}: {free} MiB free at start"), gpu=gpu.name, free=free))
+    if d.rows:
+        estimated = any(row.estimated_mib is not None for row in d.rows)
+        logged, difference = tr(_("the log")), tr(_("difference"))
+        header = f"  {ljust('', 22)} {rjust(logged, 14)} {rjust('vramfit', 14)} {rjust(difference, 11)}"
+        lines += ["", header if estimated else f"  {ljust('', 22)} {rjust(logged, 14)}"]
+        for row in d.rows:
+            diff = ""
+            if row.logged_mib is not None and row.estimated_mib is not None:
+                diff = f"{row.estimated_mib - row.logged_mib:+,.1f}"
+            label = tr(_LABELS[row.label])
+            ours = _mib(tr, row.estimated_mib) if estimated else ""
+            row_text = f"  {ljust(label, 22)} {rjust(_mib(tr, row.logged_mib), 14)} {rjust(ours, 14)} {rjust(diff, 11)}"
+            lines.append(row_text.rstrip())
+    lines += _ollama_lines(d, tr) + _vllm_lines(d, tr) + _failure_lines(d, tr)
+    return "\n".join(lines) + "\n"
+
+
+def _ollama_lines(d: Diagnosis, tr: Tr) -> list[str]:
+    r = d.reading
+    out = []
+    if r.ollama_layers_offload is not None and r.ollama_layers_model is not None:
+        out.append(tr(_("Ollama put {on} of {total} layers on the GPU: it needs {full} GiB for all of it, with {free} "
+                        "GiB available."), on=r.ollama_layers_offload, total=r.ollama_layers_model,
+                      full=tr.num(r.ollama_required_full_gib or 0, 1),
+                      free=" + ".join(tr.num(v, 1) for v in r.ollama_available_gib) or "?"))  # fmt: skip
+    for name, size, processor in r.ollama_ps:
+        out.append(tr(_("ollama ps: {name} takes {size}, {processor}"), name=name, size=size, processor=processor))
+    return out
+
+
+def _vllm_lines(d: Diagnosis, tr: Tr) -> list[str]:
+    r = d.reading
+    out = []
+    if r.kv_cache_gib is not None and r.weights_gib is not None:
+        out.append(tr(_("vLLM: weights {weights} GiB, KV cache {kv} GiB (what its memory share leaves)"),
+                      weights=tr.num(r.weights_gib, 2), kv=tr.num(r.kv_cache_gib, 2)))  # fmt: skip
+    if r.kv_tokens and r.max_model_len and r.kv_tokens < r.max_model_len:
+        out.append(tr(_("❌ The KV cache holds {tokens} tokens, fewer than --max-model-len {asked}: start with "
+                        "--max-model-len {tokens}, or give vLLM more of the GPU (--gpu-memory-utilization)."),
+                      tokens=r.kv_tokens, asked=r.max_model_len))  # fmt: skip
+    elif any(f.what == "vllm_kv" for f in r.failures):
+        out.append(tr(_("❌ No memory was left for the KV cache after the weights and activations: raise "
+                        "--gpu-memory-utilization, or serve a smaller checkpoint (FP8, AWQ).")))  # fmt: skip
+    return out
+
+
+def _failure_lines(d: Diagnosis, tr: Tr) -> list[str]:
+    r = d.reading
+    if not d.failed_what:
+        return []
+    what = tr(_FAILED.get(d.failed_what, _("memory")))
+    if d.failed_mib is not None:
+        device = next((f.device for f in r.failures if f.mib == d.failed_mib), "")
+        failed = _("❌ Out of memory: {what} asked for {mib} MiB on {device} and did not get it.")
+        out = ["", tr(failed, what=what, mib=tr.num(d.failed_mib, 1), device=device or "GPU")]
+    else:
+        out = ["", tr(_("❌ The GPU ran out of memory."))]
+    request = d.request
+    if request is not None and d.gpu_name and d.fitting_context:
+        total = d.fitting_context * request.users
+        model = d.preset.name if d.preset else ""
+        fits = _("On {gpu}, with every layer on the GPU, {model} fits up to {n} tokens of context:")
+        out.append(tr(fits, gpu=d.gpu_name, model=model, n=format_number(total, tr.lang)))
+        out.append("    " + shlex.join(["llama-server", "-c", str(total), "-ngl", "99"]))
+    elif request is not None and d.gpu_name:
+        out.append(tr(_("On {gpu} not even a short context fits with every layer on the GPU: offload layers "
+                        "(-ngl) or experts (--n-cpu-moe), or take a smaller quant."), gpu=d.gpu_name))  # fmt: skip
+    return out
+
+
+def log_report_json(d: Diagnosis) -> dict[str, Any]:
+    """``vram --json --log``: the reading, vramfit's figures beside it (MiB), the failure and the context that fits."""
+    return {
+        "log": d.reading.model_dump(mode="json", exclude_defaults=True),
+        "model": d.preset.id if d.preset else None,
+        "rows": [
+            {"component": row.label, "log_mib": row.logged_mib, "vramfit_mib": row.estimated_mib} for row in d.rows
+        ],
+        "failure": {"what": d.failed_what, "mib": d.failed_mib} if d.failed_what else None,
+        "fitting_context": d.fitting_context * d.request.users if d.request and d.fitting_context else None,
+    }

@@ -1,0 +1,157 @@
+"""`vram --log` over real logs from public issues (tests/data/logs/, each file's header names its source): what each
+is read to, the engine's figures beside vramfit's, the cause of an out-of-memory failure and the change that fits.
+
+The expected values were read off each log by hand (tests/data/logs/README.md lists them), not from the reader.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.bot.cli_json import run_json
+from vramfit.bot.answering.log_doctor import diagnose, quant_of
+from vramfit.bot.cli import run
+from vramfit.bot.logs import read_log
+
+LOGS = Path("tests/data/logs")
+
+
+def log_text(name: str) -> str:
+    """A log as its issue posted it: the file without its ``# `` header (source, what, extent)."""
+    text = (LOGS / name).read_text(encoding="utf-8")
+    header, _, body = text.partition("\n\n")
+    assert header.startswith("# source: https://"), name
+    return body
+
+
+# (file, engine, what was read: field → value), hand-checked against each log
+WHOLE_LOGS = [
+    ("llama.cpp-glm-z1-32b-iq4xs-3090ti-sweepbench.log", "llama.cpp",
+     {"n_ctx": 32768, "layers_on_gpu": 62, "kv_total_mib": 1952.0, "gpu_model_mib": 16303.48, "flash_attn": True}),
+    ("llama.cpp-qwen3-30b-a3b-q4km-4090+5090-ot-exps-cpu.log", "llama.cpp",
+     {"layers_on_gpu": 49, "kv_total_mib": 1536.0, "host_model_mib": 17447.91, "gpu_compute_mib": 2160.0}),
+    # ik_llama.cpp prints llama.cpp's lines: read as llama.cpp's
+    ("ik_llama.cpp-glm-z1-32b-iq4xs-3090ti-sweepbench.log", "llama.cpp",
+     {"layers_on_gpu": 62, "kv_total_mib": 1952.0, "gpu_model_mib": 16303.48}),
+    ("ik_llama.cpp-qwen3-235b-dual3090-oom.log", "llama.cpp", {"layers_on_gpu": 95, "n_ctx": 32768}),
+    ("ik_llama.cpp-deepseek-r1-q2k-15x3090-oom-compute.log", "llama.cpp", {"layers_on_gpu": 62}),
+    ("llama.cpp-4070ti+3090ti-full-offload-2024.log", "llama.cpp",
+     {"n_ctx": 4096, "kv_total_mib": 5120.0, "gpu_model_mib": 19423.91, "host_model_mib": 1640.62}),
+    ("llama.cpp-70b-4060ti+3060-partial-offload-2024.log", "llama.cpp",
+     {"layers_on_gpu": 78, "layers_total": 81, "kv_total_mib": 2560.0, "host_model_mib": 22994.45}),
+    ("llama.cpp-node-llama-cpp-jetson-orin-1.7b-q4km-2026.log", "llama.cpp",
+     {"kv_total_mib": 448.0, "gpu_compute_mib": 300.75, "host_compute_mib": 16.01}),
+    ("llama.cpp-lmstudio-r1-distill-partial-offload-20of49-2026.log", "llama.cpp",
+     {"layers_on_gpu": 20, "layers_total": 49, "gpu_model_mib": 3621.44, "host_model_mib": 4944.6}),
+    ("vllm-llama32-11b-vision-h100-memprofile-2025.log", "vllm",
+     {"weights_gib": 19.86, "kv_cache_gib": 14.65, "activation_gib": 36.63, "gpu_blocks": 6001}),
+    ("vllm-v1-llama31-70b-w8a8-gpu-blocks-2025.log", "vllm",
+     {"weights_gib": 67.7229, "gpu_blocks": 1381, "max_concurrency": 10.79, "max_model_len": 2048}),
+    ("vllm-v1-llama31-8b-l40s-kv-tokens-concurrency.log", "vllm",
+     {"weights_gib": 14.9889, "kv_tokens": 158656, "max_concurrency": 4.84}),
+    ("vllm-qwen3-30b-a3b-w4a16-3090-memprofile.log", "vllm", {"weights_gib": 15.6841, "kv_cache_gib": 5.34}),
+    ("ollama-deepseek-v3-docker-offload-to-cuda-5of62.log", "ollama",
+     {"ollama_layers_offload": 5, "ollama_layers_model": 62, "ollama_required_full_gib": 415.7, "ollama_kv_gib": 9.5}),
+    ("ollama-ps-llama4-83-17-cpu-gpu.log", "ollama-ps",
+     {"ollama_ps": (("llama4:latest", "70 GB", "83%/17% CPU/GPU"),)}),
+    ("nvidia-smi-rtx3090-llamacpp-qwen36-35b-a3b-15gb.log", "nvidia-smi", {}),
+]  # fmt: skip
+
+# (file, what failed, MiB asked for)
+OOM_LOGS = [
+    ("llama.cpp-apertus-70b-iq4xs-rocm-oom-compute.log", "compute", 14136.04),
+    ("llama.cpp-deepseek-v3-q2kl-4xa100-kv-oom.log", "kv", 204800.0),
+    ("llama.cpp-jan-gemma3-12b-q4_1-gtx1070-weights-oom.log", "model", 7203.17),
+    ("llama.cpp-minimax-m3-iq4xs-3gpu-oom-compute-2026.log", "compute", 51748.72),
+    ("llama.cpp-weights-oom-144817mib-2026.log", "model", 144817.04),
+    ("ollama-llama3-8b-64k-ctx65536-oom-compute.log", "compute", 4507.0),
+    ("ollama-deepseek-v3-docker-oom-28426mib.log", "model", 28426.68),
+    ("ik_llama.cpp-qwen3-235b-dual3090-oom.log", "compute", 360757.13),
+    ("ik_llama.cpp-deepseek-r1-q2k-15x3090-oom-compute.log", "compute", 8900.01),
+]
+
+
+@pytest.mark.parametrize(("name", "engine", "expected"), WHOLE_LOGS, ids=[w[0] for w in WHOLE_LOGS])
+def test_a_real_log_is_read_as_its_author_posted_it(name: str, engine: str, expected: dict[str, object]) -> None:
+    reading = read_log(log_text(name))
+    assert reading.engine == engine
+    for field, value in expected.items():
+        got = getattr(reading, field)
+        if isinstance(value, float):
+            assert got is not None and abs(got - value) < 0.011, (field, got, value)
+        else:
+            assert got == value, (field, got, value)
+
+
+def test_nvidia_smi_gives_each_gpu_and_its_memory() -> None:
+    (gpu,) = read_log(log_text("nvidia-smi-rtx3090-llamacpp-qwen36-35b-a3b-15gb.log")).gpus
+    assert (gpu.name, gpu.used_mib, gpu.total_mib) == ("NVIDIA GeForce RTX 3090", 15005.0, 24576.0)
+    (laptop,) = read_log(log_text("nvidia-smi-rtx5090-laptop-wddm-nearly-full.log")).gpus
+    assert laptop.used_mib == 24095.0 and laptop.total_mib == 24463.0 and "WDDM" not in laptop.name
+
+
+@pytest.mark.parametrize(("name", "what", "mib"), OOM_LOGS, ids=[o[0] for o in OOM_LOGS])
+def test_an_out_of_memory_log_says_what_failed_and_how_much(name: str, what: str, mib: float) -> None:
+    diagnosis = diagnose(read_log(log_text(name)))
+    assert (diagnosis.failed_what, diagnosis.failed_mib) == (what, mib)
+
+
+def test_vllm_past_its_cache_says_the_length_that_fits(tmp_path: Path) -> None:
+    (tmp_path / "vllm.log").write_text(log_text("vllm-llama31-8b-3090-maxseqlen-29k-fails.log"))
+    out = io.StringIO()
+    assert run(["--log", str(tmp_path / "vllm.log")], out) == 0
+    assert "fewer than --max-model-len 29000: start with --max-model-len 23648" in out.getvalue()
+
+
+def test_a_log_beside_vramfits_estimate_agrees_to_the_mib(tmp_path: Path) -> None:
+    """lcpp-10701 (measured.jsonl): Llama 3.1 8B Q4_K_M at 2,048 tokens on ROCm; every buffer as llama.cpp printed."""
+    quote = next(
+        json.loads(line)["quote"]
+        for line in Path("tests/data/groundtruth/measured.jsonl").read_text().splitlines()
+        if line.startswith('{"id": "lcpp-10701-')
+    )
+    (tmp_path / "server.log").write_text(quote)
+    data = run_json("--log", str(tmp_path / "server.log"))
+    assert data["model"] == "llama-3.1-8b"
+    rows = {row["component"]: row for row in data["rows"]}
+    for component, logged in (("weights_gpu", 4403.49), ("weights_host", 281.81), ("kv", 256.0), ("compute", 258.5)):
+        assert rows[component]["log_mib"] == logged
+        assert abs(rows[component]["vramfit_mib"] - logged) < 0.5, component
+    out = io.StringIO()
+    assert run(["--lang", "ko", "--log", str(tmp_path / "server.log")], out) == 0
+    assert "llama.cpp 로그 내용:" in out.getvalue() and "vramfit 프리셋: Llama 3.1 8B" in out.getvalue()
+
+
+def test_a_model_of_another_shape_is_not_taken_for_the_preset_of_its_name() -> None:
+    """Llama 3.3 Nemotron Super 49B: the name says Llama 3.3, the width and layers match the 70B, the 49.87 B
+    parameters do not: the log's own figures, never the 70B's."""
+    quote = next(
+        json.loads(line)["quote"]
+        for line in Path("tests/data/groundtruth/measured.jsonl").read_text().splitlines()
+        if '"lcpp-14752-' in line
+    )
+    diagnosis = diagnose(read_log(quote))
+    assert diagnosis.preset is None and all(row.estimated_mib is None for row in diagnosis.rows)
+
+
+def test_what_is_not_a_log_is_said_and_stdin_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    error = run_json("--log", "README.md", status=2)["error"]
+    assert error["code"] == "not_a_log"
+    assert run_json("--log", "no/such/file.log", status=2)["error"]["code"] == "bad_file"
+    piped = log_text("ollama-llama3-8b-64k-ctx65536-oom-compute.log").encode()
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(piped)))
+    data = run_json("--log", "-")
+    assert data["failure"] == {"what": "compute", "mib": 4507.0} and data["log"]["n_ctx"] == 65536
+
+
+@pytest.mark.parametrize(
+    ("printed", "quant"),
+    [("Q4_K - Medium", "Q4_K_M"), ("Q5_K - Small", "Q5_K_S"), ("IQ4_XS - 4.25 bpw", "IQ4_XS"), ("Q8_0", "Q8_0"),
+     ("MXFP4 MoE", "MXFP4_MOE"), ("all F32", "F32"), ("BF16", "BF16"), ("IQ4_K - 4.5 bpw", "")],
+)  # fmt: skip
+def test_llama_cpps_file_type_names(printed: str, quant: str) -> None:
+    assert quant_of(printed) == quant
