@@ -35,6 +35,7 @@ def quant_of(file_type: str) -> str:
     if not m:
         return ""
     name = m["base"] + ({"Small": "_S", "Medium": "_M", "Large": "_L"}[m["size"]] if m["size"] else "")
+    name = "Q2_K" if name == "Q2_K_M" else name  # llama.cpp names its Q2_K "Q2_K - Medium"
     if file_type.strip().endswith("MoE"):
         name += "_MOE"
     try:
@@ -61,7 +62,7 @@ def preset_of(reading: LogReading) -> ModelPreset | None:
     arch = found.architecture
     printed = (
         (reading.n_layer, arch.n_layers),
-        (reading.n_head_kv, max(arch.n_kv_heads)),
+        (None if arch.is_mla else reading.n_head_kv, max(arch.n_kv_heads)),  # MLA: llama.cpp prints the heads
         (reading.n_embd, arch.hidden_size),
     )
     if any(seen is not None and seen != own for seen, own in printed):
@@ -161,7 +162,7 @@ def diagnose(reading: LogReading) -> Diagnosis:
         failed_what=failed_what,
         failed_mib=failed_mib,
         fitting_context=fitting,
-        gpu_name=choice.gpu.name if choice is not None else "",
+        gpu_name=(choice.gpu.name if choice.count == 1 else f"{choice.count}× {choice.gpu.name}") if choice else "",
     )  # fmt: skip
 
 

@@ -37,10 +37,12 @@ from vramfit.bot.bot import VramBot
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.render.embed import help_text, render_card, render_error
+from vramfit.bot.render.log_card import render_log_card
 from vramfit.bot.storage import Store, ThreadQuestion
 from vramfit.bot.storage.defaults import GuildDefaults, guild_defaults, reply_to_mention
 from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
+from vramfit.bot.ui.logs import may_carry_log, message_log, outside_code
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.replies import retry_text
 from vramfit.bot.ui.slash import MAX_QUERY
@@ -96,7 +98,7 @@ class AutoAnswer(commands.Cog):
     async def _in_channel(
         self, store: Store, message: discord.Message, text: str, defaults: GuildDefaults, *, mentioned: bool
     ) -> None:
-        attached = config_attachment(message.attachments) is not None  # a config.json: a question about that model
+        attached = _attached(message)
         if not mentioned and not attached and not await self.bot.off_loop(asks_memory_question, text):
             return
         if not await self._claim(store, message):
@@ -120,7 +122,7 @@ class AutoAnswer(commands.Cog):
     ) -> None:
         previous = await store.thread_question(thread.id)
         starter = message.id == thread.id  # a forum post's first message has the thread's id
-        attached = config_attachment(message.attachments) is not None
+        attached = _attached(message)
         if previous is None:
             question = f"{thread.name}\n{text}".strip() if starter and thread.name else text
             if not mentioned and not attached and not await self.bot.off_loop(asks_memory_question, question):
@@ -186,9 +188,19 @@ class AutoAnswer(commands.Cog):
     ) -> Lang | None:
         """Reply with the card (or, when asked by mention, with the error); return the card's language, or ``None``
         when no card was sent. A mention follows /vram-settings mentions here too (public, or by DM)."""
-        reply_lang: Lang = lang or lang_of_text(text)
+        reply_lang: Lang = lang or lang_of_text(outside_code(text))
         private = defaults if mentioned and defaults.private_mentions else None
+        try:  # a log attached or pasted in a code block (a forum post asking why it crashed): its diagnosis
+            diagnosis = await message_log(self.bot, message.content, message.attachments)  # its lines as written
+        except AnswerError as error:
+            await self._reply(store, message, private, reply_lang, content=render_error(error, reply_lang))
+            return None
+        if diagnosis is not None:
+            sent = await self._reply(store, message, private, reply_lang, embed=render_log_card(diagnosis, reply_lang))
+            return reply_lang if sent else None
         attachment = config_attachment(message.attachments)
+        if not mentioned and attachment is None and may_carry_log(message.content, message.attachments):
+            return None  # code or a file that is no engine's log, unasked: not a question either
         if not text.strip() and not overrides and attachment is None:
             await self._reply(store, message, private, reply_lang, content=help_text(reply_lang))
             return None
@@ -247,6 +259,11 @@ class AutoAnswer(commands.Cog):
     async def _is_owner_command(self, message: discord.Message) -> bool:
         ctx = await self.bot.get_context(message)
         return ctx.valid and await self.bot.is_owner(message.author)
+
+
+def _attached(message: discord.Message) -> bool:
+    """A config.json (a question about that model) or a log (why it crashed): answered without asking words."""
+    return config_attachment(message.attachments) is not None or may_carry_log(message.content, message.attachments)
 
 
 async def setup(bot: VramBot) -> None:

@@ -24,11 +24,13 @@ from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, lang_of_text
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
 from vramfit.bot.render.embed import help_text, render_card, render_error
+from vramfit.bot.render.log_card import render_log_card
 from vramfit.bot.storage import StorageError
 from vramfit.bot.storage.defaults import GuildDefaults, claim_message, guild_defaults, reply_to_mention
 from vramfit.bot.storage.repository import ThreadQuestion, now_ms
 from vramfit.bot.ui.attachments import attached_model, config_attachment
 from vramfit.bot.ui.buttons import card_view
+from vramfit.bot.ui.logs import message_log, outside_code
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.options import CONTEXT_OPTION, QUANT_OPTION, USERS_OPTION, gpu_choices, model_choices
 from vramfit.bot.ui.replies import repo_links, retry_text
@@ -110,11 +112,19 @@ class Vram(commands.Cog):
             return  # an auto-answer channel answers it, or it was answered already (duplicate event, other process)
         text = strip_mentions(message, self.bot.user.id)
         attachment = config_attachment(message.attachments)  # a config.json: the model to answer for
-        lang: Lang = defaults.lang or lang_of_text(text)
+        lang: Lang = defaults.lang or lang_of_text(outside_code(text))
         retry = self.bot.mention_cooldown.hit(message.author.id)
         if retry is not None:
             if self.warned.hit(message.author.id) is None:  # say it once per window, not to every message
                 await self._reply(message, defaults, lang, content=retry_text(Tr(lang), retry))
+            return
+        try:  # a log attached or pasted in a code block: why it crashed, not a question (issue 28)
+            diagnosis = await message_log(self.bot, message.content, message.attachments)  # its lines as written
+        except AnswerError as error:
+            await self._reply(message, defaults, lang, content=render_error(error, lang))
+            return
+        if diagnosis is not None:
+            await self._reply(message, defaults, lang, embed=render_log_card(diagnosis, lang))
             return
         if not text and attachment is None:
             await self._reply(message, defaults, lang, content=help_text(lang))

@@ -23,6 +23,10 @@ SUBJECT_MESSAGES: dict[str, str] = {
     "unsupported_architecture": _(
         "vramfit can't model the **{subject}** architecture yet, so it gives no number for it."
     ),
+    "log_too_large": _(
+        "The attached log is larger than **{subject}**, so I didn't read it: attach the start-up, from the model's "
+        "loading to the error."
+    ),
     "attachment_too_large": _(
         "The attached file is larger than **{subject}**, so I didn't read it: a config.json is a few KiB."
     ),

@@ -50,7 +50,7 @@ def test_sync_on_request_carries_korean_localizations() -> None:
             put = world.fake.find("PUT", rf"/applications/{world.fake.app_id}/commands")
             assert len(put) == 1
             commands = {c["name"]: c for c in put[0].json}
-            assert {"vram", "vram-fit", "vram-compare"} <= set(commands)
+            assert {"vram", "vram-fit", "vram-compare", "vram-log"} <= set(commands)
             command = commands["vram"]
             assert command["description_localizations"]["ko"] == "이 LLM이 내 GPU에서 돌아갈까요? 편하게 물어보세요."
             assert command["integration_types"] == [0, 1]  # guild and user installs

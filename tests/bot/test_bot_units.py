@@ -56,7 +56,7 @@ def test_user_cooldown() -> None:
 def test_extensions_are_discovered() -> None:
     assert extensions() == [
         f"vramfit.bot.exts.{name}"
-        for name in ("admin", "autoanswer", "buttons", "questions", "server_settings", "vram")
+        for name in ("admin", "autoanswer", "buttons", "logs", "questions", "server_settings", "vram")
     ]  # fmt: skip
 
 

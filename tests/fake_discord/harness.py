@@ -95,9 +95,10 @@ class World:
         user: JSON | None = None,
         guild: bool = True,
         attachments: dict[str, JSON] | None = None,
+        command: str = "vram",
     ) -> JSON:
-        """Dispatch ``/vram`` and return the interaction payload (``attachments``: attachment options by name, each
-        an attachment payload from :meth:`FakeDiscord.attach`)."""
+        """Dispatch ``/vram`` (or ``command``) and return the interaction payload (``attachments``: attachment options
+        by name, each an attachment payload from :meth:`FakeDiscord.attach`)."""
         opts = []
         if query is not None:
             opts.append(p.command_option("query", query))
@@ -109,7 +110,7 @@ class World:
         payload = p.slash_command(
             app_id=self.fake.app_id,
             command_id=self.command_id,
-            name="vram",
+            name=command,
             options=opts,
             resolved=resolved,
             user_data=user or self.user,

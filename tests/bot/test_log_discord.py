@@ -1,0 +1,116 @@
+"""A pasted log through the fake Discord (issue 28): attached to a mention in a thread, in a code block of a mention,
+in a forum post of an auto-answer forum, and with ``/vram-log``; each gets the log's card in the asker's language,
+an out-of-memory log its cause and the context the calculator says fits, and a log that pings or breaks Markdown
+pings no one and stays inside its code block."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.bot.test_bot_servers import FORUM_ID, auto_settings, enable_autoanswer, forum_post, server_world
+from tests.fake_discord import EPHEMERAL
+from tests.fake_discord.harness import THREAD_ID, World, run
+from tests.fake_discord.sent import embed_of
+
+LOGS = Path("tests/data/logs")
+OOM = "ik_llama.cpp-deepseek-r1-q2k-15x3090-oom-compute.log"  # DeepSeek R1 Q2_K on 15 RTX 3090s, 32,768 tokens
+TITLE = {"en": "What the {engine} log says", "ko": "{engine} 로그 내용"}
+QUESTION = {"en": "why did it crash?", "ko": "왜 죽었을까요?"}
+
+
+def log_text(name: str) -> str:
+    return (LOGS / name).read_text(encoding="utf-8").partition("\n\n")[2]
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_log_attached_in_a_thread_gets_the_cause_and_what_fits(lang: str) -> None:
+    async def scenario() -> None:
+        async with World.start() as world:
+            attached = world.fake.attach("server.log", log_text(OOM).encode(), content_type="text/plain")
+            since = world.fake.last_seq
+            await world.say(QUESTION[lang], channel_id=THREAD_ID, attachments=[attached])
+            sent = await world.fake.wait_request("POST", rf"/channels/{THREAD_ID}/messages", since=since, timeout=15)
+            embed = embed_of(sent.json)
+            assert embed["title"] == TITLE[lang].format(engine="llama.cpp")
+            body = embed["description"]
+            assert body.startswith("```") and body.endswith("```")
+            failed = {"en": "the compute buffer asked for 8,900.0 MiB on device 0",
+                      "ko": "연산 버퍼 할당 8,900.0MiB를 device 0에서 받지 못했어요"}[lang]  # fmt: skip
+            assert failed in body
+            # What fits, from the calculator: DeepSeek-R1 Q2_K with every layer on 15 RTX 3090s
+            assert "15× GeForce RTX 3090" in body and "llama-server -c 32256 -ngl 99" in body
+            assert sent.json["allowed_mentions"]["parse"] == []
+
+    run(scenario())
+
+
+# A message holds 2,000 characters: what people paste in one is the memory lines (lcpp-10701 in measured.jsonl)
+ROCM_RUN = next(
+    json.loads(line)["quote"]
+    for line in Path("tests/data/groundtruth/measured.jsonl").read_text().splitlines()
+    if line.startswith('{"id": "lcpp-10701-')
+)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_code_block_in_a_mention_gets_the_card(lang: str) -> None:
+    assert len(ROCM_RUN) < 2000
+
+    async def scenario() -> None:
+        async with World.start() as world:
+            since = world.fake.last_seq
+            await world.say(f"{QUESTION[lang]}\n```\n{ROCM_RUN}\n```")
+            sent = await world.fake.wait_request("POST", r"/channels/\d+/messages", since=since, timeout=15)
+            embed = embed_of(sent.json)
+            assert embed["title"] == TITLE[lang].format(engine="llama.cpp")
+            assert "4,403.5 MiB" in embed["description"] and "+0.0" in embed["description"]  # vramfit agrees
+
+    run(scenario())
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_a_forum_post_with_a_log_is_answered_without_a_mention(lang: str) -> None:
+    async def scenario() -> None:
+        async with server_world(auto_settings()) as world:
+            await enable_autoanswer(world, FORUM_ID)
+            title = {"en": "OOM with DeepSeek R1 on 15x 3090", "ko": "딥시크 R1 3090 15장 메모리 부족"}[lang]
+            thread = await forum_post(world, title, f"```\n{log_text(OOM)}\n```")
+            sent = await world.fake.wait_request("POST", rf"/channels/{thread['id']}/messages", timeout=15)
+            embed = embed_of(sent.json)
+            assert embed["title"] == TITLE[lang].format(engine="llama.cpp")  # the language of the post's title
+            assert "8,900.0" in embed["description"] and "32256" in embed["description"]
+
+    run(scenario())
+
+
+def test_slash_vram_log_takes_a_file_and_refuses_what_is_no_log() -> None:
+    async def scenario() -> None:
+        async with World.start() as world:
+            attached = world.fake.attach("crash.txt", log_text(OOM).encode())
+            interaction = await world.slash(None, locale="ko", attachments={"file": attached}, command="vram-log")
+            body = (await world.callback(interaction, timeout=15)).json["data"]
+            assert embed_of(body)["title"] == "llama.cpp 로그 내용"
+            not_a_log = world.fake.attach("notes.txt", b"just some notes about my setup\n")
+            interaction = await world.slash(None, attachments={"file": not_a_log}, command="vram-log")
+            body = (await world.callback(interaction, timeout=15)).json["data"]
+            assert body["flags"] & EPHEMERAL and "nothing in it was read" in body["content"]
+
+    run(scenario())
+
+
+def test_a_log_that_pings_or_breaks_markdown_stays_in_its_block() -> None:
+    hostile = ROCM_RUN.replace("Meta Llama 3.1 8B Instruct", "@everyone ```**bold** <@123>")
+
+    async def scenario() -> None:
+        async with World.start() as world:
+            since = world.fake.last_seq
+            await world.say(f"```\n{hostile}\n```")
+            sent = await world.fake.wait_request("POST", r"/channels/\d+/messages", since=since, timeout=15)
+            body = embed_of(sent.json)["description"]
+            assert body.count("```") == 2 and body.startswith("```") and body.endswith("```")
+            assert sent.json["allowed_mentions"]["parse"] == []
+
+    run(scenario())
