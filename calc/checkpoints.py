@@ -47,6 +47,10 @@ def _vllm_tensor_bytes(spec: TensorSpec, ftype: FileType, arch: Architecture) ->
     rows = n // spec.row_length
     if ftype in (FileType.FP8, FileType.INT8):
         return n + 4 * rows  # 1 byte per weight + an fp32 scale per output channel (FP8-dynamic, W8A8)
+    if ftype == FileType.NVFP4:
+        # NVFP4 (ModelOpt, compressed-tensors nvfp4): packed 4-bit E2M1 weights, an FP8 (E4M3) scale per 16 inputs,
+        # and two FP32 scalars per tensor (the weight's global scale and the input's)
+        return -(-n // 2) + rows * -(-spec.row_length // 16) + 8
     # INT4 (AWQ/GPTQ): packed 4-bit weights + per group of 128 inputs an fp16 scale and a packed 4-bit zero point.
     groups = rows * -(-spec.row_length // _VLLM_GROUP)
     return -(-n // 2) + 2 * groups + -(-groups // 2)

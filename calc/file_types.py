@@ -49,10 +49,11 @@ class FileType(StrEnum):
     FP8 = "FP8"
     INT8 = "INT8"
     INT4 = "INT4"
+    NVFP4 = "NVFP4"  # NVIDIA's FP4: E2M1 weights, an FP8 scale per 16, an FP32 scale per tensor (Blackwell)
 
     @property
     def is_gguf(self) -> bool:
-        return self not in (FileType.FP8, FileType.INT8, FileType.INT4)
+        return self not in (FileType.FP8, FileType.INT8, FileType.INT4, FileType.NVFP4)
 
     @property
     def default_type(self) -> GgmlType:
@@ -96,6 +97,7 @@ _DEFAULT_TYPE: dict[FileType, GgmlType] = {
     FileType.FP8: GgmlType.BF16,
     FileType.INT8: GgmlType.BF16,
     FileType.INT4: GgmlType.BF16,
+    FileType.NVFP4: GgmlType.BF16,
 }
 
 # Other spellings people use; llama-quantize itself accepts Q3_K / Q4_K / Q5_K for the _M mixes.

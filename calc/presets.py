@@ -27,7 +27,7 @@ from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.request import ModelRef
 
 # The kinds of quantized checkpoint a preset may list a repo of (``vllm_repos``), by the format vLLM loads them in.
-VLLM_CHECKPOINT_KINDS = frozenset(("awq", "gptq", "gptq-int8", "fp8", "bnb-4bit"))
+VLLM_CHECKPOINT_KINDS = frozenset(("awq", "gptq", "gptq-int8", "fp8", "bnb-4bit", "nvfp4"))
 
 
 def normalize_key(text: str) -> str:

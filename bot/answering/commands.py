@@ -119,8 +119,13 @@ def ollama_command(request: Request, ollama_name: str) -> str:
 
 # The kinds of checkpoint that hold each quantized format, in the order a question that names only the format ("4bit",
 # "int8", "fp8") takes them (calc.presets.VLLM_CHECKPOINT_KINDS), and what a command calls each.
-_KINDS_OF_FORMAT = {"INT4": ("awq", "gptq", "bnb-4bit"), "INT8": ("gptq-int8",), "FP8": ("fp8",)}
-_KIND_NAMES = {"awq": "AWQ", "gptq": "GPTQ", "gptq-int8": "GPTQ Int8", "fp8": "FP8", "bnb-4bit": "bitsandbytes 4-bit"}
+_KINDS_OF_FORMAT = {
+    "INT4": ("awq", "gptq", "bnb-4bit"), "INT8": ("gptq-int8",), "FP8": ("fp8",), "NVFP4": ("nvfp4",),
+}  # fmt: skip
+_KIND_NAMES = {
+    "awq": "AWQ", "gptq": "GPTQ", "gptq-int8": "GPTQ Int8", "fp8": "FP8", "bnb-4bit": "bitsandbytes 4-bit",
+    "nvfp4": "NVFP4",
+}  # fmt: skip
 
 
 def quantized_repo(request: Request) -> tuple[str, str]:
@@ -183,7 +188,7 @@ def _released_as(request: Request, quant: str) -> bool:
     return preset is not None and preset.release_quant == quant
 
 
-_NOT_GGUF = frozenset(("BF16", "F16", "F32", "FP8", "INT4", "INT8"))
+_NOT_GGUF = frozenset(("BF16", "F16", "F32", "FP8", "INT4", "INT8", "NVFP4"))
 
 
 def is_gguf_type(quant: str) -> bool:

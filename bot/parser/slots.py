@@ -219,7 +219,8 @@ _BITS: dict[int, str] = {2: "Q2_K", 3: "Q3_K_M", 4: "Q4_K_M", 5: "Q5_K_M", 6: "Q
 
 _GGUF_NAME = re.compile(r"(?<![a-z0-9])(i?q[1-8])(?:[_-]?(k))?(?:[_-]?(xxs|xs|xl|s|m|l|nl|0|1))?(?![a-z0-9])")
 _QUANT_WORD = re.compile(
-    r"(?<![a-z0-9])(fp32|f32|fp16|f16|bf16|fp8|int8|int4|awq|gptq|nf4|bnb|bitsandbytes|mxfp4|w4a16|w8a8)(?![a-z0-9])"
+    r"(?<![a-z0-9])(fp32|f32|fp16|f16|bf16|fp8|nvfp4|int8|int4|awq|gptq|nf4|bnb|bitsandbytes|mxfp4|w4a16|w8a8)"
+    r"(?![a-z0-9])"
 )
 _QUANT_BITS = re.compile(r"(?<![a-z0-9.])(\d{1,2})\s*-?\s*(?:bits?|비트|bpw)(?![a-z0-9])")
 # Quantization-aware-trained weights ("gemma3:27b-it-qat", "gemma 3 27b qat"): Google's QAT release of Gemma 3, and

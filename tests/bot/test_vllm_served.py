@@ -118,6 +118,8 @@ def test_the_llama_server_and_ollama_lines_run_what_was_computed(question: str) 
         ("qwen3 8b nf4 on a 4090 with vllm", "INT4", "unsloth/Qwen3-8B-bnb-4bit"),
         ("qwen3 32b fp8 on an h100 with vllm", "FP8", "Qwen/Qwen3-32B-FP8"),  # was the BF16 repo + --quantization fp8
         ("phi-4 w4a16 on a 4090 with vllm", "INT4", "RedHatAI/phi-4-quantized.w4a16"),
+        ("qwen3 8b nvfp4 on a 5090 with vllm", "NVFP4", "RedHatAI/Qwen3-8B-NVFP4"),
+        ("llama 3.3 70b nvfp4 on 2x 5090 with vllm", "NVFP4", "nvidia/Llama-3.3-70B-Instruct-FP4"),
         # None recorded: the command says what goes there instead of naming the BF16 repo
         ("gemma 3 27b awq on 2x 4090 with vllm", "INT4", "<AWQ repo of google/gemma-3-27b-it>"),
     ],
@@ -159,3 +161,16 @@ def test_fp8_with_no_recorded_repo_is_quantized_on_load() -> None:
 def test_the_weights_are_the_served_repos_files(question: str, files_gb: float, within: float) -> None:
     data, _ = _answer(question)
     assert abs(data["estimate"]["weights_bytes"] / 1e9 / files_gb - 1) < within
+
+
+def test_nvfp4_is_four_and_a_half_bits_a_weight_with_its_scales() -> None:
+    """A 4096 × 4096 projection in NVFP4: 8,388,608 bytes of E2M1 pairs, 1,048,576 FP8 scales (one per 16 inputs)
+    and two FP32 scalars; the embeddings and the head stay BF16 (as in INT4)."""
+    from vramfit.calc.checkpoints import _vllm_tensor_bytes
+    from vramfit.calc.file_types import FileType
+    from vramfit.calc.tensor_specs import TensorSpec
+
+    spec = TensorSpec(name="blk.0.attn_q.weight", shape=(4096, 4096), layer=0)
+    assert _vllm_tensor_bytes(spec, FileType.NVFP4, None) == 4096 * 4096 // 2 + 4096 * 4096 // 16 + 8  # type: ignore[arg-type]
+    embd = TensorSpec(name="token_embd.weight", shape=(4096, 1000))
+    assert _vllm_tensor_bytes(embd, FileType.NVFP4, None) == 2 * 4096 * 1000  # type: ignore[arg-type]
