@@ -11,12 +11,19 @@ from typing import Any
 _PAIR = re.compile(r'([\w.]+)=("[^"]*"|\S+)')
 _SIZE = re.compile(r"([\d.]+) ?(B|KiB|MiB|GiB|TiB)")
 _UNIT_GIB = {"B": 1 / 2**30, "KiB": 1 / 2**20, "MiB": 1 / 1024, "GiB": 1.0, "TiB": 1024.0}
+# The new engine's own buffers (2025-): msg="model weights" buffer=CUDA0 size="11.5 GiB", and its KV cache and graph
+_BUFFER = re.compile(
+    r'msg="(?P<what>model weights|kv cache|compute graph)" (?:buffer|device)=(?P<dev>\S+) size="(?P<size>[^"]+)"'
+)
+_BUFFER_FIELD = {"model weights": "model_mib", "kv cache": "kv_mib", "compute graph": "compute_mib"}
+_OFFLOADED = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_FILE_TYPE = re.compile(r"\barchitecture=(?P<arch>\S+) file_type=(?P<ftype>\S+)")
 _PS_HEADER = re.compile(r"^\s*NAME\s+ID\s+SIZE\s+PROCESSOR")
 
 
 def _gib(text: str) -> float | None:
     m = _SIZE.search(text)
-    return round(float(m[1]) * _UNIT_GIB[m[2]], 3) if m else None
+    return round(float(m[1]) * _UNIT_GIB[m[2]], 6) if m else None
 
 
 def looks_like(text: str) -> bool:
@@ -32,8 +39,16 @@ def is_ps(text: str) -> bool:
 def read(lines: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     rows: list[tuple[str, str, str]] = []
+    buffers: dict[str, dict[str, float]] = {}
     in_ps = False
     for line in lines:
+        if (m := _BUFFER.search(line)) and (gib := _gib(m["size"])) is not None:
+            buffers.setdefault(_BUFFER_FIELD[m["what"]], {})[m["dev"]] = round(gib * 1024, 2)
+        if m := _OFFLOADED.search(line):
+            out["layers_on_gpu"], out["layers_total"] = int(m[1]), int(m[2])
+        if m := _FILE_TYPE.search(line):
+            out.setdefault("arch", m["arch"])
+            out.setdefault("file_type", m["ftype"])
         if "msg=offload" in line or 'msg="offload to' in line:
             pairs = {k: v.strip('"') for k, v in _PAIR.findall(line)}
             if pairs.get("layers.model", "").isdigit():
@@ -61,4 +76,4 @@ def read(lines: list[str]) -> dict[str, Any]:
                 in_ps = False
     if rows:
         out["ollama_ps"] = tuple(rows)
-    return out
+    return out | buffers

@@ -74,6 +74,12 @@ def render_log_report(d: Diagnosis, lang: Lang) -> str:
             ours = _mib(tr, row.estimated_mib) if estimated else ""
             row_text = f"  {ljust(label, 22)} {rjust(_mib(tr, row.logged_mib), 14)} {rjust(ours, 14)} {rjust(diff, 11)}"
             lines.append(row_text.rstrip())
+    free_at_start = sum(g.free_mib for g in r.gpus if g.free_mib is not None)
+    if d.calculated is not None and free_at_start:  # what was free against what these settings need on the GPU
+        needed = d.calculated.estimate.total_bytes / 2**20
+        said = _("vramfit: these settings need {needed} MiB on the GPU; {free} MiB were free at start.")
+        free_mib = format_number(round(free_at_start), tr.lang)
+        lines.append(tr(said, needed=format_number(round(needed), tr.lang), free=free_mib))
     lines += _ollama_lines(d, tr) + _vllm_lines(d, tr) + _failure_lines(d, tr)
     return "\n".join(lines) + "\n"
 

@@ -56,6 +56,9 @@ WHOLE_LOGS = [
     ("vllm-qwen3-30b-a3b-w4a16-3090-memprofile.log", "vllm", {"weights_gib": 15.6841, "kv_cache_gib": 5.34}),
     ("ollama-deepseek-v3-docker-offload-to-cuda-5of62.log", "ollama",
      {"ollama_layers_offload": 5, "ollama_layers_model": 62, "ollama_required_full_gib": 415.7, "ollama_kv_gib": 9.5}),
+    # Ollama's new engine prints its own buffers (GiB): 11.5 + 11.9 GiB on two GPUs, 680 MiB in RAM
+    ("ollama-new-engine-mistral3-q8-2gpu-2025.log", "ollama",
+     {"gpu_model_mib": 11.5 * 1024 + 11.9 * 1024, "host_model_mib": 680.0, "layers_on_gpu": 41, "file_type": "Q8_0"}),
     ("ollama-ps-llama4-83-17-cpu-gpu.log", "ollama-ps",
      {"ollama_ps": (("llama4:latest", "70 GB", "83%/17% CPU/GPU"),)}),
     ("nvidia-smi-rtx3090-llamacpp-qwen36-35b-a3b-15gb.log", "nvidia-smi", {}),
