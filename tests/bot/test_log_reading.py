@@ -118,3 +118,30 @@ def test_what_people_paste_is_cleaned_and_bounded() -> None:
     x = read_log(huge)
     assert x.n_ctx == 4096 and time.perf_counter() - started < 1.0
     assert sum(len(line) for line in clean_lines(huge)) <= MAX_LOG_BYTES
+
+
+CPU_ROWS = [json.loads(line) for line in Path("tests/data/groundtruth/llamacpp_cpu.jsonl").read_text().splitlines()]
+
+
+def test_every_log_the_measuring_tool_captured_reads_back_to_its_row() -> None:
+    """The 705 llama.cpp loads tools/llamacpp_truth measured: each row keeps the log lines it was read from
+    (``log_excerpt``) beside the figures its own parser took (tools/llamacpp_truth/run_truth.py); the log reader must
+    find the same settings and buffers. The context is the one llama.cpp printed (it pads 5,000 to 5,120)."""
+    wrong = []
+    for row in CPU_ROWS:
+        x = read_log(row["log_excerpt"])
+        printed_ctx = int((row.get("ctx_log_fields") or {}).get("n_ctx_log") or row["n_ctx"])
+        expected: list[tuple[str, object, object]] = [
+            ("n_ctx", x.n_ctx, printed_ctx), ("n_seq", x.n_seq, row["n_seq"]),
+            ("n_ubatch", x.n_ubatch, row["n_ubatch"]), ("n_batch", x.n_batch, row["n_batch"]),
+            ("type_k", x.type_k, row["type_k"]),
+            ("flash_attn", x.flash_attn, row["flash_attn"]), ("weights", x.model_mib, row["weights_buffers_mib"]),
+        ]  # fmt: skip
+        for name, read, recorded in (("kv", x.kv_total_mib, row["kv_buffer_mib"]),
+                                     ("compute", sum(x.compute_mib.values()), row["compute_buffer_mib"]),
+                                     ("output", sum(x.output_mib.values()), row["output_buffer_mib"])):  # fmt: skip
+            if recorded is not None and not _close(read, recorded):
+                wrong.append((row["arch_model"], row["quant"], row["n_ctx"], name, read, recorded))
+        wrong += [(row["arch_model"], row["n_ctx"], name, read, recorded)
+                  for name, read, recorded in expected if recorded is not None and read != recorded]  # fmt: skip
+    assert len(CPU_ROWS) == 705 and wrong == []
