@@ -189,6 +189,14 @@ def _headline(card: Card, tr: Tr) -> tuple[str, int]:
         ]
     else:
         lines = [_verdict_sentence(fit, tr, gpu_named_above=card.solution is not None)]
+        a, pool = card.assumptions, card.estimate.kv_pool_tokens
+        if a.engine == "vllm" and fit.verdict == "tight" and pool and a.users > 1:  # it starts; not every user fits
+            lines[0] = tr(
+                _("⚠️ vLLM starts on **{gpu}**, but its KV cache holds {pool} tokens: {n} of the {users} users at "
+                  "{context} at once."),
+                gpu=gpu_label(fit), pool=tr.num(pool), n=tr.num(pool // max(a.context, 1)), users=tr.num(a.users),
+                context=format_tokens_short(a.context),
+            )  # fmt: skip
     if plan is None:
         lines.append(_sum_line(card, tr, fit.budget_bytes))
     if fit.segment in ("apple", "unified") and fit.verdict != "fits":

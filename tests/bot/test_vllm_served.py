@@ -174,3 +174,21 @@ def test_nvfp4_is_four_and_a_half_bits_a_weight_with_its_scales() -> None:
     assert _vllm_tensor_bytes(spec, FileType.NVFP4, None) == 4096 * 4096 // 2 + 4096 * 4096 // 16 + 8  # type: ignore[arg-type]
     embd = TensorSpec(name="token_embd.weight", shape=(4096, 1000))
     assert _vllm_tensor_bytes(embd, FileType.NVFP4, None) == 2 * 4096 * 1000  # type: ignore[arg-type]
+
+
+def test_a_tight_vllm_card_says_how_many_users_its_cache_holds() -> None:
+    """Before: "⚠️ Fits on GeForce RTX 4090, but only 0.0 GiB is left" above "= 29.8 GiB of 21.6 GiB": vLLM starts
+    (its pool holds one 8K sequence) but not the ten users at once. The pool is the JSON's own figure."""
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.bot.render.embed import render_card
+
+    question = "llama 3.1 8b for 10 users at 8k on a 4090 with vllm"
+    data, _ = _answer(question)
+    pool = data["estimate"]["vllm_kv_pool_tokens"]
+    assert data["fits"][0]["verdict"] == "tight" and 8192 <= pool < 10 * 8192
+    card = CalcBackend().answer(question, None, {})
+    first = (render_card(card, card.lang).description or "").splitlines()[0]  # type: ignore[arg-type]
+    assert first == (
+        f"⚠️ vLLM starts on **GeForce RTX 4090**, but its KV cache holds {pool:,} tokens: {pool // 8192} of the 10 "
+        "users at 8K at once."
+    )
