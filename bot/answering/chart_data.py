@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vramfit.calc import Answer, estimate
+from vramfit.calc.request import MAX_CONTEXT
+from vramfit.calc.solve import max_context
 
 POINTS = 64  # contexts sampled along the axis: smooth enough for a 1,000-pixel line, cheap (an estimate is ~1 ms)
 MIN_TOKENS = 256
@@ -50,17 +52,25 @@ def axis_end(asked: int, trained: int, crossings: list[int]) -> int:
     return -(-end // 1024) * 1024
 
 
+def _gpu_name(name: str, count: int) -> str:
+    return name if count == 1 else f"{count}× {name}"
+
+
 def chart_series(answer: Answer) -> ChartSeries:
     """The chart of ``answer``: its request at contexts from 256 tokens to :func:`axis_end`, each a calculator
     estimate, and the GPUs it was asked about (none: no level drawn)."""
     request = answer.request
     arch = request.model.architecture
     trained = arch.context_limit
+    # Where the total crosses each GPU's level: memory's own limit, past the model's trained context too (the card's
+    # "Max context" stops at the trained limit; the picture shows where memory runs out).
+    fits = answer.fits if request.gpus else ()
     gpus = tuple(
-        GpuLevel(f.name if f.count == 1 else f"{f.count}× {f.name}", f.usable_bytes, f.max_context)
-        for f in (answer.fits if request.gpus else ())
+        GpuLevel(_gpu_name(f.name, f.count), f.usable_bytes, max_context(request, choice, limit=MAX_CONTEXT))
+        for f, choice in zip(fits, request.gpus, strict=False)
     )
-    end = axis_end(request.context, trained, [g.crossing for g in gpus if g.crossing])
+    near = 8 * max(request.context, trained, 4096)  # a crossing far past both is left off the axis
+    end = axis_end(request.context, trained, [g.crossing for g in gpus if g.crossing and g.crossing <= near])
     step = max(1, (end - MIN_TOKENS) // (POINTS - 1))
     contexts = tuple(sorted({*range(MIN_TOKENS, end, step), end}))
     estimates = [estimate(request.model_copy(update={"context": c})) for c in contexts]

@@ -46,7 +46,9 @@ def _korean_font() -> str:
     path = Path(spec.origin).parent / "fonts" / "NanumGothic.ttf"
     if not path.is_file():
         return ""
-    font_manager.fontManager.addfont(str(path))
+    for weight in ("", "Bold"):  # the crossing's label is bold
+        if (face := path.with_name(f"NanumGothic{weight}.ttf")).is_file():
+            font_manager.fontManager.addfont(str(face))
     return str(font_manager.FontProperties(fname=str(path)).get_name())
 
 
