@@ -98,6 +98,22 @@ class Diagnosis:
     gpu_name: str = ""
 
 
+def held_elsewhere(reading: LogReading) -> list[tuple[str, float, float]]:
+    """``(GPU, MiB free at start, MiB it has)`` for each device the log says started with more than 2 GiB of its
+    memory already taken (another model, another process): a likely cause of running short. Below that the driver's
+    own reservation and a desktop are the usual reason (a card reports less than its nominal size)."""
+    catalog = load_catalog()
+    found = []
+    for seen in reading.gpus:
+        if seen.free_mib is None:
+            continue
+        name = re.sub(r"^(NVIDIA|AMD)\s+", "", seen.name).strip()
+        gpu = next((g for c in (seen.name, name, name.replace("GeForce ", "")) if (g := catalog.find_gpu(c))), None)
+        if gpu is not None and gpu.memory_bytes / MIB - seen.free_mib > 2048:
+            found.append((gpu.name, seen.free_mib, gpu.memory_bytes / MIB))
+    return found
+
+
 def _gpu_choice(reading: LogReading) -> GpuChoice | None:
     """The preset of the GPU the log names (its first device), as many as the log lists."""
     catalog = load_catalog()

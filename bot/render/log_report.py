@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from vramfit.bot.answering.log_doctor import Diagnosis
+from vramfit.bot.answering.log_doctor import Diagnosis, held_elsewhere
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.text import ljust, rjust
 
@@ -80,6 +80,11 @@ def render_log_report(d: Diagnosis, lang: Lang) -> str:
         said = _("vramfit: these settings need {needed} MiB on the GPU; {free} MiB were free at start.")
         free_mib = format_number(round(free_at_start), tr.lang)
         lines.append(tr(said, needed=format_number(round(needed), tr.lang), free=free_mib))
+    for device, free_then, has in held_elsewhere(r):  # a likely cause of running short: memory taken before it started
+        held = _("{gpu} started with {free} of its {total} MiB free: something else held {held} MiB.")
+        numbers = {k: format_number(round(v), tr.lang) for k, v in (("free", free_then), ("total", has),
+                                                                      ("held", has - free_then))}  # fmt: skip
+        lines.append(tr(held, gpu=device, **numbers))
     lines += _ollama_lines(d, tr) + _vllm_lines(d, tr) + _failure_lines(d, tr)
     return "\n".join(lines) + "\n"
 

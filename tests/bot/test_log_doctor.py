@@ -158,3 +158,14 @@ def test_what_is_not_a_log_is_said_and_stdin_is_read(monkeypatch: pytest.MonkeyP
 )  # fmt: skip
 def test_llama_cpps_file_type_names(printed: str, quant: str) -> None:
     assert quant_of(printed) == quant
+
+
+def test_memory_taken_before_the_start_is_said_as_a_likely_cause(tmp_path: Path) -> None:
+    """ik_llama.cpp#514's log: llama.cpp found 9,862 MiB free on the RTX 4090 (24,576 MiB) and 31,518 on the RTX 5090
+    (32,768): something else held 14,714 MiB of the 4090; the 5090's 1,250 is the driver's and a desktop's share."""
+    (tmp_path / "a.log").write_text(log_text("llama.cpp-qwen3-30b-a3b-q4km-4090+5090-ot-exps-cpu.log"))
+    out = io.StringIO()
+    assert run(["--log", str(tmp_path / "a.log")], out) == 0
+    text = out.getvalue()
+    assert "GeForce RTX 4090 started with 9,862 of its 24,576 MiB free: something else held 14,714 MiB." in text
+    assert "RTX 5090 started" not in text
