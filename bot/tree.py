@@ -18,7 +18,7 @@ from vramfit.bot.storage import StorageError
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral
 
 if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
+    from vramfit.bot.bot import VramBot  # annotations only: bot.bot imports this module
 
 log = logging.getLogger(__name__)
 

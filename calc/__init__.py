@@ -1,9 +1,10 @@
 """vramfit's calculator: how much GPU memory an LLM needs, the way llama.cpp and vLLM allocate it.
 
-    from vramfit.calc import Request, answer, load_catalog
-    catalog = load_catalog()
-    request = Request(model=catalog.model("llama3-8b").ref(), context=32768)
-    print(answer(request, tuple(catalog.gpus.values())).estimate.total_bytes)
+    >>> from vramfit.calc import Request, answer, load_catalog
+    >>> catalog = load_catalog()
+    >>> request = Request(model=catalog.model("llama3-8b").ref(), context=32768)
+    >>> answer(request, tuple(catalog.gpus.values())).estimate.total_bytes > 0
+    True
 
 Pure and deterministic: standard library and pydantic only, bytes as integers.
 """

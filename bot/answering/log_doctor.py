@@ -17,6 +17,7 @@ from vramfit.bot.parser import parse
 from vramfit.calc import GpuChoice, Request, answer, load_catalog
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.file_types import parse_file_type
+from vramfit.calc.gpu import Gpu
 from vramfit.calc.presets import ModelPreset
 from vramfit.calc.request import KvType
 from vramfit.calc.results import Answer
@@ -98,31 +99,29 @@ class Diagnosis:
     gpu_name: str = ""
 
 
+def preset_gpu(printed: str) -> Gpu | None:
+    """The preset of a GPU as a log prints it ("NVIDIA GeForce RTX 3090 Ti", "AMD Radeon RX 7900 XTX"), or None."""
+    catalog = load_catalog()
+    name = re.sub(r"^(NVIDIA|AMD)\s+", "", printed).strip()
+    return next((g for c in (printed, name, name.replace("GeForce ", "")) if (g := catalog.find_gpu(c))), None)
+
+
 def held_elsewhere(reading: LogReading) -> list[tuple[str, float, float]]:
     """``(GPU, MiB free at start, MiB it has)`` for each device the log says started with more than 2 GiB of its
     memory already taken (another model, another process): a likely cause of running short. Below that the driver's
     own reservation and a desktop are the usual reason (a card reports less than its nominal size)."""
-    catalog = load_catalog()
     found = []
     for seen in reading.gpus:
-        if seen.free_mib is None:
-            continue
-        name = re.sub(r"^(NVIDIA|AMD)\s+", "", seen.name).strip()
-        gpu = next((g for c in (seen.name, name, name.replace("GeForce ", "")) if (g := catalog.find_gpu(c))), None)
-        if gpu is not None and gpu.memory_bytes / MIB - seen.free_mib > 2048:
+        gpu = preset_gpu(seen.name) if seen.free_mib is not None else None
+        if gpu is not None and seen.free_mib is not None and gpu.memory_bytes / MIB - seen.free_mib > 2048:
             found.append((gpu.name, seen.free_mib, gpu.memory_bytes / MIB))
     return found
 
 
 def _gpu_choice(reading: LogReading) -> GpuChoice | None:
-    """The preset of the GPU the log names (its first device), as many as the log lists."""
-    catalog = load_catalog()
-    for seen in reading.gpus:
-        name = re.sub(r"^(NVIDIA|AMD)\s+", "", seen.name).strip()
-        for candidate in (seen.name, name, name.replace("GeForce ", "")):
-            if (gpu := catalog.find_gpu(candidate)) is not None:
-                return GpuChoice(gpu=gpu, count=max(1, len(reading.gpus)))
-    return None
+    """The preset of the GPU the log names (its first device it knows), as many as the log lists."""
+    gpu = next((g for seen in reading.gpus if (g := preset_gpu(seen.name)) is not None), None)
+    return GpuChoice(gpu=gpu, count=max(1, len(reading.gpus))) if gpu is not None else None
 
 
 def diagnose(reading: LogReading) -> Diagnosis:

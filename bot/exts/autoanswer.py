@@ -191,7 +191,7 @@ class AutoAnswer(commands.Cog):
         reply_lang: Lang = lang or lang_of_text(outside_code(text))
         private = defaults if mentioned and defaults.private_mentions else None
         try:  # a log attached or pasted in a code block (a forum post asking why it crashed): its diagnosis
-            diagnosis = await message_log(self.bot, message.content, message.attachments)  # its lines as written
+            diagnosis = await message_log(self.bot.off_loop, message.content, message.attachments)  # as written
         except AnswerError as error:
             await self._reply(store, message, private, reply_lang, content=render_error(error, reply_lang))
             return None
@@ -206,7 +206,7 @@ class AutoAnswer(commands.Cog):
             return None
         try:
             if attachment is not None:  # the model is the attached config.json's, whatever the words name
-                overrides = Overrides(**overrides, model_ref=await attached_model(self.bot, attachment))
+                overrides = Overrides(**overrides, model_ref=await attached_model(self.bot.off_loop, attachment))
             card = await self.bot.answer(text[:MAX_QUERY], lang, overrides)
         except AnswerError as error:
             log.debug("No card for message %s: %s", message.id, error.code)

@@ -51,7 +51,7 @@ class Logs(commands.Cog):
 
         async def work() -> discord.Embed | AnswerError:
             try:
-                diagnosis = await message_log(self.bot, f"```\n{text}\n```", [file] if file else [])
+                diagnosis = await message_log(self.bot.off_loop, f"```\n{text}\n```", [file] if file else [])
             except AnswerError as error:
                 return error
             if diagnosis is None:

@@ -119,7 +119,7 @@ class Vram(commands.Cog):
                 await self._reply(message, defaults, lang, content=retry_text(Tr(lang), retry))
             return
         try:  # a log attached or pasted in a code block: why it crashed, not a question (issue 28)
-            diagnosis = await message_log(self.bot, message.content, message.attachments)  # its lines as written
+            diagnosis = await message_log(self.bot.off_loop, message.content, message.attachments)  # as written
         except AnswerError as error:
             await self._reply(message, defaults, lang, content=render_error(error, lang))
             return
@@ -138,7 +138,7 @@ class Vram(commands.Cog):
             lang = defaults.lang or followup_lang(text, previous.lang)
         try:
             if attachment is not None:
-                overrides["model_ref"] = await attached_model(self.bot, attachment)
+                overrides["model_ref"] = await attached_model(self.bot.off_loop, attachment)
             answer_lang = lang if followup_of is not None else defaults.lang
             card = await self.bot.answer(question, answer_lang, overrides, defaults)
         except AnswerError as error:

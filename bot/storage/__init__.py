@@ -14,7 +14,7 @@ from vramfit.bot.storage.repository import GuildSettings, Repository, ThreadQues
 from vramfit.bot.storage.store import StorageTimeout, Store
 
 if TYPE_CHECKING:  # for annotations only: bot.settings imports bot.storage.db (describe_url)
-    from vramfit.bot.settings import Settings
+    from vramfit.bot.settings import Settings  # annotations only: bot.settings imports bot.storage.db
 
 __all__ = [
     "Database",

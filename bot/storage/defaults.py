@@ -29,7 +29,7 @@ from vramfit.calc.errors import VramfitError
 from vramfit.calc.presets import load_catalog
 
 if TYPE_CHECKING:  # annotations only: the bot (bot.bot) loads this module, so it cannot import the bot back
-    from vramfit.bot.bot import VramBot
+    from vramfit.bot.bot import VramBot  # annotations only: bot.bot imports this module
 
 log = logging.getLogger(__name__)
 

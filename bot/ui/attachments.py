@@ -8,8 +8,8 @@ only when Discord says it is at most :data:`bot.answering.configs.MAX_ATTACHMENT
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import discord
 
@@ -19,10 +19,15 @@ from vramfit.bot.errors import AnswerError
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.request import ModelRef
 
-if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
-    from vramfit.bot.bot import VramBot
-
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class OffLoop(Protocol):
+    """What reading an attachment needs of the bot: its ``off_loop`` (``VramBot.off_loop``), which runs CPU work in
+    the answering threads within the answer's time limit. Asked for alone, so this layer names no bot class."""
+
+    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]: ...
 
 
 def config_attachment(attachments: Sequence[discord.Attachment]) -> discord.Attachment | None:
@@ -34,7 +39,7 @@ def config_attachment(attachments: Sequence[discord.Attachment]) -> discord.Atta
     return None
 
 
-async def attached_model(bot: VramBot, attachment: discord.Attachment) -> ModelRef:
+async def attached_model(off_loop: OffLoop, attachment: discord.Attachment) -> ModelRef:
     """The model of an attached config.json; :class:`AnswerError` (``attachment_too_large``, ``bad_file``,
     ``bad_config``, ``unsupported_architecture``) when it is not one vramfit can model."""
     try:
@@ -45,7 +50,7 @@ async def attached_model(bot: VramBot, attachment: discord.Attachment) -> ModelR
         except discord.HTTPException as exc:
             log.warning("Could not download attachment %s", attachment.id, exc_info=True)
             raise AnswerError("bad_file", f"{attachment.filename}: Discord did not serve the file ({exc})") from exc
-        return await bot.off_loop(attached_config_model, data, attachment.filename)
+        return await off_loop(attached_config_model, data, attachment.filename)
     except AnswerError:
         raise
     except VramfitError as exc:

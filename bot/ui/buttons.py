@@ -27,7 +27,7 @@ from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemer
 from vramfit.bot.ui.state import STATE_PATTERN, CardState, custom_id
 
 if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
-    from vramfit.bot.bot import VramBot
+    from vramfit.bot.bot import VramBot  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
 
 log = logging.getLogger(__name__)
 

@@ -8,16 +8,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import discord
 
 from vramfit.bot.answering.log_doctor import Diagnosis, diagnose
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.logs import MAX_LOG_BYTES, read_log
-
-if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
-    from vramfit.bot.bot import VramBot
+from vramfit.bot.ui.attachments import OffLoop
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +47,9 @@ def code_blocks(text: str) -> str:
     return "\n".join(block for block in _CODE_BLOCK.findall(text))
 
 
-async def message_log(bot: VramBot, content: str, attachments: Sequence[discord.Attachment]) -> Diagnosis | None:
+async def message_log(
+    off_loop: OffLoop, content: str, attachments: Sequence[discord.Attachment]
+) -> Diagnosis | None:
     """The diagnosis of the log a message carries (an attached text file, or its code blocks), or None when it
     carries none an engine wrote; AnswerError ``attachment_too_large`` / ``bad_file`` for a file it cannot read."""
     attachment = log_attachment(attachments)
@@ -66,7 +65,7 @@ async def message_log(bot: VramBot, content: str, attachments: Sequence[discord.
         text = data[: MAX_LOG_BYTES + 1].decode("utf-8", errors="replace") + "\n" + text
     if not text.strip():
         return None
-    diagnosis = await bot.off_loop(_diagnosed, text)
+    diagnosis = await off_loop(_diagnosed, text)
     return diagnosis if diagnosis.reading.engine else None
 
 

@@ -16,7 +16,7 @@ from discord.app_commands import locale_str as _
 from vramfit.bot.answering.cards import Backend
 
 if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
-    from vramfit.bot.bot import VramBot
+    from vramfit.bot.bot import VramBot  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
 
 log = logging.getLogger(__name__)
 

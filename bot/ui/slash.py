@@ -25,7 +25,7 @@ from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.replies import repo_links, send_ephemeral, within_window
 
 if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
-    from vramfit.bot.bot import VramBot
+    from vramfit.bot.bot import VramBot  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ async def answer_interaction(
         try:
             asked = overrides
             if config is not None:
-                asked = Overrides(**overrides, model_ref=await attached_model(bot, config))
+                asked = Overrides(**overrides, model_ref=await attached_model(bot.off_loop, config))
             return lang, await bot.answer(text, lang, asked, defaults)
         except AnswerError as error:
             return lang, error
