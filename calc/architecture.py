@@ -127,6 +127,12 @@ class Architecture(BaseModel):
         return max(self.context_length, self.rope_scaled_context)
 
     @property
+    def embedding_table_params(self) -> int:
+        """Parameters of token_embd and the per-layer embedding table (Gemma 3n/4 E-models), which llama.cpp keeps in
+        system RAM: what the models' "effective" size leaves out (Gemma 3n E4B: 6.87 B in the file, 3.98 B without)."""
+        return self.vocab_size * (self.hidden_size + self.per_layer_input_size * self.n_layers)
+
+    @property
     def is_mla(self) -> bool:
         """DeepSeek-style latent attention: llama.cpp caches one latent of kv_lora_rank + rope dims per token."""
         return self.kv_lora_rank > 0

@@ -39,6 +39,11 @@ class Estimate(BaseModel):
             "context)"
         ),
     )
+    effective_params: int | None = Field(
+        default=None,
+        description="models with per-layer embeddings (Gemma 3n/4 E): parameters without the embedding tables that "
+        "stay in system RAM",
+    )
     vllm_reserved_bytes: int | None = None
     vllm_kv_pool_tokens: int | None = None
 

@@ -608,6 +608,27 @@ CASES: dict[str, tuple[dict[str, Any], int, dict[str, Any]]] = {
         6 + 4 * 17,
         {"attention.shared_kv_layers": 2, "embedding_length_per_layer_input": 8, "attention.key_length": 32},
     ),
+    "gemma3n": (
+        cfg(
+            "gemma3n",
+            num_hidden_layers=22,
+            num_kv_shared_layers=2,  # gemma3n.cpp reads n_layer_kv_from_start = 20 whatever the file says
+            layer_types=["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(22)],
+            intermediate_size=[FF] * 22,
+            sliding_window=32,
+            hidden_size_per_layer_input=256,  # n_embd_altup, laurel_rank and n_altup: llama-hparams.h defaults
+            altup_num_inputs=4,
+            altup_active_idx=0,
+            laurel_rank=64,
+            activation_sparsity_pattern=[0.95] * 10 + [0.0] * 12,
+            final_logit_softcapping=30.0,
+            tie_word_embeddings=True,
+        ),
+        # token_embd, altup_proj, altup_unembd_proj, per_layer_token_embd / model_proj / proj_norm, output_norm; 24 a
+        # layer (attention 7, norms 4, FFN 3, per-layer input 3, AltUp 5, Laurel 3)
+        7 + 22 * 24,
+        {"attention.shared_kv_layers": 2, "embedding_length_per_layer_input": 256, "altup.num_inputs": 4},
+    ),
     "glm4_moe_lite": (
         cfg(
             "deepseek2",
@@ -665,7 +686,7 @@ def test_each_writer_writes_the_architecture_it_means(case: str, tool: dict[str,
     read = {t.name: ([int(x) for x in t.shape], t.tensor_type.name) for t in reader.tensors}
     wrote = {n: (list(reversed(shape)), type_name[dt]) for n, shape, dt in tensors}
     assert read == wrote
-    assert all(n.startswith(("blk.", "token_embd", "output", "rope_", "per_layer_")) for n in read)
+    assert all(n.startswith(("blk.", "token_embd", "output", "rope_", "per_layer_", "altup_")) for n in read)
 
 
 def _embd_rows(tensors: list[tuple[str, tuple[int, ...], Any]]) -> int:

@@ -134,6 +134,7 @@ class Estimate:
     total_bytes: int
     kv_pool_tokens: int = 0  # vLLM: tokens the KV pool holds on the named GPU (0: not vLLM, or no GPU named)
     recurrent_state_bytes: int = 0  # hybrid models' recurrent layers: per sequence, not per token
+    effective_params: int | None = None  # per-layer-embedding models: parameters without the tables kept in RAM
 
     @property
     def overhead_bytes(self) -> int:

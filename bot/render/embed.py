@@ -868,6 +868,14 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
                 weights=tr.gib(e.weights_bytes),
             )
         )
+    if e.effective_params is not None:
+        lines.append(
+            tr(
+                _("**Effective:** {effective} of the {params} parameters; the embedding tables stay in system RAM"),
+                effective=tr.num(e.effective_params / 1e9, 2) + "B",
+                params=tr.num(m.params / 1e9, 2) + "B",
+            )
+        )
     if m.layers and m.kv_heads and m.head_dim:
         lines.append(
             tr(

@@ -321,6 +321,15 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
                 file_gb=tr.gb(est.file_bytes),
                 params=format_number(est.params / 1e9, lang, digits=2),
                 bpw=format_number(est.bits_per_weight, lang, digits=2),
+            )
+            if est.effective_params is None
+            else tr(
+                _("(file {file} = {file_gb}, {params}B parameters, {effective}B effective, {bpw} bits per weight)"),
+                file=tr.gib(est.file_bytes),
+                file_gb=tr.gb(est.file_bytes),
+                params=format_number(est.params / 1e9, lang, digits=2),
+                effective=format_number(est.effective_params / 1e9, lang, digits=2),
+                bpw=format_number(est.bits_per_weight, lang, digits=2),
             ),
         ),
     ]

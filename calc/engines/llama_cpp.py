@@ -166,6 +166,9 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         kv_type_v=kv.type_v.value,
         gpu_count=count,
         recurrent_state_bytes=parts.state.total_bytes,
+        effective_params=weights.params - parts.arch.embedding_table_params
+        if parts.arch.per_layer_input_size
+        else None,
     )
 
 

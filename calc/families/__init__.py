@@ -20,6 +20,7 @@ from vramfit.calc.families.exaone import Exaone, Exaone4
 from vramfit.calc.families.falcon_h1 import FalconH1
 from vramfit.calc.families.family import Family
 from vramfit.calc.families.gemma import Gemma, Gemma2, Gemma3
+from vramfit.calc.families.gemma3n import Gemma3n
 from vramfit.calc.families.gemma4 import Gemma4
 from vramfit.calc.families.glm4 import Glm4
 from vramfit.calc.families.glm4moe import Glm4Moe
@@ -58,6 +59,7 @@ FAMILIES: tuple[Family, ...] = (
     Gemma(),
     Gemma2(),
     Gemma3(),
+    Gemma3n(),
     Gemma4(),
     Phi3(),
     PhiMoe(),

@@ -20,6 +20,8 @@ converter's (a key more or less; the rows' logs and header sizes show it), the b
 measured file had and says so: header keys change the file size by bytes, never a buffer.
 """
 
+from statistics import NormalDist
+
 import gguf
 from gguf import MODEL_TENSOR as T
 
@@ -1838,7 +1840,87 @@ def build_gemma4_e(w, c):
     return tl.items
 
 
+
+# --------------------------------------------------------------------------------------
+# gemma3n (Gemma 3n E2B / E4B): AltUp (4 streams, 3 projections in and out), Laurel (rank 64), per-layer embeddings
+# and KV sharing (layers from 20 on own no cache). A literal transcription:
+#   conversion/base.py TextModel.set_gguf_parameters, conversion/gemma.py Gemma3Model.set_gguf_parameters:141-159
+#   and Gemma3NModel (gemma.py:489-629: set_vocab pads the vocabulary to vocab_size, 262400; modify_tensors pads
+#   embed_tokens and embed_tokens_per_layer to it and stacks the three altup (un)embedding projections);
+#   src/models/gemma3n.cpp load_arch_hparams:3-19 (n_layer_kv_from_start = 20, whatever shared_kv_layers says;
+#   n_altup 4, laurel_rank 64, n_embd_altup 256 are llama-hparams.h defaults) and load_arch_tensors:21-76 (tensors
+#   and ne, in the loader's order; every layer has attn_k / attn_v / attn_k_norm, shared or not; tied output).
+def build_gemma3n(w, c):
+    E, L, H, KV = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"], c["num_key_value_heads"]
+    FF, V = c["intermediate_size"], c.get("gguf_vocab_size", c["vocab_size"])
+    hd = c.get("head_dim", 256)
+    n_pl = c["hidden_size_per_layer_input"]
+    n_altup, laurel = c["altup_num_inputs"], c["laurel_rank"]
+    assert n_altup == 4 and laurel == 64 and n_pl == 256, "llama.cpp reads these as llama-hparams.h defaults"
+    lt = c["layer_types"]
+    assert len(lt) == L and L - c["num_kv_shared_layers"] == 20, "gemma3n.cpp: n_layer_kv_from_start = 20"
+    is_swa = [t == "sliding_attention" for t in lt]
+    n_ff = FF if isinstance(FF, list) else [FF] * L
+    # TextModel.set_gguf_parameters, then Gemma3Model's (same keys again), then Gemma3NModel's
+    w.add_block_count(L)
+    w.add_context_length(c.get("max_position_embeddings", 131072))
+    w.add_embedding_length(E)
+    w.add_feed_forward_length(n_ff)
+    w.add_head_count(H)
+    w.add_head_count_kv(KV)
+    w.add_rope_freq_base(float(c.get("rope_theta", 1_000_000.0)))
+    w.add_layer_norm_rms_eps(c.get("rms_norm_eps", 1e-6))
+    w.add_key_length(hd)
+    w.add_value_length(hd)
+    if c.get("final_logit_softcapping"):
+        w.add_final_logit_softcapping(c["final_logit_softcapping"])
+    w.add_sliding_window(c["sliding_window"])
+    w.add_altup_active_idx(c["altup_active_idx"])
+    w.add_altup_num_inputs(n_altup)
+    w.add_embedding_length_per_layer_input(n_pl)
+    w.add_shared_kv_layers(c["num_kv_shared_layers"])
+    # Normal(0, 1).icdf(s) as the converter computes it in float32 (-inf for 0.0); no memory depends on it
+    w.add_activation_sparsity_scale([NormalDist().inv_cdf(s) if s else float("-inf") for s in c["activation_sparsity_pattern"]])
+    w.add_sliding_window_pattern(is_swa)
+
+    tl = TL("gemma3n")
+    if not c.get("tie_word_embeddings", True):
+        tl.add(T.OUTPUT, (E, V))
+    tl.add(T.TOKEN_EMBD, (E, V))
+    tl.add(T.ALTUP_PROJ, (E, E, n_altup - 1))
+    tl.add(T.ALTUP_UNEMBD_PROJ, (E, E, n_altup - 1))
+    tl.add(T.PER_LAYER_TOKEN_EMBD, (n_pl * L, V))
+    tl.add(T.PER_LAYER_MODEL_PROJ, (E, n_pl * L))
+    tl.add(T.PER_LAYER_PROJ_NORM, (n_pl,))
+    tl.add(T.OUTPUT_NORM, (E,))
+    for il in range(L):
+        tl.add(T.ATTN_NORM, (E,), il)
+        tl.add(T.ATTN_Q, (E, hd * H), il)
+        tl.add(T.ATTN_K, (E, hd * KV), il)
+        tl.add(T.ATTN_V, (E, hd * KV), il)
+        tl.add(T.ATTN_OUT, (hd * H, E), il)
+        tl.add(T.ATTN_Q_NORM, (hd,), il)
+        tl.add(T.ATTN_K_NORM, (hd,), il)
+        tl.add(T.ATTN_POST_NORM, (E,), il)
+        tl.add(T.FFN_PRE_NORM, (E,), il)  # "blk.N.ffn_norm" (gguf-py lists it as FFN_PRE_NORM for gemma3n)
+        _ffn(tl, il, E, n_ff[il])
+        tl.add(T.FFN_POST_NORM, (E,), il)
+        tl.add(T.PER_LAYER_INP_GATE, (E, n_pl), il)
+        tl.add(T.PER_LAYER_PROJ, (n_pl, E), il)
+        tl.add(T.PER_LAYER_POST_NORM, (E,), il)
+        tl.add(T.ALTUP_CORRECT_COEF, (n_altup, n_altup), il)
+        tl.add(T.ALTUP_CORRECT_SCALE, (E,), il)
+        tl.add(T.ALTUP_PREDICT_COEF, (n_altup, n_altup * n_altup), il)
+        tl.add(T.ALTUP_ROUTER, (E, n_altup), il)
+        tl.add(T.ALTUP_ROUTER_NORM, (E,), il)
+        tl.add(T.LAUREL_L, (E, laurel), il)
+        tl.add(T.LAUREL_R, (laurel, E), il)
+        tl.add(T.LAUREL_POST_NORM, (E,), il)
+    return tl.items
+
+
 BUILDERS = {
+    "gemma3n": build_gemma3n,
     "gemma4_e": build_gemma4_e,
     "lfm2moe": build_lfm2moe,
     "falcon-h1": build_falcon_h1,
