@@ -62,6 +62,64 @@ WHOLE_LOGS = [
     ("ollama-ps-llama4-83-17-cpu-gpu.log", "ollama-ps",
      {"ollama_ps": (("llama4:latest", "70 GB", "83%/17% CPU/GPU"),)}),
     ("nvidia-smi-rtx3090-llamacpp-qwen36-35b-a3b-15gb.log", "nvidia-smi", {}),
+    # ik_llama.cpp#437, #239, #305, #377, #384, #397, #629 and discussions #357, #562 (github-data/ of that repository);
+    # GPU sums are the logs' per-device lines added by hand (16 × RTX 3090: 19,112.52 + … + 19,014.55 MiB)
+    ("ik_llama.cpp-deepseek-r1-0528-iq3kr4-2x4090-oom-compute-65k.log", "llama.cpp",
+     {"n_ctx": 65536, "layers_on_gpu": 62, "kv_total_mib": 2333.25, "gpu_model_mib": 13995.99 + 13730.03,
+      "host_model_mib": 300312.01, "file_type": "IQ3_K_R4 - 3.4325 bpw"}),
+    ("ik_llama.cpp-deepseek-r1-0528-iq3kr4-2x4090-oom-compute-ncopies4.log", "llama.cpp",
+     {"n_ctx": 32768, "kv_total_mib": 1166.62,  # the log's own total (592.89 + 573.76 rounded apart)
+      "gpu_model_mib": 27726.02}),
+    ("ik_llama.cpp-deepseek-r1-0528-iq4ksr4-2x4090-runtime-oom.log", "ik_llama.cpp",
+     {"n_ctx": 40960, "kv_total_mib": 1458.28,  # the log's total line "gpu_model_mib": 15175.99 + 14910.03,
+      "gpu_compute_mib": 6698.02 + 4560.02, "host_compute_mib": 752.05}),
+    ("ik_llama.cpp-deepseek-r1-iq4kss-16x3090-load-ok-nofmoe.log", "llama.cpp",
+     {"n_ctx": 8192, "kv_total_mib": 549.0, "gpu_model_mib": 323858.88, "host_model_mib": 938.98,
+      "gpu_compute_mib": 27703.19, "host_compute_mib": 156.05, "flash_attn": False}),
+    ("ik_llama.cpp-deepseek-r1-iq4kss-16x3090-oom-compute-dev3.log", "llama.cpp",
+     {"n_ctx": 8192, "kv_total_mib": 549.0, "gpu_model_mib": 323858.88}),
+    ("ik_llama.cpp-deepseek-v3-0324-iq2kr4-4gpu-partial-27of62.log", "llama.cpp",
+     {"layers_on_gpu": 27, "layers_total": 62, "kv_total_mib": 549.0,
+      "gpu_model_mib": 2 * 19631.39 + 23557.67 + 43189.07, "host_model_mib": 129085.52,
+      "gpu_compute_mib": 2484.78 + 3 * 2491.50, "host_compute_mib": 2634.50}),
+    ("ik_llama.cpp-nemotron-ultra-253b-q3kxl-4gpu-full-offload.log", "ik_llama.cpp",
+     {"n_ctx": 12288, "layers_on_gpu": 163, "kv_total_mib": 1248.0,
+      "gpu_model_mib": 21995.70 + 22587.26 + 45199.39 + 27632.88, "host_model_mib": 1127.25,
+      "gpu_compute_mib": 412 + 420 + 2560 + 2086, "file_type": "Q3_K - Medium"}),
+    ("ik_llama.cpp-qwen3-235b-iq3k-2x2080ti-oom-compute-ncopies4.log", "llama.cpp",
+     {"n_ctx": 8192, "kv_total_mib": 768.0 + 736.0}),  # the post starts at the context
+    ("ik_llama.cpp-qwen3-235b-iq3k-2x4090-oom-compute.log", "ik_llama.cpp",
+     {"n_ctx": 65536, "layers_on_gpu": 95, "kv_total_mib": 6392.0, "gpu_model_mib": 19102.05 + 14312.97}),
+    ("ik_llama.cpp-qwen3-235b-iq3k-5090+4090-windows.log", "llama.cpp",
+     {"n_ctx": 32768, "kv_total_mib": 3520.0 + 2496.0, "gpu_model_mib": 24978.41 + 18143.66,
+      "host_model_mib": 630.59 + 65640.94, "gpu_compute_mib": 1264.01 + 1251.00, "host_compute_mib": 288.02}),
+    ("ik_llama.cpp-qwen3-32b-2xt4-sm-row-kv-on-one-gpu.log", "llama.cpp",
+     {"layers_on_gpu": 65, "kv_total_mib": 2048.0, "gpu_model_mib": 21608.65 + 2.58, "gpu_compute_mib": 633.5}),
+    ("llama.cpp-deepseek-v3-0324-ud-q2kxl-5090+2x4090+a6000.log", "llama.cpp",
+     {"n_ctx": 16384, "kv_total_mib": 510.0 + 408 + 408 + 748,
+      "gpu_model_mib": 22412.07 + 17714.47 + 21610.08 + 42786.36, "host_model_mib": 134253.11,
+      "gpu_compute_mib": 3285.00 + 788 + 788 + 788.01, "host_compute_mib": 92.01, "file_type": "Q2_K - Medium"}),
+    ("llama.cpp-llama31-8b-q4_0-rtx4080-vulkan.log", "llama.cpp",
+     {"n_ctx": 16384, "layers_on_gpu": 33, "kv_total_mib": 2048.0, "gpu_model_mib": 4155.99,
+      "host_model_mib": 281.81, "gpu_compute_mib": 613.01, "host_compute_mib": 80.01, "file_type": "Q4_0"}),
+    ("llama.cpp-qwen3-235b-q6k-2x3090-cpu-only-0of95.log", "llama.cpp",
+     {"layers_on_gpu": 0, "layers_total": 95, "kv_total_mib": 1598.0, "gpu_model_mib": 0,
+      "gpu_compute_mib": 742.0, "host_compute_mib": 304.75 + 65.01}),
+    ("llama.cpp-qwen3-235b-q6k-3090-ot-ffn.log", "llama.cpp",
+     {"layers_on_gpu": 95, "kv_total_mib": 1598.0, "gpu_model_mib": 15191.95, "host_model_mib": 183525.52,
+      "gpu_compute_mib": 774.0, "host_compute_mib": 8.25 + 40.01}),
+    ("llama.cpp-qwen3-235b-q8_0-a6000-ot-ffn-cpu.log", "llama.cpp",
+     {"n_ctx": 32768, "kv_total_mib": 6016.0, "gpu_model_mib": 39273.87, "host_model_mib": 630.59 + 198451.27,
+      "gpu_compute_mib": 1024.0, "host_compute_mib": 72.01, "file_type": "Q8_0"}),
+    # Ollama's estimate and the runner's own llama.cpp lines, whole server logs committed in two repositories
+    ("ollama-llama31-8b-q4km-lora-rtx4090-runpod-parallel4.log", "ollama",
+     {"n_ctx": 8192, "layers_on_gpu": 33, "kv_total_mib": 1024.0, "gpu_model_mib": 4403.49, "gpu_compute_mib": 560.0,
+      "ollama_layers_offload": 33, "ollama_required_full_gib": 6.5, "ollama_kv_gib": 1.0}),
+    ("ollama-phi4-q4km-rtx4060laptop-partial-29of41.log", "ollama",
+     {"n_ctx": 2048, "layers_on_gpu": 29, "layers_total": 41, "kv_total_mib": 110.0 + 290.0,
+      "gpu_model_mib": 5731.89, "host_model_mib": 275.62 + 2622.81, "ollama_required_full_gib": 9.6}),
+    ("vllm-internvl3-78b-bf16-8xl40s-tp8.log", "vllm",
+     {"weights_gib": 21.6682, "kv_cache_gib": 3.09, "gpu_blocks": 5065, "max_concurrency": 9.89}),
 ]  # fmt: skip
 
 # (file, what failed, MiB asked for)
@@ -75,6 +133,11 @@ OOM_LOGS = [
     ("ollama-deepseek-v3-docker-oom-28426mib.log", "model", 28426.68),
     ("ik_llama.cpp-qwen3-235b-dual3090-oom.log", "compute", 360757.13),
     ("ik_llama.cpp-deepseek-r1-q2k-15x3090-oom-compute.log", "compute", 8900.01),
+    ("ik_llama.cpp-deepseek-r1-0528-iq3kr4-2x4090-oom-compute-65k.log", "compute", 7688.02),
+    ("ik_llama.cpp-deepseek-r1-0528-iq3kr4-2x4090-oom-compute-ncopies4.log", "compute", 1130415.93),
+    ("ik_llama.cpp-deepseek-r1-iq4kss-16x3090-oom-compute-dev3.log", "compute", 9032.01),
+    ("ik_llama.cpp-qwen3-235b-iq3k-2x2080ti-oom-compute-ncopies4.log", "compute", 167771.94),
+    ("ik_llama.cpp-qwen3-235b-iq3k-2x4090-oom-compute.log", "compute", 2432.02),
 ]
 
 
@@ -169,3 +232,10 @@ def test_memory_taken_before_the_start_is_said_as_a_likely_cause(tmp_path: Path)
     text = out.getvalue()
     assert "GeForce RTX 4090 started with 9,862 of its 24,576 MiB free: something else held 14,714 MiB." in text
     assert "RTX 5090 started" not in text
+
+
+def test_out_of_memory_while_answering_is_a_failure_without_a_size() -> None:
+    """ik_llama.cpp#437: DeepSeek-R1-0528 loaded on two RTX 4090s and died on a 10K-token prompt with llama.cpp's
+    ``CUDA error: out of memory``, no allocation size printed: the failure is said, no size made up."""
+    diagnosis = diagnose(read_log(log_text("ik_llama.cpp-deepseek-r1-0528-iq4ksr4-2x4090-runtime-oom.log")))
+    assert (diagnosis.failed_what, diagnosis.failed_mib) == ("cuda", None)
