@@ -191,6 +191,17 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
         help=tr(_("also draw memory against context to FILE.png: each GPU's level and where the total crosses it")),
     )
     p.add_argument(
+        "--mmproj",
+        "--images",
+        action="store_true",
+        help=tr(
+            _(
+                "images are sent: count the vision projector (the preset's or the repo's mmproj file) and its compute "
+                "buffer, as llama.cpp's --fit does"
+            )
+        ),
+    )
+    p.add_argument(
         "--reserved",
         help=tr(
             _(
@@ -357,6 +368,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["ram_bytes"] = _ram_bytes(args.ram)
     if args.reserved:
         overrides["reserved_bytes"] = _reserved_bytes(args.reserved)
+    if args.mmproj:
+        overrides["images"] = True
     if args.ram_speed:
         overrides["ram_speed"] = _ram_speed(args.ram_speed)
     return overrides

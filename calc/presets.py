@@ -16,7 +16,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
@@ -60,6 +60,12 @@ class ModelPreset(BaseModel):
     # where each was found: the ``vllm serve`` of an answer in that format names the repo.
     vllm_repos: dict[str, str] = {}
     vllm_repos_source: str = ""
+    # The vision projector (mmproj GGUF) people download beside the default quant: its file name, its size in bytes,
+    # its warmup compute buffer where a published llama.cpp log measured it (0: none did), and where each was read.
+    mmproj: str = ""
+    mmproj_bytes: int = Field(default=0, ge=0)
+    mmproj_compute_bytes: int = Field(default=0, ge=0)
+    mmproj_source: str = ""
     config: dict[str, Any]
 
     @field_validator("default_quant")
@@ -75,6 +81,10 @@ class ModelPreset(BaseModel):
             FileType(quant)
             if tag not in self.aliases:
                 raise ValueError(f"{self.id}: ollama_quants names {tag}, which is not one of its aliases")
+        if bool(self.mmproj) != bool(self.mmproj_bytes) or (self.mmproj_bytes and "https://" not in self.mmproj_source):
+            raise ValueError(f"{self.id}: mmproj needs its file name, its bytes and mmproj_source")
+        if self.mmproj_compute_bytes and not self.mmproj_bytes:
+            raise ValueError(f"{self.id}: mmproj_compute_bytes without the projector")
         if self.ollama_quants and not self.ollama_quants_source:
             raise ValueError(f"{self.id}: ollama_quants without ollama_quants_source")
         for kind, repo in self.vllm_repos.items():
@@ -104,7 +114,9 @@ class ModelPreset(BaseModel):
 
     def ref(self) -> ModelRef:
         return ModelRef(id=self.id, name=self.name, family=self.family, architecture=self.architecture,
-                        source=self.source, vision_encoder=self.vision_encoder)  # fmt: skip
+                        source=self.source, vision_encoder=self.vision_encoder or bool(self.mmproj),
+                        mmproj=self.mmproj, mmproj_bytes=self.mmproj_bytes,
+                        mmproj_compute_bytes=self.mmproj_compute_bytes)  # fmt: skip
 
 
 class Catalog:

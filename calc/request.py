@@ -60,6 +60,9 @@ class ModelRef(BaseModel):
     # repo has none. Not in the weights: it is loaded only when asked for.
     mmproj: str = ""
     mmproj_bytes: int = Field(default=0, ge=0)
+    # The projector's compute buffer as llama.cpp reserved it for its warmup image (clip.cpp reserve_compute_meta),
+    # where a published log measured it for that file; 0 when none did.
+    mmproj_compute_bytes: int = Field(default=0, ge=0)
     # Its config.json describes a vision encoder (calc.hf_config.declares_vision_encoder) that no number counts: the
     # estimate is the text model's, and llama.cpp loads the encoder from its own mmproj file.
     vision_encoder: bool = False
@@ -104,6 +107,11 @@ class Request(BaseModel):
     checkpoint_kind: str = Field(
         default="",
         description="vLLM: the kind of quantized checkpoint asked by name (awq, gptq, bnb-4bit); sized as its format",
+    )
+    images: bool = Field(
+        default=False,
+        description="images are sent: llama.cpp loads the vision projector (--mmproj) on the first GPU, and its --fit "
+        "counts the projector's weights and warmup compute buffer (tools/server/server-context.cpp, PR #21489)",
     )
     reserved_bytes: int = Field(
         default=0,

@@ -44,6 +44,14 @@ class Estimate(BaseModel):
         description="models with per-layer embeddings (Gemma 3n/4 E): parameters without the embedding tables that "
         "stay in system RAM",
     )
+    vision_bytes: int = Field(
+        default=0,
+        description="images asked (llama.cpp): the vision projector's weights and its measured warmup compute buffer "
+        "on the first GPU, in total_bytes",
+    )
+    vision_compute_bytes: int = Field(
+        default=0, description="the compute buffer part of vision_bytes (0: not measured)"
+    )
     vllm_reserved_bytes: int | None = None
     vllm_kv_pool_tokens: int | None = None
 

@@ -56,6 +56,7 @@ class Overrides(TypedDict, total=False):
     ram_speed: str  # its kind, rate and channels as ram_speed_code writes them ("ddr4-3200x2")
     runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
     reserved_mib: int  # GPU memory other programs already hold, in MiB, as the question said it ("1.5gb already used")
+    images: bool  # images are sent: the vision projector is loaded and counted
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
 
@@ -134,6 +135,8 @@ class Estimate:
     total_bytes: int
     kv_pool_tokens: int = 0  # vLLM: tokens the KV pool holds on the named GPU (0: not vLLM, or no GPU named)
     recurrent_state_bytes: int = 0  # hybrid models' recurrent layers: per sequence, not per token
+    vision_bytes: int = 0  # images sent: the vision projector's weights and measured warmup compute, in the total
+    vision_compute_bytes: int = 0  # the compute part of vision_bytes (0: not measured for this projector)
     effective_params: int | None = None  # per-layer-embedding models: parameters without the tables kept in RAM
 
     @property
@@ -245,6 +248,7 @@ class Card:
     ram_speed: str = ""  # its speed as ram_speed_code writes it ("": none named)
     runner: str = ""  # "ollama" when the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs already hold, MiB (0: none said)
+    images: bool = False  # the question sends images: the vision projector is in the numbers (or said unknown)
 
     @property
     def intent(self) -> Intent:
@@ -258,7 +262,7 @@ class Card:
             out["intent"] = self.solution.kind
         if self.engines:
             out["engines"] = True
-        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib))
+        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib, self.images))
         return out
 
 
@@ -399,10 +403,14 @@ def settings_of(source: object) -> Overrides:
     return cast(Overrides, {name: getattr(source, name) for name in SETTINGS})
 
 
-def machine_overrides(ram_gb: int, ram_speed: str, runner: str, reserved_mib: int = 0) -> Overrides:
+def machine_overrides(
+    ram_gb: int, ram_speed: str, runner: str, reserved_mib: int = 0, images: bool = False
+) -> Overrides:
     """The question's machine as a card and its buttons carry it: the RAM named, its speed, Ollama, the GPU memory
-    other programs hold (each only when the question said it)."""
+    other programs hold, whether images are sent (each only when the question said it)."""
     out = Overrides()
+    if images:
+        out["images"] = True
     if reserved_mib:
         out["reserved_mib"] = reserved_mib
     if ram_gb:

@@ -48,8 +48,17 @@ def model_argument(request: Request) -> list[str]:
     source = request.model.source
     hub = _HUB_SOURCE.match(source)
     if hub is not None and request.model.gguf is not None:
-        # -hf also loads the repo's vision projector onto the GPU unless --no-mmproj: the answer is the text model's
-        return ["-hf", f"{hub['repo']}:{request.quant}", *(["--no-mmproj"] if request.model.mmproj else [])]
+        # -hf also loads the repo's vision projector onto the GPU unless --no-mmproj: what the answer counted
+        no_mmproj = request.model.mmproj and not request.images
+        return ["-hf", f"{hub['repo']}:{request.quant}", *(["--no-mmproj"] if no_mmproj else [])]
+    if request.images and request.model.mmproj:  # the projector the answer counted, beside the model
+        return [*_model_file(request), "--mmproj", request.model.mmproj]
+    return _model_file(request)
+
+
+def _model_file(request: Request) -> list[str]:
+    """``-m`` with the GGUF's path, or the file name people would download."""
+    source = request.model.source
     if request.model.gguf is not None and source.endswith(".gguf"):
         return ["-m", source]
     if request.model.gguf is not None and source.startswith("ollama://"):  # bot.sources.ollama: id "qwen3.5:9b"

@@ -244,6 +244,8 @@ class CalcBackend:
             fields["runner"] = "ollama"
         if "reserved_mib" in overrides:  # a button's state: the GPU memory the question said was in use
             fields["reserved_bytes"] = int(overrides["reserved_mib"]) << 20
+        if overrides.get("images"):  # a button's state or --mmproj: images are sent
+            fields["images"] = True
         if "flash_attn" in overrides:
             fields["flash_attn"] = bool(overrides["flash_attn"])
         if "gpus" in overrides:
@@ -386,6 +388,7 @@ class CalcBackend:
             ram_speed=ram_speed_code(request.ram_speed),
             runner=request.runner,
             reserved_mib=request.reserved_bytes >> 20,
+            images=request.images,
         )
 
     def intent_card(self, result: IntentResult, lang: Lang, parsed: ParsedQuery) -> AnyCard:

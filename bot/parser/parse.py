@@ -85,6 +85,7 @@ class ParsedQuery(BaseModel):
     quant_mix: str = ""  # an uploader's mix as written ("UD-Q4_K_XL"); ``quant`` is the standard type it is sized as
     checkpoint_kind: str = ""  # the kind of 4-bit checkpoint named for vLLM ("awq", "gptq", "bnb-4bit"); quant INT4
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the answer leads with the speed
+    images: bool = False  # "with images", "이미지도", "--mmproj": the vision projector is loaded and counted
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -145,6 +146,7 @@ class ParsedQuery(BaseModel):
             "reserved_bytes": self.reserved_bytes,
             "runner": self.runner,
             "checkpoint_kind": self.checkpoint_kind,
+            "images": self.images,
         }
         fields.update(given)
         if (
@@ -231,6 +233,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     apple_hint = slots.remove_apple_words(scratch)
     ram_speed = slots.extract_ram_speed(scratch)  # before the tokens: "ddr5 128gb" keeps its RAM word
     reserved_gb = slots.extract_reserved(scratch)  # before the tokens: "1.5gb already used" is no GPU's size
+    images = slots.extract_images(scratch)
 
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
@@ -297,6 +300,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         quant_mix=mix,
         checkpoint_kind=kind,
         asks_speed=slots.asks_speed(intent_text),
+        images=images,
     )
     parsed._catalog = cat
     return parsed

@@ -365,6 +365,27 @@ def extract_reserved(s: Scratch) -> float | None:
     return None
 
 
+# --- images ----------------------------------------------------------------------------------------------------
+
+_IMAGE_NOUN = r"(?:images?|pictures?|photos?|screenshots?)"
+_IMAGES = re.compile(
+    r"(?<![a-z0-9-])(?:with\s+(?:an?\s+|some\s+|my\s+)?" + _IMAGE_NOUN
+    + r"|(?:send|sending|read|reading|analy[sz]e|analy[sz]ing|describe|describing)\s+(?:an?\s+|some\s+)?" + _IMAGE_NOUN
+    + r"|" + _IMAGE_NOUN + r"\s+(?:input|inputs|too|as\s+well)"
+    + r"|vision|multimodal|(?:--)?mmproj)(?![a-z0-9])"
+    + r"|이미지|사진|스크린샷|비전|멀티모달"
+)  # fmt: skip
+
+
+def extract_images(s: Scratch) -> bool:
+    """Whether images will be sent ("with images", "vision", "--mmproj", "이미지도 넣을 거야", "사진 분석"): llama.cpp
+    then loads the vision projector, and the answer counts it. Its words are taken."""
+    found = list(_IMAGES.finditer(s.text))
+    for m in found:
+        s.take(m)
+    return bool(found)
+
+
 @dataclass(frozen=True)
 class RamSpeedSlot:
     """What the question says of its system RAM's speed: the speed to compute with, and whether its kind and rate

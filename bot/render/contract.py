@@ -53,6 +53,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "ram_bytes": request.ram_bytes,
         "ram_speed": _ram_speed_json(request.ram_speed),
         "reserved_bytes": request.reserved_bytes,
+        "images": request.images,
         "runner": request.runner,
         "checkpoint_kind": request.checkpoint_kind,
         "intent": intent,

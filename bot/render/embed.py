@@ -43,6 +43,7 @@ from vramfit.bot.render.text import (
     NO_PREFILL,
     context_limit_line,
     first_token_text,
+    images_line,
     mmproj_line,
     unified_memory_sentence,
     vision_encoder_line,
@@ -456,7 +457,18 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         )
     elif card.model.source_kind == "attachment":
         lines.append(tr(_("📄 Read from the attached **{file}**"), file=clean(card.model.source_file)))
-    if card.model.mmproj:
+    if card.images:
+        e = card.estimate
+        if e.vision_bytes:
+            key = _("Images: {file} +{size}, in the total") if e.vision_compute_bytes else _(
+                "Images: {file} +{size}, in the total (compute buffer not measured)"
+            )
+            lines.append("🖼️ " + tr(key, file=clean(card.model.mmproj), size=tr.small_size(e.vision_bytes)))
+        elif card.model.vision_encoder:
+            lines.append("🖼️ " + tr(_("Images: projector size not known, not in the total")))
+        else:
+            lines.append("🖼️ " + tr(_("Images: this model takes none")))
+    elif card.model.mmproj:
         mmproj = tr(_("{file}: +{size} with --mmproj, not in the total"), file=clean(card.model.mmproj),
                     size=tr.small_size(card.model.mmproj_bytes))  # fmt: skip
         lines.append("🖼️ " + mmproj)
@@ -961,7 +973,10 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
     limit_line = context_limit_line(tr, clean(m.name), a.context, m.trained_context, m.scaled_context, m.rope_scaling)
     if limit_line:
         lines.append(limit_line)
-    if m.mmproj:
+    if card.images:
+        e = card.estimate
+        lines.append("🖼️ " + images_line(tr, clean(m.mmproj), e.vision_bytes, e.vision_compute_bytes, m.vision_encoder))
+    elif m.mmproj:
         lines.append("🖼️ " + mmproj_line(tr, clean(m.mmproj), m.mmproj_bytes))
     elif m.vision_encoder:
         lines.append("🖼️ " + vision_encoder_line(tr))

@@ -271,6 +271,30 @@ def mmproj_line(tr: Tr, file: str, size: int) -> str:
     )
 
 
+# The warmup compute buffers of vision projectors that published llama.cpp logs show (presets/models.toml
+# mmproj_source: Gemma 3 4B, 121.25 MiB; Qwen3.5 4B, 223.30 MiB): what a projector without a measurement may add.
+UNMEASURED_VISION_COMPUTE = "121–223 MiB"
+
+
+def images_line(tr: Tr, mmproj: str, vision_bytes: int, compute_bytes: int, vision_encoder: bool) -> str:
+    """What sending images adds (llama.cpp's --fit counts the projector's weights and its warmup compute buffer)."""
+    if vision_bytes and compute_bytes:
+        return tr(
+            _("Images: the vision projector {file} adds {size} on the GPU, in the total ({compute} of it for the "
+              "encoder's compute)"),
+            file=mmproj, size=tr.small_size(vision_bytes), compute=tr.small_size(compute_bytes),
+        )  # fmt: skip
+    if vision_bytes:
+        return tr(
+            _("Images: the vision projector {file} adds {size} on the GPU, in the total; its compute buffer was not "
+              "measured and is not ({range} in published logs)"),
+            file=mmproj, size=tr.small_size(vision_bytes), range=UNMEASURED_VISION_COMPUTE,
+        )  # fmt: skip
+    if vision_encoder:
+        return tr(_("Images: the size of this model's vision projector is not known, so it is not in the total"))
+    return tr(_("Images: this model takes no images (no vision encoder), so nothing is added"))
+
+
 def vision_encoder_line(tr: Tr) -> str:
     """A model whose config.json describes a vision encoder: the numbers are the text model's alone."""
     return tr(_("Vision encoder: not in these numbers; llama.cpp converts it to a separate mmproj file (--mmproj)"))
@@ -336,7 +360,10 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     for label, size, note in rows:
         shown = tr.small_size(size) if label == state_label else tr.gib(size)
         lines.append(f"  {ljust(label, 16)} {rjust(shown, 11)}  {note}".rstrip())
-    if request.model.mmproj:
+    if request.images:
+        m = request.model
+        lines.append("  " + images_line(tr, m.mmproj, est.vision_bytes, est.vision_compute_bytes, m.vision_encoder))
+    elif request.model.mmproj:
         lines.append("  " + mmproj_line(tr, request.model.mmproj, request.model.mmproj_bytes))
     elif request.model.vision_encoder:
         lines.append("  " + vision_encoder_line(tr))

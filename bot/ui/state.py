@@ -52,7 +52,9 @@ _INTENT_CODES: dict[str, str] = {
 _INTENTS = {code: name for name, code in _INTENT_CODES.items()}
 UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
 # flash attention, system RAM in GB, its speed (bot.answering.cards.ram_speed_code), Ollama
-_FLAGS = re.compile(r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?(?:d([1-9][0-9]{0,6}))?")
+_FLAGS = re.compile(
+    r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?(?:d([1-9][0-9]{0,6}))?(i)?"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +70,7 @@ class CardState(Settings):
     ram_speed: str = ""  # its speed, "ddr4-3200x2" ("": none named)
     runner: str = ""  # "ollama": the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs hold, as the question said (0: none)
+    images: bool = False  # images are sent: the vision projector is counted
 
     @classmethod
     def from_card(cls, card: AnyCard, lang: Lang) -> CardState:
@@ -92,6 +95,7 @@ class CardState(Settings):
             ram_speed=str(o.get("ram_speed", "")),
             runner=str(o.get("runner", "")),
             reserved_mib=int(o.get("reserved_mib", 0)),
+            images=bool(o.get("images", False)),
         )
 
     def with_context(self, context: int) -> CardState:
@@ -117,7 +121,7 @@ class CardState(Settings):
             out["compare_model"] = self.other
         if self.intent == "what_fits" and self.other:
             out["model_prefix"] = self.other
-        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib))
+        out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib, self.images))
         return out
 
     def encode(self) -> str | None:
@@ -134,6 +138,7 @@ class CardState(Settings):
         flash += f"s{self.ram_speed}" if self.ram_speed else ""
         flash += "o" if self.runner == "ollama" else ""
         flash += f"d{self.reserved_mib}" if self.reserved_mib else ""
+        flash += "i" if self.images else ""
         fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
         fields.append(self.lang)
         if code:
@@ -156,7 +161,7 @@ class CardState(Settings):
         found = _FLAGS.fullmatch(flags)
         if engine not in _ENGINES or found is None or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
-        flash, ram, ram_speed, ollama, reserved = found.groups()
+        flash, ram, ram_speed, ollama, reserved, images = found.groups()
         gpu_pairs: list[tuple[str, int]] = []
         if gpus != "-":
             for item in gpus.split(","):
@@ -174,6 +179,7 @@ class CardState(Settings):
             ram_speed=ram_speed or "",
             runner="ollama" if ollama else "",
             reserved_mib=int(reserved or 0),
+            images=bool(images),
             gpus=tuple(gpu_pairs),
             lang="ko" if lang == "ko" else "en",
             intent=intent,

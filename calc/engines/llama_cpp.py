@@ -147,7 +147,8 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
     weights, kv = parts.weights, parts.kv
     compute = parts.compute(count)
     runtime = runtime_bytes(backend or _gpu_backend(request), count)
-    total = weights.gpu_bytes + kv.total_bytes + parts.state.total_bytes + compute.gpu_bytes + runtime
+    vision = vision_bytes(request)
+    total = weights.gpu_bytes + kv.total_bytes + parts.state.total_bytes + compute.gpu_bytes + runtime + vision
     return Estimate(
         file_bytes=weights.file_bytes,
         weights_bytes=weights.gpu_bytes,
@@ -169,7 +170,20 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         effective_params=weights.params - parts.arch.embedding_table_params
         if parts.arch.per_layer_input_size
         else None,
+        vision_bytes=vision,
+        vision_compute_bytes=request.model.mmproj_compute_bytes if vision else 0,
     )
+
+
+def vision_bytes(request: Request) -> int:
+    """The vision projector when images are sent: llama-server loads it on the first GPU (mmproj offload is on by
+    default, common.h mmproj_use_gpu) and its --fit adds mtmd_get_memory_usage, the projector's tensors plus the
+    compute buffer reserved for a warmup image, to that device's margin (tools/server/server-context.cpp, PR #21489;
+    0c1e57098). The file's bytes stand for its tensors (the header is a few KiB); the compute buffer where a published
+    log measured it."""
+    if not request.images:
+        return 0
+    return request.model.mmproj_bytes + request.model.mmproj_compute_bytes
 
 
 def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
@@ -181,6 +195,7 @@ def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
         + parts.state.total_bytes
         + parts.compute(gpu_count).gpu_bytes
         + runtime_bytes(backend, gpu_count)
+        + vision_bytes(request)
     )
 
 
@@ -205,6 +220,7 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
             fixed = parts.offloaded_compute(cpu_layers=True, cpu_experts=False) + runtime
         else:  # a layer split over several GPUs with the rest on the CPU: the full-offload rule, output on the CPU
             fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
+        fixed += vision_bytes(request)  # the projector stays on the GPU whatever -ngl says
         gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
     ceiling = None

@@ -77,7 +77,7 @@ def _terminal(lang: str, *args: str) -> str:
     [
         (("--config", str(CONFIGS / "Kimi-K2.5.json"), "32k 8x h200"), True),
         (("kimi k2.5 32k 8x h200",), True),
-        (("qwen3.5 9b 32k 3060",), True),
+        (("qwen3.5 27b 32k 3090",), True),  # no published projector size: the encoder is said not counted
         (("--config", str(CONFIGS / "Kimi-K2-Instruct.json"), "32k 8x h200"), False),
         (("kimi k2 instruct 32k 8x h200",), False),
     ],

@@ -47,7 +47,7 @@ def test_nemotron_h_with_experts_is_its_moe_architecture() -> None:
 
 # llama_hparams::set_swa_pattern's n_pattern per architecture (src/models/<arch>.cpp load_arch_hparams at 0c1e57098);
 # Mistral and Phi-3 name a window that llama.cpp ignores.
-SWA = {"gemma2": 2, "gemma3": 6, "gemma4": 6, "cohere2": 4, "gpt-oss": 2, "exaone4": 4, "llama4": 4}
+SWA = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "gemma4": 6, "cohere2": 4, "gpt-oss": 2, "exaone4": 4, "llama4": 4}
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=[family.arch for family in FAMILIES])

@@ -1,0 +1,112 @@
+"""Images: "with images", "이미지도", ``--mmproj`` put the vision projector in the verdict, as llama.cpp's --fit counts
+it (tools/server/server-context.cpp at 0c1e57098, PR #21489: the projector's tensors plus the compute buffer of its
+warmup image, on the first GPU). The expected bytes are the published files' sizes and the published logs' buffers
+that presets/models.toml cites (mmproj_source), written out here."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+
+from tests.bot.cli_json import answer as ask
+from tests.bot.cli_json import run_json
+from tests.groundtruth import MIB
+from vramfit.bot.cli import run
+from vramfit.bot.ui.state import CardState
+from vramfit.calc.presets import ModelPreset
+
+# ggml-org/gemma-3-4b-it-GGUF mmproj-model-f16.gguf (Hugging Face LFS size), and its warmup compute buffer as
+# llama.cpp logged it in ggml-org/llama.cpp#22790: "alloc_compute_meta: CUDA0 compute buffer size = 121.25 MiB"
+GEMMA3_4B_MMPROJ = 851_251_104
+GEMMA3_4B_COMPUTE = int(121.25 * MIB)
+# unsloth/gemma-4-E4B-it-GGUF mmproj-F16.gguf; no published log measured its compute buffer
+GEMMA4_E4B_MMPROJ = 990_372_672
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"),
+    [
+        ("gemma 3 4b with images on a 6gb card", "en"),
+        ("젬마3 4b 6기가 그래픽카드에서 이미지도 돌아가?", "ko"),
+        ("gemma 3 4b vision 6gb gpu", "en"),
+    ],
+)
+def test_images_add_the_projector_and_its_compute_to_the_total(question: str, lang: str) -> None:
+    with_images = ask(question, lang)
+    plain = run_json("--lang", lang, "gemma 3 4b on a 6gb card")
+    assert with_images["request"]["images"] is True and plain["request"]["images"] is False
+    estimate = with_images["estimate"]
+    assert estimate["vision_bytes"] == GEMMA3_4B_MMPROJ + GEMMA3_4B_COMPUTE
+    assert estimate["vision_compute_bytes"] == GEMMA3_4B_COMPUTE
+    assert estimate["total_bytes"] - plain["estimate"]["total_bytes"] == GEMMA3_4B_MMPROJ + GEMMA3_4B_COMPUTE
+    fit, plain_fit = with_images["fits"][0], plain["fits"][0]
+    assert plain_fit["headroom_bytes"] - fit["headroom_bytes"] == GEMMA3_4B_MMPROJ + GEMMA3_4B_COMPUTE
+    assert fit["max_context"] < plain_fit["max_context"]  # the projector takes what the cache would have had
+
+
+def test_the_flag_is_the_words_and_the_command_loads_the_projector_it_counted() -> None:
+    flagged = run_json("gemma 4 e4b 3060", "--mmproj")
+    worded = ask("gemma 4 e4b with images on a 3060")
+    assert flagged["estimate"] == worded["estimate"]
+    assert flagged["estimate"]["vision_bytes"] == GEMMA4_E4B_MMPROJ  # the file alone: no compute measured
+    assert flagged["estimate"]["vision_compute_bytes"] == 0
+    out = io.StringIO()
+    assert run(["gemma 4 e4b with images on a 3060"], out) == 0
+    text = out.getvalue()
+    assert "--mmproj mmproj-F16.gguf" in text
+    assert "its compute buffer was not measured" in text  # the uncertainty is said, not guessed away
+    out = io.StringIO()
+    assert run(["gemma 4 e4b on a 3060"], out) == 0
+    assert "--mmproj" in out.getvalue() and "not in the total above" in out.getvalue()  # said, not counted
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "line"),
+    [
+        ("llama 3 8b with images on a 3060", "en", "this model takes no images"),
+        ("라마3 8b 이미지도 3060", "ko", "이 모델은 이미지를 받지 않아요"),
+        ("qwen3.5 27b with images on a 3090", "en", "vision projector is not known, so it is not in the total"),
+    ],
+)
+def test_without_a_known_projector_nothing_is_guessed(question: str, lang: str, line: str) -> None:
+    answer = ask(question, lang)
+    assert answer["estimate"]["vision_bytes"] == 0
+    out = io.StringIO()
+    assert run(["--lang", lang, question], out) == 0
+    assert line in out.getvalue()
+
+
+def test_a_cards_buttons_keep_the_images() -> None:
+    state = CardState(model="gemma-3-4b", quant="Q4_K_M", context=8192, users=1, kv_cache="f16", engine="llama.cpp",
+                      flash_attn=True, gpus=(("rtx-3060-8gb", 1),), lang="ko", images=True)  # fmt: skip
+    packed = state.encode()
+    assert packed is not None and CardState.decode(packed) == state
+    assert state.overrides().get("images") is True
+
+
+def _preset(**fields: Any) -> dict[str, Any]:
+    return {"id": "x", "name": "X", "source": "https://example.org", "config": {}, **fields}
+
+
+def test_a_projector_without_its_source_is_refused() -> None:
+    with pytest.raises(ValueError, match="mmproj_source"):
+        ModelPreset(**_preset(mmproj="mmproj-F16.gguf", mmproj_bytes=1))
+    with pytest.raises(ValueError, match="mmproj_source"):
+        ModelPreset(**_preset(mmproj="mmproj-F16.gguf", mmproj_bytes=1, mmproj_source="read somewhere"))
+    ModelPreset(**_preset(mmproj="mmproj-F16.gguf", mmproj_bytes=1, mmproj_source="https://example.org/list.json"))
+
+
+def test_every_preset_projector_names_where_its_bytes_were_read() -> None:
+    from vramfit.calc.presets import load_catalog
+
+    with_projector = [m for m in load_catalog().models.values() if m.mmproj]
+    assert len(with_projector) >= 18
+    for preset in with_projector:
+        assert f"{preset.mmproj_bytes:,}" in preset.mmproj_source, preset.id  # the byte count as the source gave it
+        if preset.mmproj_compute_bytes:
+            mib = preset.mmproj_compute_bytes / MIB
+            assert f"compute buffer size = {mib:.2f} MiB" in preset.mmproj_source, preset.id
+    assert json.dumps([m.id for m in with_projector])  # ids serialise (the card's buttons carry them)
