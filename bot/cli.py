@@ -38,7 +38,7 @@ from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, stil
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.bot.logs import MAX_LOG_BYTES, read_log
-from vramfit.bot.parser import ParsedQuery, parse, parse_gpu_spec, slots
+from vramfit.bot.parser import ParsedQuery, draft_model_ref, parse, parse_gpu_spec, slots
 from vramfit.bot.parser.numbers import parse_quantity
 from vramfit.bot.parser.text import clean
 from vramfit.bot.render.contract import error_json, result_json
@@ -189,6 +189,21 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
         "--chart",
         metavar="FILE.png",
         help=tr(_("also draw memory against context to FILE.png: each GPU's level and where the total crosses it")),
+    )
+    p.add_argument(
+        "--draft",
+        "-md",
+        metavar="MODEL",
+        help=tr(_("a draft model for speculative decoding (a preset, e.g. qwen3-0.6b): its weights, KV cache and "
+                  "compute buffer join the model's on the GPUs")),
+    )  # fmt: skip
+    p.add_argument("--draft-quant", help=tr(_("the draft model's quantization (default Q4_K_M)")))
+    p.add_argument(
+        "--draft-kv", choices=[k.value for k in KvType], help=tr(_("the draft's KV cache type (default f16, -ctkd)"))
+    )
+    p.add_argument(
+        "--draft-max",
+        help=tr(_("tokens drafted a step (llama.cpp's --spec-draft-n-max, default 3); no memory of its own")),
     )
     p.add_argument(
         "--mmproj",
@@ -370,6 +385,13 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["reserved_bytes"] = _reserved_bytes(args.reserved)
     if args.mmproj:
         overrides["images"] = True
+    if args.draft:
+        overrides["draft"] = draft_model_ref(args.draft)
+        overrides["draft_quant"] = parse_file_type(args.draft_quant or "Q4_K_M").value
+    if args.draft_kv:
+        overrides["draft_kv_cache"] = KvType(args.draft_kv)
+    if args.draft_max:
+        overrides["draft_max"] = _number(args.draft_max, "draft_max", 1, 64)
     if args.ram_speed:
         overrides["ram_speed"] = _ram_speed(args.ram_speed)
     return overrides

@@ -60,6 +60,12 @@ class UnsupportedArchitectureError(VramfitError):
     code = "unsupported_architecture"
 
 
+class UnsupportedSettingError(VramfitError):
+    """A setting the engine asked for has no model in the calculator (a draft model with vLLM): no number."""
+
+    code = "unsupported_setting"
+
+
 # Keys of VramfitError.details that name the text the user must fix, most specific first.
 SUBJECT_KEYS = ("subject", "query", "text", "model", "gpu", "quant", "number", "value", "name")
 SUBJECT_CODES = ("unknown_model", "unknown_gpu", "unknown_quant", "bad_number")

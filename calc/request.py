@@ -108,6 +108,22 @@ class Request(BaseModel):
         default="",
         description="vLLM: the kind of quantized checkpoint asked by name (awq, gptq, bnb-4bit); sized as its format",
     )
+    draft: ModelRef | None = Field(
+        default=None,
+        description="llama.cpp speculative decoding with a draft model (-md FILE --spec-type draft-simple): a second "
+        "model on the same GPUs with its own KV cache and compute buffer (common/speculative.cpp)",
+    )
+    draft_quant: str = Field(default="Q4_K_M", description="the draft model's file type")
+    draft_max: int = Field(
+        default=3,
+        ge=1,
+        le=64,
+        description="tokens drafted a step (--spec-draft-n-max, default 3 at 0c1e57098): no buffer depends on it",
+    )
+    draft_kv_cache: KvType = Field(
+        default=KvType.F16,
+        description="the draft's cache type (-ctkd/-ctvd): f16 unless given, not the main model's (common.h)",
+    )
     images: bool = Field(
         default=False,
         description="images are sent: llama.cpp loads the vision projector (--mmproj) on the first GPU, and its --fit "

@@ -52,6 +52,14 @@ class Estimate(BaseModel):
     vision_compute_bytes: int = Field(
         default=0, description="the compute buffer part of vision_bytes (0: not measured)"
     )
+    draft_bytes: int = Field(
+        default=0,
+        description="llama.cpp with a draft model: its weights, KV cache, recurrent state and compute buffer on the "
+        "GPUs, in total_bytes",
+    )
+    draft_weights_bytes: int = 0
+    draft_kv_bytes: int = Field(default=0, description="the draft's KV cache and recurrent state")
+    draft_compute_bytes: int = 0
     vllm_reserved_bytes: int | None = None
     vllm_kv_pool_tokens: int | None = None
 

@@ -57,6 +57,8 @@ class Overrides(TypedDict, total=False):
     runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
     reserved_mib: int  # GPU memory other programs already hold, in MiB, as the question said it ("1.5gb already used")
     images: bool  # images are sent: the vision projector is loaded and counted
+    draft: str  # a draft model's preset id (speculative decoding), as buttons and --draft carry it
+    draft_quant: str  # its file type
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
 
@@ -137,6 +139,10 @@ class Estimate:
     recurrent_state_bytes: int = 0  # hybrid models' recurrent layers: per sequence, not per token
     vision_bytes: int = 0  # images sent: the vision projector's weights and measured warmup compute, in the total
     vision_compute_bytes: int = 0  # the compute part of vision_bytes (0: not measured for this projector)
+    draft_bytes: int = 0  # a draft model's weights, KV and compute on the GPUs, in the total
+    draft_weights_bytes: int = 0
+    draft_kv_bytes: int = 0
+    draft_compute_bytes: int = 0
     effective_params: int | None = None  # per-layer-embedding models: parameters without the tables kept in RAM
 
     @property
@@ -249,6 +255,9 @@ class Card:
     runner: str = ""  # "ollama" when the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs already hold, MiB (0: none said)
     images: bool = False  # the question sends images: the vision projector is in the numbers (or said unknown)
+    draft: str = ""  # a draft model's preset id (speculative decoding); "" none
+    draft_name: str = ""
+    draft_quant: str = ""
 
     @property
     def intent(self) -> Intent:
@@ -263,6 +272,8 @@ class Card:
         if self.engines:
             out["engines"] = True
         out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib, self.images))
+        if self.draft:
+            out["draft"], out["draft_quant"] = self.draft, self.draft_quant
         return out
 
 

@@ -38,6 +38,7 @@ from vramfit.calc.results import Estimate, Fit
 ALL_LAYERS = 99  # what people write for "every layer" (llama.cpp clamps it to the model's layer count)
 DEFAULT_UBATCH = 512
 DEFAULT_BATCH = 2048
+DEFAULT_DRAFT_MAX = 3  # common.h at 0c1e57098: --spec-draft-n-max (the removed --draft-max's successor)
 # bot.sources.huggingface writes a Hub file's source as https://huggingface.co/{repo}/blob/{revision}/{file}.
 _HUB_SOURCE = re.compile(r"^https://huggingface\.co/(?P<repo>[\w.-]+/[\w.-]+)/blob/")
 
@@ -94,6 +95,13 @@ def llama_server_args(request: Request, fit: Fit | None) -> list[str]:
         args += ["-b", str(request.n_batch)]
     if request.swa_full:
         args.append("--swa-full")
+    if request.draft is not None:  # speculative decoding: the draft the answer counted, every layer on the GPU
+        args += ["-md", f"{request.draft.id}-{request.draft_quant}.gguf", "-ngld", str(ALL_LAYERS)]
+        args += ["--spec-type", "draft-simple"]  # -md alone loads the draft but speculates with none (0c1e57098)
+        if request.draft_kv_cache != KvType.F16:
+            args += ["-ctkd", request.draft_kv_cache.value, "-ctvd", request.draft_kv_cache.value]
+        if request.draft_max != DEFAULT_DRAFT_MAX:
+            args += ["--spec-draft-n-max", str(request.draft_max)]
     return args
 
 

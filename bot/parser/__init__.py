@@ -4,7 +4,16 @@ Pure Python (no Discord import): the ``vram`` CLI and the bot both call :func:`p
 """
 
 from vramfit.bot.parser.numbers import parse_context, parse_count, parse_korean_number, parse_quantity
-from vramfit.bot.parser.parse import ASSUMED_KEYS, EXAMPLES, Intent, ParsedQuery, no_model_error, parse, parse_gpu_spec
+from vramfit.bot.parser.parse import (
+    ASSUMED_KEYS,
+    EXAMPLES,
+    Intent,
+    ParsedQuery,
+    draft_model_ref,
+    no_model_error,
+    parse,
+    parse_gpu_spec,
+)
 from vramfit.bot.parser.slots import canonical_quant
 
 __all__ = [
@@ -13,6 +22,7 @@ __all__ = [
     "Intent",
     "ParsedQuery",
     "canonical_quant",
+    "draft_model_ref",
     "no_model_error",
     "parse",
     "parse_context",

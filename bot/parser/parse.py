@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 import vramfit.bot.parser.match as match
 import vramfit.bot.parser.slots as slots
-from vramfit.bot.parser.index import index_for, tokenize
+from vramfit.bot.parser.index import CatalogIndex, index_for, tokenize
 from vramfit.bot.parser.lexicon import POPULAR_MODELS, has_hangul
 from vramfit.bot.parser.text import clean
-from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError
+from vramfit.calc.errors import BadNumberError, UnknownGpuError, UnknownModelError, UnsupportedSettingError
 from vramfit.calc.gpu import GIB
 from vramfit.calc.ollama import default_context
 from vramfit.calc.presets import Catalog, load_catalog
@@ -86,6 +86,8 @@ class ParsedQuery(BaseModel):
     checkpoint_kind: str = ""  # the kind of 4-bit checkpoint named for vLLM ("awq", "gptq", "bnb-4bit"); quant INT4
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the answer leads with the speed
     images: bool = False  # "with images", "이미지도", "--mmproj": the vision projector is loaded and counted
+    draft: str | None = None  # preset id of a draft model ("with qwen3 0.6b as draft"): speculative decoding
+    draft_quant: str | None = None  # its file type when the draft's words name one ("qwen3 0.6b q8_0 as draft")
 
     _catalog: Catalog | None = PrivateAttr(default=None)
 
@@ -148,7 +150,12 @@ class ParsedQuery(BaseModel):
             "checkpoint_kind": self.checkpoint_kind,
             "images": self.images,
         }
+        if self.draft is not None:
+            fields["draft"] = catalog.model(self.draft).ref()
+            fields["draft_quant"] = self.draft_quant or DEFAULT_QUANT
         fields.update(given)
+        if fields.get("draft") is not None and (engine == Engine.VLLM or fields["runner"] == "ollama"):
+            raise UnsupportedSettingError("a draft model is counted for llama-server only", setting="draft")
         if (
             fields["runner"] == "ollama"
             and self.context is None
@@ -214,6 +221,25 @@ def refuse_negative_numbers(cleaned: str) -> None:
         raise BadNumberError(f"a size or count cannot be negative: {found[0]}", number=found[0].replace(" ", ""))
 
 
+def _draft_model(words: str, idx: CatalogIndex, cat: Catalog) -> tuple[str, str | None]:
+    """The preset a draft's words name, and the quant they name; UnknownModelError (with suggestions) otherwise."""
+    scratch = slots.Scratch(words)
+    quant = slots.extract_quant(scratch, None)
+    tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
+    found = match.match_models(tokens, idx, compare=False, allow_candidates=False, catalog=cat)
+    if not found.ids:
+        match.check_unknown_model(tokens, idx)
+        raise UnknownModelError(f"no model named {words!r} as the draft", query=words)
+    return found.ids[0], quant
+
+
+def draft_model_ref(words: str, catalog: Catalog | None = None) -> ModelRef:
+    """The draft model ``--draft`` names (a preset id, or its name and size as a question writes it)."""
+    cat = catalog or load_catalog()
+    model_id, _ = _draft_model(clean(words), index_for(cat), cat)
+    return cat.model(model_id).ref()
+
+
 def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     """Read a question. Raises a :class:`calc.errors.VramfitError` subclass (UnknownModelError, UnknownGpuError,
     UnknownQuantError, BadNumberError) for a name it cannot place or a number out of range; never anything else."""
@@ -234,6 +260,8 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     ram_speed = slots.extract_ram_speed(scratch)  # before the tokens: "ddr5 128gb" keeps its RAM word
     reserved_gb = slots.extract_reserved(scratch)  # before the tokens: "1.5gb already used" is no GPU's size
     images = slots.extract_images(scratch)
+    draft_words = slots.extract_draft(scratch)
+    draft, draft_quant = _draft_model(draft_words, idx, cat) if draft_words is not None else (None, None)
 
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
@@ -301,6 +329,8 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         checkpoint_kind=kind,
         asks_speed=slots.asks_speed(intent_text),
         images=images,
+        draft=draft,
+        draft_quant=draft_quant,
     )
     parsed._catalog = cat
     return parsed

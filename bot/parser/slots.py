@@ -386,6 +386,40 @@ def extract_images(s: Scratch) -> bool:
     return bool(found)
 
 
+# --- draft model -----------------------------------------------------------------------------------------------
+
+# A model as a draft's words name it: a name, a version ("llama 3.2"), a size ending in b, a quant ("qwen3 0.6b q8_0").
+_DRAFT_MODEL = (
+    r"(?P<m>[^\s,;?!]{1,40}(?:\s+[0-9][0-9.]{0,8}(?![0-9.]*[a-z]))?(?:\s+[0-9][^\s,;?!]{0,10}b)?"
+    r"(?:\s+(?:i?q[0-9][^\s,;?!]{0,8}|b?f16|mxfp4))?)"
+)
+_DRAFT = (
+    re.compile(r"(?<![a-z])(?:with|using|use|and|plus)\s+" + _DRAFT_MODEL
+               + r"\s+as\s+(?:an?\s+|the\s+|its\s+)?draft(?:\s+model)?(?![a-z])"),
+    re.compile(r"(?<![a-z-])(?:draft(?:\s+model)?|speculative(?:\s+decoding)?\s+(?:with|using))\s*(?:[:=]\s*)?"
+               + _DRAFT_MODEL),
+    re.compile(_DRAFT_MODEL + r"\s*(?:을|를)?\s*드래프트(?:\s*모델)?\s*(?:로|으로)"),
+    re.compile(r"드래프트(?:\s*모델)?\s*(?:로|으로|는|은)?\s*" + _DRAFT_MODEL),
+)  # fmt: skip
+_DRAFT_WORD = re.compile(r"draft|speculative|드래프트")
+_KO_TAIL = re.compile(r"(?:을|를|은|는|이|가|로|으로|도)$")
+
+
+def extract_draft(s: Scratch) -> str | None:
+    """The words naming a draft model for speculative decoding ("with qwen3 0.6b as draft", "draft qwen3 0.6b q8_0",
+    "qwen3 0.6b를 드래프트로"), taken from the text so the main model is read without them; None when none is named."""
+    if not _DRAFT_WORD.search(s.text):  # the patterns start anywhere: only read a text that names a draft at all
+        return None
+    for pattern in _DRAFT:
+        m = pattern.search(s.text)
+        if m is None:
+            continue
+        phrase = _KO_TAIL.sub("", m.group("m").strip())
+        s.take(m)
+        return phrase[:80]
+    return None
+
+
 @dataclass(frozen=True)
 class RamSpeedSlot:
     """What the question says of its system RAM's speed: the speed to compute with, and whether its kind and rate

@@ -474,6 +474,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("🖼️ " + mmproj)
     elif card.model.vision_encoder:
         lines.append("🖼️ " + tr(_("Vision encoder not counted (--mmproj)")))
+    if card.draft:
+        draft = tr(_("Draft {name} {quant}: +{size} on the GPU, in the total"), name=clean(card.draft_name),
+                   quant=card.draft_quant, size=tr.gib(card.estimate.draft_bytes))  # fmt: skip
+        lines.append("🎯 " + draft)
     speed_first = card.speed_first and card.named_gpus and card.fits and bool(_speed_parts(card, tr))
     if speed_first:  # "how fast?", "몇 토큰 나와?": the speed is the answer's first line
         lines.insert(0, "⚡ " + _context_and_speed(card, tr, context=False, short=True))
@@ -973,6 +977,22 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
     limit_line = context_limit_line(tr, clean(m.name), a.context, m.trained_context, m.scaled_context, m.rope_scaling)
     if limit_line:
         lines.append(limit_line)
+    if card.draft:
+        e = card.estimate
+        lines.append(
+            tr(
+                _(
+                    "**Draft model:** {name} {quant}, every layer on the GPU (-ngld), its own cache of the model's "
+                    "cells in f16 unless -ctkd: weights {weights} + KV {kv} + compute {compute} = {total}"
+                ),
+                name=clean(card.draft_name),
+                quant=card.draft_quant,
+                weights=tr.gib(e.draft_weights_bytes),
+                kv=tr.gib(e.draft_kv_bytes),
+                compute=tr.gib(e.draft_compute_bytes),
+                total=tr.gib(e.draft_bytes),
+            )
+        )
     if card.images:
         e = card.estimate
         lines.append("🖼️ " + images_line(tr, clean(m.mmproj), e.vision_bytes, e.vision_compute_bytes, m.vision_encoder))

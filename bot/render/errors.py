@@ -87,6 +87,10 @@ REASON_MESSAGES: dict[str, str] = {
 }
 # Codes that need no subject at all, and what to say when a subject is missing.
 PLAIN_MESSAGES: dict[str, str] = {
+    "unsupported_setting": _(
+        "vramfit counts a draft model with llama.cpp's llama-server only: speculative decoding in vLLM or Ollama isn't "
+        "modelled, so there is no number for it. Ask without the draft, or for llama.cpp."
+    ),
     "not_a_log": _(
         "That doesn't look like a log of llama.cpp, Ollama or vLLM, nor nvidia-smi's table: nothing in it was read. "
         "Paste the start-up, from the model's loading to the error."

@@ -16,7 +16,7 @@ from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
 from vramfit.calc.presets import Catalog
 from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED, RamSpeed
 from vramfit.calc.request import Engine, GpuChoice, Request
-from vramfit.calc.results import Answer, DecodeEstimate, Fit
+from vramfit.calc.results import Answer, DecodeEstimate, Estimate, Fit
 
 TABLE_HEADINGS = (_("Verdict"), _("Headroom"), _("Max context"), _("Speed"))
 
@@ -295,6 +295,20 @@ def images_line(tr: Tr, mmproj: str, vision_bytes: int, compute_bytes: int, visi
     return tr(_("Images: this model takes no images (no vision encoder), so nothing is added"))
 
 
+def draft_note(tr: Tr, request: Request, est: Estimate) -> str:
+    """What a draft model's bytes are (llama.cpp speculative decoding: its own weights, cache and compute buffer)."""
+    draft = request.draft
+    return tr(
+        _("({name} {quant}: weights {weights}, KV {kv} at {kv_type}, compute {compute})"),
+        name=draft.name if draft is not None else "",
+        quant=request.draft_quant,
+        weights=tr.gib(est.draft_weights_bytes),
+        kv=tr.gib(est.draft_kv_bytes),
+        kv_type=request.draft_kv_cache.value,
+        compute=tr.gib(est.draft_compute_bytes),
+    )
+
+
 def vision_encoder_line(tr: Tr) -> str:
     """A model whose config.json describes a vision encoder: the numbers are the text model's alone."""
     return tr(_("Vision encoder: not in these numbers; llama.cpp converts it to a separate mmproj file (--mmproj)"))
@@ -336,6 +350,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         ),
         (tr(_("Compute buffers")), est.compute_bytes, ""),
         (tr(_("Runtime")), est.runtime_bytes, runtime_note),
+        *([(tr(_("Draft model")), est.draft_bytes, draft_note(tr, request, est))] if est.draft_bytes else []),
         (
             tr(_("Total")),
             est.total_bytes,
@@ -406,7 +421,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             lines += ["", "  " + tr(_("To run it:")), "    " + ollama_command(request, ollama or "<model>")]
         else:
             lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, fit)]
-            if request.engine == Engine.LLAMA_CPP and ollama and whole:  # Ollama places layers itself: whole fits
+            # Ollama places layers itself (whole fits only) and runs no draft model
+            if request.engine == Engine.LLAMA_CPP and ollama and whole and request.draft is None:
                 lines.append("    " + tr(_("or with Ollama: {command}"), command=ollama_command(request, ollama)))
     if assumed:
         lines.append("")

@@ -54,6 +54,7 @@ UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
 # flash attention, system RAM in GB, its speed (bot.answering.cards.ram_speed_code), Ollama
 _FLAGS = re.compile(
     r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?(?:d([1-9][0-9]{0,6}))?(i)?"
+    r"(?:m([a-z0-9.\-]+)~([A-Za-z0-9_]+))?"
 )
 
 
@@ -71,6 +72,8 @@ class CardState(Settings):
     runner: str = ""  # "ollama": the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs hold, as the question said (0: none)
     images: bool = False  # images are sent: the vision projector is counted
+    draft: str = ""  # a draft model's preset id, and its quant ("" none)
+    draft_quant: str = ""
 
     @classmethod
     def from_card(cls, card: AnyCard, lang: Lang) -> CardState:
@@ -96,6 +99,8 @@ class CardState(Settings):
             runner=str(o.get("runner", "")),
             reserved_mib=int(o.get("reserved_mib", 0)),
             images=bool(o.get("images", False)),
+            draft=str(o.get("draft", "")),
+            draft_quant=str(o.get("draft_quant", "")),
         )
 
     def with_context(self, context: int) -> CardState:
@@ -122,6 +127,8 @@ class CardState(Settings):
         if self.intent == "what_fits" and self.other:
             out["model_prefix"] = self.other
         out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib, self.images))
+        if self.draft:
+            out["draft"], out["draft_quant"] = self.draft, self.draft_quant
         return out
 
     def encode(self) -> str | None:
@@ -129,6 +136,7 @@ class CardState(Settings):
         engine = _ENGINE_CODES.get(self.engine.lower())
         code = _INTENT_CODES.get(self.intent, "") if self.intent != "fit" else ""
         words = [self.model, self.quant, self.kv_cache, *(gpu for gpu, _ in self.gpus)]
+        words += [self.draft, self.draft_quant] if self.draft else []
         if self.other:
             words.append(self.other)
         if engine is None or (self.intent != "fit" and not code) or not all(_FIELD.match(w) for w in words):
@@ -139,6 +147,7 @@ class CardState(Settings):
         flash += "o" if self.runner == "ollama" else ""
         flash += f"d{self.reserved_mib}" if self.reserved_mib else ""
         flash += "i" if self.images else ""
+        flash += f"m{self.draft}~{self.draft_quant}" if self.draft else ""
         fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
         fields.append(self.lang)
         if code:
@@ -161,7 +170,7 @@ class CardState(Settings):
         found = _FLAGS.fullmatch(flags)
         if engine not in _ENGINES or found is None or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
-        flash, ram, ram_speed, ollama, reserved, images = found.groups()
+        flash, ram, ram_speed, ollama, reserved, images, draft, draft_quant = found.groups()
         gpu_pairs: list[tuple[str, int]] = []
         if gpus != "-":
             for item in gpus.split(","):
@@ -180,6 +189,8 @@ class CardState(Settings):
             runner="ollama" if ollama else "",
             reserved_mib=int(reserved or 0),
             images=bool(images),
+            draft=draft or "",
+            draft_quant=draft_quant or "",
             gpus=tuple(gpu_pairs),
             lang="ko" if lang == "ko" else "en",
             intent=intent,

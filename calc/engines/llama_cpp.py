@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from typing import NamedTuple
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.attention_flops import attention_flops_per_token
@@ -148,7 +149,9 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
     compute = parts.compute(count)
     runtime = runtime_bytes(backend or _gpu_backend(request), count)
     vision = vision_bytes(request)
+    draft = draft_parts(request, count)
     total = weights.gpu_bytes + kv.total_bytes + parts.state.total_bytes + compute.gpu_bytes + runtime + vision
+    total += draft.total
     return Estimate(
         file_bytes=weights.file_bytes,
         weights_bytes=weights.gpu_bytes,
@@ -172,6 +175,57 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         else None,
         vision_bytes=vision,
         vision_compute_bytes=request.model.mmproj_compute_bytes if vision else 0,
+        draft_bytes=draft.total,
+        draft_weights_bytes=draft.weights,
+        draft_kv_bytes=draft.kv,
+        draft_compute_bytes=draft.compute,
+    )
+
+
+class DraftParts(NamedTuple):
+    """A draft model's share of the GPUs: weights, KV cache (with any recurrent state), compute buffer."""
+
+    weights: int = 0
+    kv: int = 0
+    compute: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv + self.compute
+
+
+def draft_request(request: Request) -> Request | None:
+    """The draft model's own load as llama.cpp 0c1e57098 makes it, or None without one.
+
+    common/speculative.cpp common_base_params_to_speculative copies the main params (flash attention, n_batch,
+    n_ubatch, n_parallel as n_seq_max, kv_unified, swa_full) and takes the draft's own model, -ngld (default -1: every
+    layer on the GPU) and -ctkd/-ctvd (default f16, common.h); common_speculative_init_result gives its one context,
+    shared by every slot, ``cparams.n_ctx = llama_n_ctx(ctx_tgt)``: the main context's whole size. So the draft holds
+    as many cells, in as many streams, as the main cache."""
+    if request.draft is None:
+        return None
+    return request.model_copy(
+        update={
+            "model": request.draft,
+            "quant": request.draft_quant,
+            "kv_cache": request.draft_kv_cache,
+            "draft": None,
+            "images": False,
+        }
+    )
+
+
+def draft_parts(request: Request, gpu_count: int) -> DraftParts:
+    """What the draft model adds on the GPUs (llama.cpp's --fit adds the same three, common/fit.cpp add_extra_memory:
+    model, context and compute of the draft measured at the main context's size). One CUDA context serves both."""
+    draft = draft_request(request)
+    if draft is None:
+        return DraftParts()
+    parts = _parts(draft)
+    return DraftParts(
+        weights=parts.weights.gpu_bytes,
+        kv=parts.kv.total_bytes + parts.state.total_bytes,
+        compute=parts.compute(gpu_count).gpu_bytes,
     )
 
 
@@ -196,6 +250,7 @@ def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
         + parts.compute(gpu_count).gpu_bytes
         + runtime_bytes(backend, gpu_count)
         + vision_bytes(request)
+        + draft_parts(request, gpu_count).total
     )
 
 
@@ -220,7 +275,8 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
             fixed = parts.offloaded_compute(cpu_layers=True, cpu_experts=False) + runtime
         else:  # a layer split over several GPUs with the rest on the CPU: the full-offload rule, output on the CPU
             fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
-        fixed += vision_bytes(request)  # the projector stays on the GPU whatever -ngl says
+        # the projector and the draft model (-ngld is its own) stay on the GPU whatever -ngl says
+        fixed += vision_bytes(request) + draft_parts(request, count).total
         gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
     ceiling = None

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Measure a draft model's context as llama-server creates it for speculative decoding, with llama.cpp itself.
+
+usage (from tools/llamacpp_truth, with the truth venv's python and --gguf-py as for run_truth.py):
+  measure_draft.py TARGET DRAFT --quant Q4_K_M --configs CONFIGS_JSON --out rows.jsonl [--workdir DIR]
+
+TARGET and DRAFT are archs.py models. The target is loaded from its generated F16 file (sparse: no disk blocks, and a
+context never reads a weight) and the draft is quantized with llama.cpp's quantizer. For each configuration the
+target's context is created first, then the draft's with the parameters llama.cpp 0c1e57098 gives it
+(common/speculative.cpp common_base_params_to_speculative and common_speculative_init_result): the target's
+n_seq_max, kv_unified, flash attention, n_batch and n_ubatch, its own cache types (-ctkd/-ctvd, default f16) and
+``cparams.n_ctx = llama_n_ctx(ctx_tgt)``. Each row holds the draft context's buffers as llama.cpp logged them (the
+same parser as run_truth.py) and the log lines themselves. Nothing is computed here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+
+WORKER = r'''
+import contextlib, ctypes, json, sys
+import llama_cpp as L
+GGML = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
+LOG = []
+@L.llama_log_callback
+def _cb(level, text, user_data):
+    if level != 1:
+        with contextlib.suppress(Exception):
+            LOG.append(text.decode("utf-8", "replace"))
+def take():
+    s = "".join(LOG); LOG.clear(); return s
+def params(cfg, n_ctx, type_k, type_v):
+    cp = L.llama_context_default_params()
+    cp.n_ctx = n_ctx
+    cp.n_batch = cfg.get("n_batch", 2048)
+    cp.n_ubatch = cfg.get("n_ubatch", 512)
+    cp.n_seq_max = cfg.get("n_seq", 1)
+    cp.n_threads = cp.n_threads_batch = 2
+    cp.type_k, cp.type_v = GGML[type_k], GGML[type_v]
+    cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED if cfg.get("flash_attn") else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    cp.offload_kqv = True
+    cp.kv_unified = bool(cfg.get("kv_unified", False))
+    cp.no_perf = True
+    return cp
+L.llama_log_set(_cb, ctypes.c_void_p(0)); L.llama_backend_init()
+mp = L.llama_model_default_params(); mp.n_gpu_layers = 0; mp.use_mmap = True; mp.use_extra_bufts = False
+target = L.llama_model_load_from_file(sys.argv[1].encode(), mp); take()
+draft = L.llama_model_load_from_file(sys.argv[2].encode(), mp)
+load = take()
+print(json.dumps({"draft_load_log": load, "draft_model_size_api": int(L.llama_model_size(draft)),
+                  "draft_n_params_api": int(L.llama_model_n_params(draft))}), flush=True)
+for cfg in json.loads(sys.argv[3]):
+    ctx_tgt = L.llama_init_from_model(target, params(cfg, cfg["n_ctx"], cfg.get("type_k", "f16"), cfg.get("type_v", "f16")))
+    target_log = take()
+    n_ctx_tgt = int(L.llama_n_ctx(ctx_tgt))
+    # common_speculative_init_result: cparams.n_ctx = llama_n_ctx(ctx_tgt); -ctkd/-ctvd default f16 (common.h)
+    ctx_dft = L.llama_init_from_model(draft, params(cfg, n_ctx_tgt, cfg.get("draft_type_k", "f16"),
+                                                    cfg.get("draft_type_v", "f16")))
+    draft_log = take()
+    print(json.dumps({"cfg": cfg, "target_n_ctx_api": n_ctx_tgt, "draft_n_ctx_api": int(L.llama_n_ctx(ctx_dft)),
+                      "ok": bool(ctx_dft), "target_log": target_log, "draft_log": draft_log}), flush=True)
+    L.llama_free(ctx_dft); L.llama_free(ctx_tgt)
+'''
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("target")
+    ap.add_argument("draft")
+    ap.add_argument("--quant", default="Q4_K_M")
+    ap.add_argument("--configs", required=True, help="JSON list of context configurations, as measure_worker.py")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--gguf-py", default="")
+    ap.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "llamacpp_truth"))
+    a = ap.parse_args()
+    if a.gguf_py:
+        sys.path.insert(0, a.gguf_py)
+    from archs import ARCHS, row_config  # noqa: E402  (the tool's own modules, after --gguf-py)
+    from run_truth import parse_ctx_log  # noqa: E402
+
+    env_path = {"PYTHONPATH": a.gguf_py} if a.gguf_py else {}
+    wd = Path(a.workdir)
+    wd.mkdir(parents=True, exist_ok=True)
+    target_file = wd / f"{a.target}-F16.gguf"
+    draft_src, draft_file = wd / f"{a.draft}-F16.gguf", wd / f"{a.draft}-{a.quant}.gguf"
+    for name, path in ((a.target, target_file), (a.draft, draft_src)):
+        if not path.exists():
+            subprocess.run([PY, str(HERE / "gen_gguf.py"), name, str(path)], check=True, cwd=str(HERE),
+                           env={**_env(), **env_path})  # fmt: skip
+    if not draft_file.exists():
+        subprocess.run([PY, str(HERE / "quantize_worker.py"), str(draft_src), str(draft_file), a.quant, "2"],
+                       check=True, cwd=str(HERE), capture_output=True)  # fmt: skip
+    done = subprocess.run([PY, "-c", WORKER, str(target_file), str(draft_file), a.configs], check=True,
+                          capture_output=True, text=True, timeout=3600)  # fmt: skip
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    head, runs = lines[0], lines[1:]
+    with open(a.out, "a", encoding="utf-8") as out:
+        for run in runs:
+            parsed = parse_ctx_log(run["draft_log"])
+            row = {
+                "target_model": a.target,
+                "draft_model": a.draft,
+                "draft_config": row_config(ARCHS[a.draft]),
+                "draft_quant": a.quant,
+                "draft_model_size_api_bytes": head["draft_model_size_api"],
+                "draft_n_params_api": head["draft_n_params_api"],
+                **{k: v for k, v in run["cfg"].items()},
+                "target_n_ctx_api": run["target_n_ctx_api"],
+                "draft_n_ctx_api": run["draft_n_ctx_api"],
+                "draft_context_ok": run["ok"],
+                "draft_kv_buffer_mib": parsed.get("kv_buffer_mib"),
+                "draft_kv_caches": parsed.get("kv_caches"),
+                "draft_recurrent_buffer_mib": parsed.get("recurrent_buffer_mib"),
+                "draft_compute_buffer_mib": parsed.get("compute_buffer_mib"),
+                "draft_log_excerpt": "\n".join(
+                    line for line in run["draft_log"].splitlines()
+                    if any(key in line for key in ("n_ctx", "n_seq_max", "KV buffer", "kv_cache", "RS buffer",
+                                                   "llama_memory_recurrent", "compute buffer", "flash_attn"))
+                ),  # fmt: skip
+                "llama_cpp_commit": "0c1e57098",
+            }
+            out.write(json.dumps(row) + "\n")
+    print(f"{len(runs)} draft contexts measured: {a.target} + {a.draft} {a.quant}")
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
+
+
+if __name__ == "__main__":
+    main()
