@@ -206,6 +206,11 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
         help=tr(_("tokens drafted a step (llama.cpp's --spec-draft-n-max, default 3); no memory of its own")),
     )
     p.add_argument(
+        "--mtp",
+        action="store_true",
+        help=tr(_("draft with the model's own MTP head (llama.cpp's --spec-type draft-mtp) and count what it loads")),
+    )
+    p.add_argument(
         "--mmproj",
         "--images",
         action="store_true",
@@ -385,6 +390,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["reserved_bytes"] = _reserved_bytes(args.reserved)
     if args.mmproj:
         overrides["images"] = True
+    if args.mtp:
+        overrides["mtp"] = True
     if args.draft:
         overrides["draft"] = draft_model_ref(args.draft)
         overrides["draft_quant"] = parse_file_type(args.draft_quant or "Q4_K_M").value

@@ -124,6 +124,11 @@ class Request(BaseModel):
         default=KvType.F16,
         description="the draft's cache type (-ctkd/-ctvd): f16 unless given, not the main model's (common.h)",
     )
+    mtp: bool = Field(
+        default=False,
+        description="llama.cpp drafts with the model's own MTP head (--spec-type draft-mtp): its block is loaded, a "
+        "second context caches its layers, and hybrid models keep recurrent-state snapshots for rollback",
+    )
     images: bool = Field(
         default=False,
         description="images are sent: llama.cpp loads the vision projector (--mmproj) on the first GPU, and its --fit "

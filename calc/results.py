@@ -57,6 +57,15 @@ class Estimate(BaseModel):
         description="llama.cpp with a draft model: its weights, KV cache, recurrent state and compute buffer on the "
         "GPUs, in total_bytes",
     )
+    mtp_bytes: int = Field(
+        default=0,
+        description="llama.cpp with the model's own MTP head (request.mtp): its block, the MTP context's cache and "
+        "compute buffer, and the recurrent-state snapshots rollback keeps, in total_bytes",
+    )
+    mtp_head_bytes: int = Field(
+        default=0,
+        description="what drafting with the file's own MTP head would add (0: the file has none llama.cpp can use)",
+    )
     draft_weights_bytes: int = 0
     draft_kv_bytes: int = Field(default=0, description="the draft's KV cache and recurrent state")
     draft_compute_bytes: int = 0

@@ -33,6 +33,9 @@ class WeightBytes(BaseModel):
     largest_expert_tensor_bytes: int = Field(
         default=0, description="the largest single ffn_*_exps tensor (what llama.cpp copies to the GPU at a time)"
     )
+    mtp_bytes: int = Field(
+        default=0, description="blocks past the model's layers (MTP/NextN), in the file, loaded only for draft-mtp"
+    )
 
     @classmethod
     def as_llama_cpp_places_them(
@@ -69,6 +72,7 @@ class WeightBytes(BaseModel):
             + (out_bytes if tied else 0),
             host_bytes=roles.embd_bytes + roles.input_bytes,
             largest_expert_tensor_bytes=roles.largest_expert_bytes,
+            mtp_bytes=roles.unloaded_bytes,
         )
 
     @property

@@ -57,6 +57,7 @@ class Overrides(TypedDict, total=False):
     runner: str  # "ollama": the question named Ollama, whose defaults apply (calc.ollama)
     reserved_mib: int  # GPU memory other programs already hold, in MiB, as the question said it ("1.5gb already used")
     images: bool  # images are sent: the vision projector is loaded and counted
+    mtp: bool  # llama.cpp drafts with the model's own MTP head
     draft: str  # a draft model's preset id (speculative decoding), as buttons and --draft carry it
     draft_quant: str  # its file type
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
@@ -143,6 +144,8 @@ class Estimate:
     draft_weights_bytes: int = 0
     draft_kv_bytes: int = 0
     draft_compute_bytes: int = 0
+    mtp_bytes: int = 0  # drafting with the model's own MTP head, in the total
+    mtp_head_bytes: int = 0  # what that would add (0: no head llama.cpp can use)
     effective_params: int | None = None  # per-layer-embedding models: parameters without the tables kept in RAM
 
     @property
@@ -255,6 +258,7 @@ class Card:
     runner: str = ""  # "ollama" when the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs already hold, MiB (0: none said)
     images: bool = False  # the question sends images: the vision projector is in the numbers (or said unknown)
+    mtp: bool = False  # drafting with the model's own MTP head, counted
     draft: str = ""  # a draft model's preset id (speculative decoding); "" none
     draft_name: str = ""
     draft_quant: str = ""
@@ -274,6 +278,8 @@ class Card:
         out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib, self.images))
         if self.draft:
             out["draft"], out["draft_quant"] = self.draft, self.draft_quant
+        if self.mtp:
+            out["mtp"] = True
         return out
 
 

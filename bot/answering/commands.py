@@ -95,6 +95,10 @@ def llama_server_args(request: Request, fit: Fit | None) -> list[str]:
         args += ["-b", str(request.n_batch)]
     if request.swa_full:
         args.append("--swa-full")
+    if request.mtp and request.draft is None:  # the model's own MTP head drafts (0c1e57098: --spec-type draft-mtp)
+        args += ["--spec-type", "draft-mtp"]
+        if request.draft_max != DEFAULT_DRAFT_MAX:
+            args += ["--spec-draft-n-max", str(request.draft_max)]
     if request.draft is not None:  # speculative decoding: the draft the answer counted, every layer on the GPU
         args += ["-md", f"{request.draft.id}-{request.draft_quant}.gguf", "-ngld", str(ALL_LAYERS)]
         args += ["--spec-type", "draft-simple"]  # -md alone loads the draft but speculates with none (0c1e57098)

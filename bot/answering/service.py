@@ -246,6 +246,8 @@ class CalcBackend:
             fields["reserved_bytes"] = int(overrides["reserved_mib"]) << 20
         if overrides.get("images"):  # a button's state or --mmproj: images are sent
             fields["images"] = True
+        if overrides.get("mtp"):  # a button's state or --mtp: the model's own MTP head drafts
+            fields["mtp"] = True
         if overrides.get("draft"):  # a button's state or --draft: the draft model and its quant
             fields["draft"] = self.catalog.model(str(overrides["draft"])).ref()
             fields["draft_quant"] = parse_file_type(str(overrides.get("draft_quant") or "Q4_K_M")).value
@@ -392,6 +394,7 @@ class CalcBackend:
             runner=request.runner,
             reserved_mib=request.reserved_bytes >> 20,
             images=request.images,
+            mtp=request.mtp,
             draft=request.draft.id if request.draft is not None else "",
             draft_name=request.draft.name if request.draft is not None else "",
             draft_quant=request.draft_quant if request.draft is not None else "",

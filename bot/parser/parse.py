@@ -86,6 +86,7 @@ class ParsedQuery(BaseModel):
     checkpoint_kind: str = ""  # the kind of 4-bit checkpoint named for vLLM ("awq", "gptq", "bnb-4bit"); quant INT4
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the answer leads with the speed
     images: bool = False  # "with images", "이미지도", "--mmproj": the vision projector is loaded and counted
+    mtp: bool = False  # "with mtp": llama.cpp drafts with the model's own MTP head
     draft: str | None = None  # preset id of a draft model ("with qwen3 0.6b as draft"): speculative decoding
     draft_quant: str | None = None  # its file type when the draft's words name one ("qwen3 0.6b q8_0 as draft")
 
@@ -149,12 +150,14 @@ class ParsedQuery(BaseModel):
             "runner": self.runner,
             "checkpoint_kind": self.checkpoint_kind,
             "images": self.images,
+            "mtp": self.mtp,
         }
         if self.draft is not None:
             fields["draft"] = catalog.model(self.draft).ref()
             fields["draft_quant"] = self.draft_quant or DEFAULT_QUANT
         fields.update(given)
-        if fields.get("draft") is not None and (engine == Engine.VLLM or fields["runner"] == "ollama"):
+        drafts = fields.get("draft") is not None or fields.get("mtp")
+        if drafts and (engine == Engine.VLLM or fields["runner"] == "ollama"):
             raise UnsupportedSettingError("a draft model is counted for llama-server only", setting="draft")
         if (
             fields["runner"] == "ollama"
@@ -260,6 +263,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     ram_speed = slots.extract_ram_speed(scratch)  # before the tokens: "ddr5 128gb" keeps its RAM word
     reserved_gb = slots.extract_reserved(scratch)  # before the tokens: "1.5gb already used" is no GPU's size
     images = slots.extract_images(scratch)
+    mtp = slots.extract_mtp(scratch)
     draft_words = slots.extract_draft(scratch)
     draft, draft_quant = _draft_model(draft_words, idx, cat) if draft_words is not None else (None, None)
 
@@ -329,6 +333,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         checkpoint_kind=kind,
         asks_speed=slots.asks_speed(intent_text),
         images=images,
+        mtp=mtp,
         draft=draft,
         draft_quant=draft_quant,
     )

@@ -386,6 +386,21 @@ def extract_images(s: Scratch) -> bool:
     return bool(found)
 
 
+# --- the model's own MTP head ----------------------------------------------------------------------------------
+
+_MTP = re.compile(
+    r"(?<![a-z0-9-])(?:(?:with|using|use)\s+)?(?:--)?(?:mtp|draft-mtp|multi[\s-]?token[\s-]?prediction)(?![a-z])"
+)
+
+
+def extract_mtp(s: Scratch) -> bool:
+    """Whether the model drafts with its own MTP head ("with mtp", "--mtp", "multi-token prediction"); taken."""
+    found = list(_MTP.finditer(s.text))
+    for m in found:
+        s.take(m)
+    return bool(found)
+
+
 # --- draft model -----------------------------------------------------------------------------------------------
 
 # A model as a draft's words name it: a name, a version ("llama 3.2"), a size ending in b, a quant ("qwen3 0.6b q8_0").

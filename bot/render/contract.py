@@ -54,6 +54,7 @@ def request_json(request: Request, assumed: tuple[str, ...] = (), intent: str = 
         "ram_speed": _ram_speed_json(request.ram_speed),
         "reserved_bytes": request.reserved_bytes,
         "images": request.images,
+        "mtp": request.mtp,
         **(
             {"draft": {"id": request.draft.id, "name": request.draft.name, "quant": request.draft_quant,
                        "kv_cache": request.draft_kv_cache.value, "draft_max": request.draft_max}}

@@ -40,11 +40,13 @@ from vramfit.bot.render.limits import (
     columns,
 )
 from vramfit.bot.render.text import (
+    NO_MTP_HEAD,
     NO_PREFILL,
     context_limit_line,
     first_token_text,
     images_line,
     mmproj_line,
+    mtp_line,
     unified_memory_sentence,
     vision_encoder_line,
 )
@@ -474,6 +476,11 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("🖼️ " + mmproj)
     elif card.model.vision_encoder:
         lines.append("🖼️ " + tr(_("Vision encoder not counted (--mmproj)")))
+    if card.mtp and card.estimate.mtp_bytes:
+        mtp = tr(_("MTP drafting: +{size} on the GPU, in the total"), size=tr.gib(card.estimate.mtp_bytes))
+        lines.append("🎯 " + mtp)
+    elif card.mtp:
+        lines.append("🎯 " + tr(NO_MTP_HEAD))
     if card.draft:
         draft = tr(_("Draft {name} {quant}: +{size} on the GPU, in the total"), name=clean(card.draft_name),
                    quant=card.draft_quant, size=tr.gib(card.estimate.draft_bytes))  # fmt: skip
@@ -977,6 +984,8 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
     limit_line = context_limit_line(tr, clean(m.name), a.context, m.trained_context, m.scaled_context, m.rope_scaling)
     if limit_line:
         lines.append(limit_line)
+    if card.estimate.mtp_head_bytes and not card.mtp:
+        lines.append("🎯 " + mtp_line(tr, card.estimate.mtp_head_bytes))
     if card.draft:
         e = card.estimate
         lines.append(

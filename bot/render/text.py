@@ -309,6 +309,17 @@ def draft_note(tr: Tr, request: Request, est: Estimate) -> str:
     )
 
 
+NO_MTP_HEAD = _("MTP: this file carries no MTP head llama.cpp can draft with, so nothing is added")
+
+
+def mtp_line(tr: Tr, size: int) -> str:
+    """A file whose MTP head llama.cpp can draft with, and what drafting with it would add (not in the total)."""
+    return tr(
+        _("MTP head in the file: llama.cpp drafts with it on --spec-type draft-mtp, adding {size} (not in the total)"),
+        size=tr.gib(size),
+    )
+
+
 def vision_encoder_line(tr: Tr) -> str:
     """A model whose config.json describes a vision encoder: the numbers are the text model's alone."""
     return tr(_("Vision encoder: not in these numbers; llama.cpp converts it to a separate mmproj file (--mmproj)"))
@@ -351,6 +362,11 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         (tr(_("Compute buffers")), est.compute_bytes, ""),
         (tr(_("Runtime")), est.runtime_bytes, runtime_note),
         *([(tr(_("Draft model")), est.draft_bytes, draft_note(tr, request, est))] if est.draft_bytes else []),
+        *(
+            [(tr(_("MTP drafting")), est.mtp_bytes, tr(_("(its MTP block, the cache of its layers, compute)")))]
+            if est.mtp_bytes
+            else []
+        ),
         (
             tr(_("Total")),
             est.total_bytes,
@@ -375,6 +391,10 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     for label, size, note in rows:
         shown = tr.small_size(size) if label == state_label else tr.gib(size)
         lines.append(f"  {ljust(label, 16)} {rjust(shown, 11)}  {note}".rstrip())
+    if est.mtp_head_bytes and not request.mtp:
+        lines.append("  " + mtp_line(tr, est.mtp_head_bytes))
+    elif request.mtp and not est.mtp_bytes:
+        lines.append("  " + tr(NO_MTP_HEAD))
     if request.images:
         m = request.model
         lines.append("  " + images_line(tr, m.mmproj, est.vision_bytes, est.vision_compute_bytes, m.vision_encoder))
@@ -422,7 +442,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         else:
             lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, fit)]
             # Ollama places layers itself (whole fits only) and runs no draft model
-            if request.engine == Engine.LLAMA_CPP and ollama and whole and request.draft is None:
+            if request.engine == Engine.LLAMA_CPP and ollama and whole and request.draft is None and not request.mtp:
                 lines.append("    " + tr(_("or with Ollama: {command}"), command=ollama_command(request, ollama)))
     if assumed:
         lines.append("")

@@ -53,7 +53,7 @@ _INTENTS = {code: name for name, code in _INTENT_CODES.items()}
 UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
 # flash attention, system RAM in GB, its speed (bot.answering.cards.ram_speed_code), Ollama
 _FLAGS = re.compile(
-    r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?(?:d([1-9][0-9]{0,6}))?(i)?"
+    r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?(?:d([1-9][0-9]{0,6}))?(i)?(t)?"
     r"(?:m([a-z0-9.\-]+)~([A-Za-z0-9_]+))?"
 )
 
@@ -72,6 +72,7 @@ class CardState(Settings):
     runner: str = ""  # "ollama": the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs hold, as the question said (0: none)
     images: bool = False  # images are sent: the vision projector is counted
+    mtp: bool = False  # drafting with the model's own MTP head
     draft: str = ""  # a draft model's preset id, and its quant ("" none)
     draft_quant: str = ""
 
@@ -99,6 +100,7 @@ class CardState(Settings):
             runner=str(o.get("runner", "")),
             reserved_mib=int(o.get("reserved_mib", 0)),
             images=bool(o.get("images", False)),
+            mtp=bool(o.get("mtp", False)),
             draft=str(o.get("draft", "")),
             draft_quant=str(o.get("draft_quant", "")),
         )
@@ -129,6 +131,8 @@ class CardState(Settings):
         out.update(machine_overrides(self.ram_gb, self.ram_speed, self.runner, self.reserved_mib, self.images))
         if self.draft:
             out["draft"], out["draft_quant"] = self.draft, self.draft_quant
+        if self.mtp:
+            out["mtp"] = True
         return out
 
     def encode(self) -> str | None:
@@ -147,6 +151,7 @@ class CardState(Settings):
         flash += "o" if self.runner == "ollama" else ""
         flash += f"d{self.reserved_mib}" if self.reserved_mib else ""
         flash += "i" if self.images else ""
+        flash += "t" if self.mtp else ""
         flash += f"m{self.draft}~{self.draft_quant}" if self.draft else ""
         fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
         fields.append(self.lang)
@@ -170,7 +175,7 @@ class CardState(Settings):
         found = _FLAGS.fullmatch(flags)
         if engine not in _ENGINES or found is None or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
-        flash, ram, ram_speed, ollama, reserved, images, draft, draft_quant = found.groups()
+        flash, ram, ram_speed, ollama, reserved, images, mtp, draft, draft_quant = found.groups()
         gpu_pairs: list[tuple[str, int]] = []
         if gpus != "-":
             for item in gpus.split(","):
@@ -189,6 +194,7 @@ class CardState(Settings):
             runner="ollama" if ollama else "",
             reserved_mib=int(reserved or 0),
             images=bool(images),
+            mtp=bool(mtp),
             draft=draft or "",
             draft_quant=draft_quant or "",
             gpus=tuple(gpu_pairs),

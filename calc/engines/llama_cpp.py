@@ -18,6 +18,7 @@ from vramfit.calc.attention_flops import attention_flops_per_token
 from vramfit.calc.compute import ComputeBuffers, compute_buffers, offloaded_compute_bytes, output_stage_bytes
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
+from vramfit.calc.families import family_of
 from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
 from vramfit.calc.gpu import Gpu, Segment, Vendor
 from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, host_bytes, usable_ram
@@ -150,8 +151,9 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
     runtime = runtime_bytes(backend or _gpu_backend(request), count)
     vision = vision_bytes(request)
     draft = draft_parts(request, count)
+    mtp = mtp_bytes(request, count)
     total = weights.gpu_bytes + kv.total_bytes + parts.state.total_bytes + compute.gpu_bytes + runtime + vision
-    total += draft.total
+    total += draft.total + mtp
     return Estimate(
         file_bytes=weights.file_bytes,
         weights_bytes=weights.gpu_bytes,
@@ -176,6 +178,8 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         vision_bytes=vision,
         vision_compute_bytes=request.model.mmproj_compute_bytes if vision else 0,
         draft_bytes=draft.total,
+        mtp_bytes=mtp,
+        mtp_head_bytes=mtp_cost(request, count),
         draft_weights_bytes=draft.weights,
         draft_kv_bytes=draft.kv,
         draft_compute_bytes=draft.compute,
@@ -215,6 +219,38 @@ def draft_request(request: Request) -> Request | None:
     )
 
 
+def mtp_usable(request: Request) -> bool:
+    """Whether llama.cpp 0c1e57098 can draft with this file's own MTP blocks: the file carries them and the
+    architecture builds an MTP graph (src/models/<arch>.cpp, LLM_GRAPH_TYPE_DECODER_MTP)."""
+    arch = request.model.architecture
+    return arch.nextn_layers > 0 and family_of(arch.arch).mtp_graph
+
+
+def mtp_bytes(request: Request, gpu_count: int) -> int:
+    """What ``--spec-type draft-mtp`` adds, as llama.cpp 0c1e57098 allocates it (measured: llamacpp_draft.jsonl):
+    the MTP blocks, which load_mtp brings in (skipped otherwise, TENSOR_SKIP); a second context on the same weights
+    whose cache holds only those layers, for the main context's whole size, f16 unless -ctkd/-ctvd
+    (common/speculative.cpp); the main context's recurrent state kept 1 + n_rs_seq times where the architecture rolls
+    it back (llm_arch_supports_rs_rollback; n_rs_seq = --spec-draft-n-max, common.h need_n_rs_seq); and the MTP
+    context's compute buffer, taken as the main context's (the same graph reserve for one micro-batch and the
+    output head: 521.02 MiB beside 521.02 on CPU for Qwen3.5 0.8B at 32K)."""
+    return mtp_cost(request, gpu_count) if request.mtp else 0
+
+
+def mtp_cost(request: Request, gpu_count: int) -> int:
+    """:func:`mtp_bytes` whether or not the request drafts with the head: what it would add (0: no usable head)."""
+    if not mtp_usable(request):
+        return 0
+    parts = _parts(request)
+    arch = parts.arch
+    cache = _kv_cached(arch, request.context, request.users, request.draft_kv_cache, request.flash_attn_effective,
+                       request.n_ubatch, request.kv_unified, request.swa_full)  # fmt: skip
+    full_layers = [b for il, b in enumerate(cache.layer_bytes) if b and not arch.layer_is_swa(il)]
+    mtp_cache = max(full_layers, default=0) * arch.nextn_layers
+    snapshots = parts.state.total_bytes * request.draft_max if family_of(arch.arch).rs_rollback else 0
+    return parts.weights.mtp_bytes + mtp_cache + snapshots + parts.compute(gpu_count).gpu_bytes
+
+
 def draft_parts(request: Request, gpu_count: int) -> DraftParts:
     """What the draft model adds on the GPUs (llama.cpp's --fit adds the same three, common/fit.cpp add_extra_memory:
     model, context and compute of the draft measured at the main context's size). One CUDA context serves both."""
@@ -251,6 +287,7 @@ def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
         + runtime_bytes(backend, gpu_count)
         + vision_bytes(request)
         + draft_parts(request, gpu_count).total
+        + mtp_bytes(request, gpu_count)
     )
 
 
@@ -276,7 +313,7 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         else:  # a layer split over several GPUs with the rest on the CPU: the full-offload rule, output on the CPU
             fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
         # the projector and the draft model (-ngld is its own) stay on the GPU whatever -ngl says
-        fixed += vision_bytes(request) + draft_parts(request, count).total
+        fixed += vision_bytes(request) + draft_parts(request, count).total + mtp_bytes(request, count)
         gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
     ceiling = None

@@ -85,7 +85,7 @@ def dsa_indexer(fields: ConfigFields, kv_lora_rank: int, model_type: str) -> dic
     }
 
 
-class Deepseek2(Family, arch="deepseek2", routing_bias=True):
+class Deepseek2(Family, arch="deepseek2", routing_bias=True, mtp_graph=True):
     """Mirrors src/models/deepseek2.cpp, conversion/deepseek.py DeepseekV2Model (0c1e57098). DeepSeek-V3's router adds
     e_score_correction_bias before its top-k (topk_method "noaux_tc", DeepseekV3Config's default; V2's "greedy" has
     none). The expert count says nothing about it: a 16-expert copy of Kimi K2 has the bias, DeepSeek-V2's 160 experts

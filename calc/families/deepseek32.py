@@ -40,7 +40,7 @@ def dsa_gguf_keys(meta: GgufMeta, config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class Deepseek32(Family, arch="deepseek32", model_types=("deepseek_v32",), routing_bias=True):
+class Deepseek32(Family, arch="deepseek32", model_types=("deepseek_v32",), routing_bias=True, mtp_graph=True):
     """Mirrors src/models/deepseek32.cpp, conversion/deepseek.py DeepseekV32Model (0c1e57098). The MTP block's routing
     bias, which deepseek32.cpp creates with TENSOR_NOT_REQUIRED instead of the skip flags."""
 

@@ -128,7 +128,7 @@ def deepseek4_layers(b: TensorList, arch: Architecture) -> None:
     b.add("output_hc_scale.weight", 1)
 
 
-class Deepseek4(Family, arch="deepseek4", model_types=("deepseek_v4",)):
+class Deepseek4(Family, arch="deepseek4", model_types=("deepseek_v4",), mtp_graph=True, rs_rollback=True):
     """Mirrors src/models/deepseek4.cpp, conversion/deepseek.py DeepseekV4Model (0c1e57098)."""
 
     def layout(self, fields: ConfigFields, shape: dict[str, Any]) -> dict[str, Any]:

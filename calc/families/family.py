@@ -75,8 +75,12 @@ class Family:
     gqa_from_widest_layer: ClassVar[bool] = False
     falcon_quant_rules: ClassVar[bool] = False
 
-    # Engines: Ollama runs this architecture with flash attention unless told otherwise (calc/ollama.py).
+    # Engines: Ollama runs this architecture with flash attention unless told otherwise (calc/ollama.py). llama.cpp
+    # 0c1e57098 can draft with the file's MTP blocks (src/models/<arch>.cpp builds LLM_GRAPH_TYPE_DECODER_MTP), and
+    # keeps recurrent-state snapshots for rollback then (llama-arch.cpp llm_arch_supports_rs_rollback).
     ollama_flash_attention: ClassVar[bool] = False
+    mtp_graph: ClassVar[bool] = False
+    rs_rollback: ClassVar[bool] = False
 
     def __init_subclass__(cls, **declared: Any) -> None:
         """A family declares in its header what differs from LLM_ARCH_LLAMA (``class Qwen3(Family, arch="qwen3",

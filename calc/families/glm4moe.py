@@ -70,7 +70,7 @@ def glm4moe_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
-class Glm4Moe(Family, arch="glm4moe", model_types=("glm4_moe",)):
+class Glm4Moe(Family, arch="glm4moe", model_types=("glm4_moe",), mtp_graph=True):
     """Mirrors src/models/glm4-moe.cpp, conversion/glm.py Glm4MoeModel (0c1e57098)."""
 
     def mtp(self, fields: ConfigFields) -> dict[str, Any]:

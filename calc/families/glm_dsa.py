@@ -87,7 +87,7 @@ def glm_dsa_indexer_types(meta: GgufMeta, config: Mapping[str, Any]) -> list[str
     return ["full" if f else "shared" for f in full]
 
 
-class GlmDsa(Family, arch="glm-dsa", model_types=("glm_moe_dsa",), routing_bias=True):
+class GlmDsa(Family, arch="glm-dsa", model_types=("glm_moe_dsa",), routing_bias=True, mtp_graph=True):
     """Mirrors src/models/glm-dsa.cpp, conversion/glm.py GlmMoeDsaModel (0c1e57098). The MTP block's routing bias, which
     glm-dsa.cpp creates with TENSOR_NOT_REQUIRED instead of the skip flags."""
 

@@ -118,7 +118,7 @@ def nemotron_h_keys(meta: GgufMeta, moe: bool, config: Mapping[str, Any], names:
     return out
 
 
-class NemotronH(Family, arch="nemotron_h", model_types=("nemotron_h",), vocab_multiple=8):
+class NemotronH(Family, arch="nemotron_h", model_types=("nemotron_h",), vocab_multiple=8, rs_rollback=True):
     """Mirrors src/models/nemotron-h.cpp, conversion/nemotron.py NemotronHModel (0c1e57098). Vocabulary padded to a
     multiple of 8: Mamba2Model.set_vocab / NemotronHModel.set_vocab."""
 
@@ -165,7 +165,7 @@ class NemotronH(Family, arch="nemotron_h", model_types=("nemotron_h",), vocab_mu
         return {k: v for k, v in out.items() if v is not None}
 
 
-class NemotronHMoe(NemotronH, arch="nemotron_h_moe", model_types=(), has_experts=True):
+class NemotronHMoe(NemotronH, arch="nemotron_h_moe", model_types=(), has_experts=True, mtp_graph=True):
     def resolve(self, config: Mapping[str, Any]) -> Family:
         return self
 

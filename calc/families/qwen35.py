@@ -85,7 +85,8 @@ def qwen35_layers(b: TensorList, arch: Architecture, *, fused_beta_alpha: bool) 
         b.blk(il, "nextn.shared_head_norm.weight", n_embd)
 
 
-class Qwen35(Family, arch="qwen35", qk_norm=True, experts_modelled=False, gqa_from_widest_layer=True):
+class Qwen35(Family, arch="qwen35", qk_norm=True, experts_modelled=False, gqa_from_widest_layer=True, mtp_graph=True,
+             rs_rollback=True):  # fmt: skip
     """Mirrors src/models/qwen35.cpp, conversion/qwen.py Qwen3_5TextModel (0c1e57098). No experts: the dense
     architecture; Qwen3.5 with experts is qwen35moe."""
 
@@ -143,7 +144,8 @@ class Qwen35Moe(Qwen35, arch="qwen35moe", experts_modelled=True, is_moe_arch=Tru
     model_types = ("qwen3_5_moe", "qwen3_5_moe_text")
 
 
-class Qwen3Next(Qwen35, arch="qwen3next", experts_modelled=True, is_moe_arch=True, default_mtp_blocks=1):
+class Qwen3Next(Qwen35, arch="qwen3next", experts_modelled=True, is_moe_arch=True, default_mtp_blocks=1,
+                rs_rollback=False):  # fmt: skip
     """Mirrors src/models/qwen3next.cpp, conversion/qwen.py Qwen3NextModel (0c1e57098)."""
 
     model_types = ("qwen3_next",)

@@ -117,3 +117,45 @@ def test_buttons_keep_the_draft() -> None:
     packed = state.encode()
     assert packed is not None and len(packed) <= 100 and CardState.decode(packed) == state
     assert state.overrides()["draft"] == "qwen3.5-0.8b"
+
+
+MTP_ROWS = [json.loads(line) for line in Path("tests/data/groundtruth/llamacpp_mtp.jsonl").read_text().splitlines()]
+MTP_PRESET = {"Qwen3.5-0.8B-Base": "qwen3.5 0.8b", "GLM-4.7-Flash": "glm-4.7-flash"}
+
+
+def _buffer_mib(lines: list[str]) -> float:
+    return sum(float(line.split("=")[-1].split()[0]) for line in lines if "model buffer size" in line)
+
+
+@pytest.mark.parametrize("row", MTP_ROWS, ids=lambda r: f"{r['target_model']}-{r['n_ctx']}-{r['n_seq']}")
+def test_drafting_with_the_mtp_head_adds_what_llamacpp_allocated(row: dict[str, Any]) -> None:
+    """The MTP block (the model buffer with load_mtp less without), the MTP context's one-layer cache, and the
+    recurrent-state snapshots of rollback (the main context's state with n_rs_seq 3 less without it: 1 + 3 copies);
+    the MTP context's compute buffer is the main context's (logged the same on CPU)."""
+    users = row["n_seq"]
+    unified = "on" if row.get("kv_unified", users == 1) else "off"
+    args = [MTP_PRESET[row["target_model"]], "--mtp", "--quant", row["quant"], "--users", str(users),
+            "--context", str(row["n_ctx"] // users), "--kv-unified", unified]  # fmt: skip
+    estimate = run_json(*args)["estimate"]
+    block = _buffer_mib(row["model_buffers_with_mtp"]) - _buffer_mib(row["model_buffers_without_mtp"])
+    state = row["target_recurrent_buffer_mib"] or 0
+    snapshots = state - state / 4  # n_rs_seq 3: four copies where there was one
+    logged = (block + row["mtp_kv_buffer_mib"] + snapshots) * MIB
+    assert abs(estimate["mtp_bytes"] - estimate["compute_bytes"] - logged) <= 0.02 * MIB
+    assert estimate["mtp_bytes"] == estimate["mtp_head_bytes"]
+
+
+def test_the_mtp_cache_is_one_layer_of_the_whole_context() -> None:
+    """Qwen3.5 0.8B's MTP block is one full-attention layer: K and V of 2 heads × 256 × 2 bytes a token, 64 MiB at
+    32,768 tokens; llama.cpp logged 64.00 MiB (llamacpp_mtp.jsonl). Without --mtp it is said, not counted."""
+    by_hand = 1 * 2 * 2 * 256 * 2 * 32768  # one layer × K and V × 2 heads × 256 × 2 bytes × cells
+    assert by_hand == 64 * MIB
+    plain = run_json("qwen3.5 0.8b", "--context", "32768")
+    assert plain["estimate"]["mtp_bytes"] == 0 and plain["estimate"]["mtp_head_bytes"] > 64 * MIB
+    out = io.StringIO()
+    assert run(["qwen3.5 27b 32k on a 4090 with mtp"], out) == 0
+    assert "--spec-type draft-mtp" in out.getvalue() and "ollama run" not in out.getvalue()
+    out = io.StringIO()
+    assert run(["--lang", "ko", "llama 3 8b 3060", "--mtp"], out) == 0
+    assert "MTP 헤드가 없어서" in out.getvalue()  # a model without one: said, nothing added
+    assert run_json("llama 3 8b 3060", "--mtp")["estimate"]["mtp_bytes"] == 0
