@@ -31,7 +31,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
 
-WORKER = r'''
+# What both workers share: llama.cpp's log captured, and a context's parameters as measure_worker.py sets them.
+WORKER_COMMON = r'''
 import contextlib, ctypes, json, sys
 import llama_cpp as L
 GGML = {"f32": 0, "f16": 1, "q4_0": 2, "q8_0": 8, "bf16": 30}
@@ -56,6 +57,9 @@ def params(cfg, n_ctx, type_k, type_v):
     cp.kv_unified = bool(cfg.get("kv_unified", False))
     cp.no_perf = True
     return cp
+'''
+
+WORKER = WORKER_COMMON + r'''
 L.llama_log_set(_cb, ctypes.c_void_p(0)); L.llama_backend_init()
 mp = L.llama_model_default_params(); mp.n_gpu_layers = 0; mp.use_mmap = True; mp.use_extra_bufts = False
 target = L.llama_model_load_from_file(sys.argv[1].encode(), mp); take()
@@ -77,30 +81,7 @@ for cfg in json.loads(sys.argv[3]):
 '''
 
 
-MTP_WORKER = r'''
-import contextlib, ctypes, json, sys
-import llama_cpp as L
-LOG = []
-@L.llama_log_callback
-def _cb(level, text, user_data):
-    if level != 1:
-        with contextlib.suppress(Exception):
-            LOG.append(text.decode("utf-8", "replace"))
-def take():
-    s = "".join(LOG); LOG.clear(); return s
-def params(cfg, n_ctx):
-    cp = L.llama_context_default_params()
-    cp.n_ctx = n_ctx
-    cp.n_batch = cfg.get("n_batch", 2048)
-    cp.n_ubatch = cfg.get("n_ubatch", 512)
-    cp.n_seq_max = cfg.get("n_seq", 1)
-    cp.n_threads = cp.n_threads_batch = 2
-    cp.type_k = cp.type_v = 1
-    cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED if cfg.get("flash_attn") else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    cp.offload_kqv = True
-    cp.kv_unified = bool(cfg.get("kv_unified", False))
-    cp.no_perf = True
-    return cp
+MTP_WORKER = WORKER_COMMON + r'''
 L.llama_log_set(_cb, ctypes.c_void_p(0)); L.llama_backend_init()
 out = {}
 for load_mtp in (False, True):
@@ -114,11 +95,11 @@ print(json.dumps({"model_size_api_without_mtp": out[False][2], "model_size_api_w
                   "model_buffers_without_mtp": buffers(out[False][1]), "model_buffers_with_mtp": buffers(load_log)}),
       flush=True)
 for cfg in json.loads(sys.argv[2]):
-    cp = params(cfg, cfg["n_ctx"]); cp.n_rs_seq = cfg.get("n_rs_seq", 3)
+    cp = params(cfg, cfg["n_ctx"], "f16", "f16"); cp.n_rs_seq = cfg.get("n_rs_seq", 3)
     ctx_tgt = L.llama_init_from_model(model, cp)
     target_log = take()
     n_ctx_tgt = int(L.llama_n_ctx(ctx_tgt))
-    cm = params(cfg, n_ctx_tgt); cm.ctx_type = L.LLAMA_CONTEXT_TYPE_MTP; cm.n_rs_seq = 0; cm.ctx_other = ctx_tgt
+    cm = params(cfg, n_ctx_tgt, "f16", "f16"); cm.ctx_type = L.LLAMA_CONTEXT_TYPE_MTP; cm.n_rs_seq = 0; cm.ctx_other = ctx_tgt
     ctx_mtp = L.llama_init_from_model(model, cm)
     mtp_log = take()
     print(json.dumps({"cfg": cfg, "target_n_ctx_api": n_ctx_tgt, "ok": bool(ctx_mtp), "target_log": target_log,
