@@ -45,6 +45,7 @@ from vramfit.bot.render.contract import error_json, result_json
 from vramfit.bot.render.labels import SOURCE_UNREAD_NOTE
 from vramfit.bot.render.log_report import log_report_json, render_log_report
 from vramfit.bot.render.text import (
+    ASK_DISPLAY_SHARE,
     error_message,
     error_text,
     list_gpus_text,
@@ -387,7 +388,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.ram:
         overrides["ram_bytes"] = _ram_bytes(args.ram)
     if args.reserved:
-        overrides["reserved_bytes"] = _reserved_bytes(args.reserved)
+        overrides["reserved_bytes"] = slots.reserved_bytes(args.reserved)
     if args.mmproj:
         overrides["images"] = True
     if args.mtp:
@@ -434,29 +435,6 @@ def _ram_bytes(text: str) -> int:
     return int(gb * GIB)
 
 
-MAX_RESERVED_GB = 1024
-
-
-def _reserved_bytes(text: str) -> int:
-    """``--reserved 1.5GB``, ``800MB``, ``1.5``: GiB (and MiB) as nvidia-smi and Task Manager count them."""
-    found = _RESERVED_SIZE.match(text)
-    if found is None:
-        raise BadNumberError(f"reserved: not a memory size: {text}", field="reserved", value=text)
-    gb = float(found[1]) / (1024 if (found[2] or "g").lower().startswith("m") else 1)
-    if not 0 < gb <= MAX_RESERVED_GB:
-        raise BadNumberError(
-            f"reserved must be more than 0 and at most {MAX_RESERVED_GB} GB: {text}",
-            field="reserved",
-            value=text,
-            low=0,
-            high=MAX_RESERVED_GB,
-        )
-    return int(gb * GIB)
-
-
-_RESERVED_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gb|gib|g|mb|mib|m)?\s*$", re.IGNORECASE)
-
-
 @dataclass(frozen=True, slots=True)
 class Resolved:
     """The answer for the command line, its language, what was assumed, what was not understood, and an uploader's
@@ -468,6 +446,7 @@ class Resolved:
     unparsed: tuple[str, ...]
     quant_mix: str = ""
     asks_speed: bool = False  # "how fast", "몇 토큰 나와?": the speed is said first
+    display_unsized: bool = False  # a display runs on the card, its share unsaid: the answer asks for it
     source_unread: str = ""  # a repo or tag whose server could not be read: answered from its preset instead
     overridden: tuple[tuple[str, str], ...] = ()  # (flag, what the text said) where a flag won over the text
 
@@ -582,7 +561,8 @@ def resolve_args(args: argparse.Namespace) -> Resolved:
         assumed = still_assumed(result, tuple(a for a in parsed.assumed if a not in given))
         mix = _approximated_mix(args.quant or parsed.quant_mix, overrides.get("model"))
         overridden = _overridden(args, parsed, unplaced) if remote is None and tag is None else ()
-        resolved = Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix, parsed.asks_speed)
+        resolved = Resolved(result, lang, assumed, (*parsed.unparsed, *unparsed_quant), mix, parsed.asks_speed,
+                            parsed.display_unsized)  # fmt: skip
         return replace(resolved, overridden=overridden)
     if "model" not in overrides:
         raise UnknownModelError("no model named", suggestions=["llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b"])
@@ -734,6 +714,8 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         if resolved.quant_mix and isinstance(result, FitResult):
             out.write(quant_mix_line(resolved.quant_mix, result.answer.request.quant, lang) + "\n")
         out.write(terminal_colours(_inert_for(out, render_result(result, lang, assumed)), colour=_colour(out)))
+        if resolved.display_unsized and not args.reserved:
+            out.write(_inert_for(out, Tr(lang)(ASK_DISPLAY_SHARE) + "\n"))
         if args.chart:
             out.write(_inert_for(out, "📈 " + Tr(lang)(_("Chart written to {file}"), file=args.chart) + "\n"))
     return 0

@@ -248,6 +248,7 @@ class Card:
     engines: tuple[Card, ...] = ()  # the same question on each engine (llama.cpp, vLLM); this card is the first
     unparsed: tuple[str, ...] = ()  # words of the question no setting took ("5090ti", "q9"); the card says them
     quant_mix: str = ""  # an uploader's mix asked for ("UD-Q4_K_XL") and sized as the card's standard quant
+    asks_display_share: bool = False  # a display runs on the card and its share was not said: the card asks for it
     speed_first: bool = False  # the question asked how fast ("몇 토큰 나와?"): the card leads with the speed
     source_unread: str = ""  # a repo or tag whose server could not be read: the card is its preset's answer instead
     command: str = ""  # llama-server command that reproduces the answer on the first named GPU, when it runs there

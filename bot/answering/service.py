@@ -186,6 +186,8 @@ class CalcBackend:
                 card = dataclasses.replace(card, quant_mix=parsed.quant_mix)
             if parsed.asks_speed and isinstance(card, Card):
                 card = dataclasses.replace(card, speed_first=True)
+            if parsed.display_unsized and isinstance(card, Card) and not card.reserved_mib:
+                card = dataclasses.replace(card, asks_display_share=True)
             if unread and isinstance(card, Card):
                 card = dataclasses.replace(card, source_unread=unread)
         except VramfitError as exc:

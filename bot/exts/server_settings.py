@@ -20,9 +20,11 @@ from discord.ext import commands
 from vramfit.bot.bot import VramBot
 from vramfit.bot.i18n import Tr, lang_for_locale
 from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from vramfit.bot.parser.slots import reserved_bytes
 from vramfit.bot.storage import GuildSettings, StorageError, Store
 from vramfit.bot.storage.repository import MAX_CHANNELS, MAX_GPUS, AddResult
 from vramfit.bot.ui.replies import send_ephemeral, send_private
+from vramfit.calc.errors import BadNumberError
 from vramfit.calc.presets import Catalog, load_catalog
 
 log = logging.getLogger(__name__)
@@ -99,12 +101,21 @@ def describe(settings: GuildSettings, tr: Tr, *, message_content: bool) -> str:
         "private": tr(N_("Only the asker (by direct message)")),
     }[settings.mention_replies]
     channels = ", ".join(f"<#{c}>" for c in sorted(settings.channels)) or tr(N_("none"))
+    in_use = (
+        tr(
+            N_("{size}, taken off every card's GPU unless the question says its own"),
+            size=tr.gib(settings.reserved_mib << 20),
+        )
+        if settings.reserved_mib
+        else tr(N_("none"))
+    )
     lines = [
         tr(N_("**vramfit settings for this server**")),
         tr(N_("Answer language: {value}"), value=language),
         tr(N_("GPUs shown first: {value}"), value=gpus),
         tr(N_("Default engine: {value}"), value=engine),
         tr(N_("Answers to mentions: {value}"), value=mentions),
+        tr(N_("GPU memory already in use: {value}"), value=in_use),
         tr(N_("Auto-answer channels: {value}"), value=channels),
     ]
     if settings.channels and not message_content:
@@ -215,6 +226,23 @@ class ServerSettings(
     async def mentions(self, interaction: discord.Interaction[VramBot], value: str) -> None:
         settings = await self._store().set_mention_replies(self._guild_id(interaction), value)  # type: ignore[arg-type]
         await self._saved(interaction, "mention replies", value, settings)
+
+    @app_commands.command(
+        name=_("in-use"), description=_("GPU memory members' desktops already use, taken off every card's GPU")
+    )
+    @app_commands.rename(value=_("value"))
+    @app_commands.describe(value=_("How much, e.g. 1.5GB (nvidia-smi shows it); 0 clears it"))
+    async def in_use(self, interaction: discord.Interaction[VramBot], value: str) -> None:
+        tr = Tr(lang_for_locale(interaction.locale))
+        try:
+            mib = 0 if value.strip().lower() in ("0", "0gb", "0mb", "none") else reserved_bytes(value) >> 20
+        except BadNumberError:
+            text = tr(N_("That isn't a memory size: **{value}**. Write it as `1.5GB` or `800MB`."),
+                      value=discord.utils.escape_markdown(value[:40]))  # fmt: skip
+            await send_ephemeral(interaction, text)
+            return
+        settings = await self._store().set_reserved(self._guild_id(interaction), mib)
+        await self._saved(interaction, "in-use", f"{mib} MiB", settings)
 
     # -- /vram-settings gpus ---------------------------------------------------------------------------------------
 

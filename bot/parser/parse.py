@@ -80,6 +80,7 @@ class ParsedQuery(BaseModel):
     unparsed: tuple[str, ...] = ()  # words that look like settings but no slot took ("5090ti", "q9")
     ram_bytes: int | None = None  # system RAM ("with 64GB RAM", "램 64기가")
     reserved_bytes: int = 0  # GPU memory other programs already hold ("1.5gb already used", "이미 2기가 사용 중")
+    display_unsized: bool = False  # a display runs on the card, its share unsaid: the answer asks for it
     ram_speed: RamSpeed | None = None  # its kind, rate and channels ("ddr4-3200 dual channel", "ddr5 4채널")
     runner: str = ""  # "ollama" when the question names it: Ollama's defaults (calc.ollama)
     quant_mix: str = ""  # an uploader's mix as written ("UD-Q4_K_XL"); ``quant`` is the standard type it is sized as
@@ -332,6 +333,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
         quant_mix=mix,
         checkpoint_kind=kind,
         asks_speed=slots.asks_speed(intent_text),
+        display_unsized=reserved_gb is None and slots.mentions_display(intent_text),
         images=images,
         mtp=mtp,
         draft=draft,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from vramfit.bot.parser.numbers import count_from_suffix, tokens_from_suffix
 from vramfit.calc.errors import BadNumberError, UnknownQuantError
 from vramfit.calc.file_types import UPLOADER_MIXES, FileType, uploader_mix
+from vramfit.calc.gpu import GIB
 from vramfit.calc.ram_speed import DESKTOP_CHANNELS, MAX_CHANNELS, MTS_RANGE, TYPICAL_MTS, RamKind, RamSpeed, typical
 from vramfit.calc.request import MAX_CONTEXT, MAX_USERS, Engine, KvType
 
@@ -345,6 +346,20 @@ _RESERVED = (
     re.compile(r"(?:이미|벌써)\s*" + _SIZE + _KO_PARTICLE + r"\s*" + _KO_OCCUPY),
 )
 MAX_RESERVED_GB = 1024
+# A display on the card, said without how much it uses ("my monitor is connected to it", "모니터 연결돼 있어"): no
+# published measurement gives a figure for the desktop's share (it depends on the screens, the OS and what is open),
+# so the answer asks for it rather than guessing.
+_DISPLAY = re.compile(
+    r"(?<![a-z])(?:monitors?|displays?|desktop|screens?)\s+(?:is\s+|are\s+)?(?:connected|plugged|attached|hooked)"
+    r"|(?<![a-z])(?:drives|driving|runs|running|also\s+runs)\s+(?:my\s+|the\s+)?(?:monitors?|displays?|desktop)"
+    r"|(?<![a-z])(?:my|the)\s+(?:monitors?|displays?|desktop)\s+(?:is\s+|are\s+)?(?:on|runs\s+on)\s+(?:it|this|the)"
+    r"|모니터\s*(?:가|를|도|랑)?\s*(?:연결|꽂|물려|달려|붙어)|화면\s*출력|디스플레이\s*(?:가|를|도)?\s*(?:연결|꽂)"
+)
+
+
+def mentions_display(text: str) -> bool:
+    """The question says a display runs on the GPU, whatever it says of its memory."""
+    return _DISPLAY.search(text) is not None
 
 
 def extract_reserved(s: Scratch) -> float | None:
@@ -433,6 +448,24 @@ def extract_draft(s: Scratch) -> str | None:
         s.take(m)
         return phrase[:80]
     return None
+
+
+def reserved_bytes(text: str) -> int:
+    """A size of GPU memory already in use as a flag or a setting writes it: ``1.5GB``, ``800MB``, ``1.5`` (GiB, and
+    MiB, as nvidia-smi and Task Manager count them). Raises BadNumberError for anything else or past any GPU."""
+    found = _RESERVED_SIZE.match(text)
+    if found is None:
+        raise BadNumberError(f"reserved: not a memory size: {text}", field="reserved", value=text[:40])
+    gb = float(found[1]) / (1024 if (found[2] or "g").lower().startswith("m") else 1)
+    if not 0 < gb <= MAX_RESERVED_GB:
+        raise BadNumberError(
+            f"reserved must be more than 0 and at most {MAX_RESERVED_GB} GB: {text}",
+            field="reserved", value=text[:40], low=0, high=MAX_RESERVED_GB,
+        )  # fmt: skip
+    return int(gb * GIB)
+
+
+_RESERVED_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gb|gib|g|mb|mib|m)?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

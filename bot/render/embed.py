@@ -40,6 +40,7 @@ from vramfit.bot.render.limits import (
     columns,
 )
 from vramfit.bot.render.text import (
+    ASK_DISPLAY_SHARE,
     NO_MTP_HEAD,
     NO_PREFILL,
     context_limit_line,
@@ -501,6 +502,8 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     if card.reserved_mib and card.named_gpus:
         in_use = tr(_("Already in use on the GPU: {reserved}, taken off"), reserved=tr.gib(card.reserved_mib << 20))
         lines.append(in_use)
+    elif card.asks_display_share:
+        lines.append(tr(ASK_DISPLAY_SHARE))
     # What would help, at most three lines (CalcBackend.tips), each with the verdict it reaches: in the description,
     # since a field's name would take one of the twelve rows a phone shows (issue 25).
     lines += [_tip_line(tip, tr) for tip in card.tips]

@@ -309,6 +309,10 @@ def draft_note(tr: Tr, request: Request, est: Estimate) -> str:
     )
 
 
+ASK_DISPLAY_SHARE = _(
+    "🖥️ A display on this GPU uses some of its memory too, and how much depends on the screens and what is open: say "
+    "it (nvidia-smi's Memory-Usage with the model stopped), e.g. \"1.5GB already used\", and I'll take it off."
+)
 NO_MTP_HEAD = _("MTP: this file carries no MTP head llama.cpp can draft with, so nothing is added")
 
 

@@ -47,6 +47,7 @@ class GuildDefaults:
     private_mentions: bool = False
     autoanswer_channels: frozenset[int] = field(default_factory=frozenset)
     message_content: bool = False  # the bot runs with the message-content intent
+    reserved_mib: int = 0  # GPU memory members' desktops hold (/vram-settings in-use), taken off unless asked
 
     @classmethod
     def from_settings(cls, settings: GuildSettings, *, message_content: bool = False) -> GuildDefaults:
@@ -63,12 +64,14 @@ class GuildDefaults:
             private_mentions=settings.mention_replies == "private",
             autoanswer_channels=settings.channels,
             message_content=message_content,
+            reserved_mib=settings.reserved_mib,
         )
 
     def reads_question(self, overrides: Overrides) -> bool:
         """Whether :meth:`apply` would parse the question (the server sets an engine or GPUs the options do not)."""
         want_engine = self.engine is not None and "engine" not in overrides
-        return want_engine or (bool(self.gpus) and not ({"gpu", "gpus"} & overrides.keys()))
+        want_reserved = bool(self.reserved_mib) and "reserved_mib" not in overrides
+        return want_engine or want_reserved or (bool(self.gpus) and not ({"gpu", "gpus"} & overrides.keys()))
 
     def apply(self, text: str, overrides: Overrides) -> Overrides:
         """``overrides`` plus the server's engine and GPU shortlist where the question names neither."""
@@ -76,8 +79,10 @@ class GuildDefaults:
             return overrides
         want_engine = self.engine is not None and "engine" not in overrides
         want_gpus = bool(self.gpus) and not ({"gpu", "gpus"} & overrides.keys())
-        named_engine, named_gpus = _named_in(text)
+        named_engine, named_gpus, named_reserved = _named_in(text)
         out = Overrides(**overrides)
+        if self.reserved_mib and "reserved_mib" not in overrides and not named_reserved:
+            out["reserved_mib"] = self.reserved_mib  # the server's desktop share, unless the question says its own
         if want_engine and not named_engine and self.engine is not None:
             out["engine"] = self.engine
         if want_gpus and not named_gpus:
@@ -97,15 +102,15 @@ class GuildDefaults:
 NO_DEFAULTS = GuildDefaults()
 
 
-def _named_in(text: str) -> tuple[bool, bool]:
-    """Whether the text names an engine, and whether it names a GPU (unreadable text: neither)."""
+def _named_in(text: str) -> tuple[bool, bool, bool]:
+    """Whether the text names an engine, a GPU, and memory already in use (unreadable text: none of them)."""
     if not text.strip():
-        return False, False
+        return False, False, False
     try:
         parsed = parse(text)
     except VramfitError:
-        return False, False
-    return parsed.engine is not None or parsed.compare_engines, bool(parsed.gpus)
+        return False, False, False
+    return parsed.engine is not None or parsed.compare_engines, bool(parsed.gpus), bool(parsed.reserved_bytes)
 
 
 async def guild_defaults(bot: VramBot, guild_id: int | None) -> GuildDefaults:

@@ -95,6 +95,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX remote_reads_by_time ON remote_reads (fetched_at)",
         ),
     ),
+    Migration(
+        5,
+        "a server's GPU memory already in use (a desktop on the card), taken off every answer that states none",
+        ("ALTER TABLE guild_settings ADD COLUMN reserved_mib INTEGER NOT NULL DEFAULT 0",),
+    ),
 )
 
 

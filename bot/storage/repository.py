@@ -33,6 +33,7 @@ LANGUAGES: tuple[LanguageSetting, ...] = ("user", "ko", "en")
 ENGINES: tuple[EngineSetting, ...] = ("llama.cpp", "vllm")
 MENTION_REPLIES: tuple[MentionReplies, ...] = ("public", "private")
 MAX_GPUS = 6
+MAX_RESERVED_MIB = 1024 * 1024  # a server's "already in use" default: what the parser allows a question (1,024 GiB)
 MAX_CHANNELS = 25
 
 
@@ -50,6 +51,7 @@ class GuildSettings:
     mention_replies: MentionReplies = "public"
     gpus: tuple[str, ...] = ()  # preset GPU ids, in the order they were added
     channels: frozenset[int] = field(default_factory=frozenset)  # auto-answer channels (forums, text channels)
+    reserved_mib: int = 0  # GPU memory other programs hold on members' cards, MiB (0: none said)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,17 @@ class Repository:
     def set_mention_replies(self, guild_id: int, value: MentionReplies) -> GuildSettings:
         _check(value, MENTION_REPLIES, "mention_replies")
         return self._set_column(guild_id, "mention_replies", value)
+
+    def set_reserved(self, guild_id: int, mib: int) -> GuildSettings:
+        if not 0 <= mib <= MAX_RESERVED_MIB:
+            raise ValueError(f"reserved_mib must be between 0 and {MAX_RESERVED_MIB}; got {mib}")
+        with self.db.transaction(write=True) as tx:
+            self._lock(tx, guild_id)
+            tx.execute(
+                "UPDATE guild_settings SET reserved_mib = ?, updated_at = ? WHERE guild_id = ?",
+                (mib, now_ms(), guild_id),
+            )
+            return self._read(tx, guild_id)
 
     def add_gpu(self, guild_id: int, gpu_id: str, *, limit: int = MAX_GPUS) -> tuple[AddResult, GuildSettings]:
         with self.db.transaction(write=True) as tx:
@@ -261,13 +274,13 @@ class Repository:
     @staticmethod
     def _read(tx: Tx, guild_id: int) -> GuildSettings:
         row = tx.fetchone(
-            "SELECT language, engine, mention_replies FROM guild_settings WHERE guild_id = ?", (guild_id,)
+            "SELECT language, engine, mention_replies, reserved_mib FROM guild_settings WHERE guild_id = ?", (guild_id,)
         )
         gpus = tx.fetchall("SELECT gpu_id FROM guild_gpus WHERE guild_id = ? ORDER BY position, gpu_id", (guild_id,))
         channels = tx.fetchall("SELECT channel_id FROM autoanswer_channels WHERE guild_id = ?", (guild_id,))
         if row is None:
             return GuildSettings(guild_id, gpus=tuple(str(g[0]) for g in gpus))
-        language, engine, mentions = (str(v) for v in row)
+        language, engine, mentions = (str(v) for v in row[:3])
         return GuildSettings(
             guild_id=guild_id,
             language=language if language in LANGUAGES else "user",
@@ -275,6 +288,7 @@ class Repository:
             mention_replies=mentions if mentions in MENTION_REPLIES else "public",
             gpus=tuple(str(g[0]) for g in gpus),
             channels=frozenset(int(c[0]) for c in channels),
+            reserved_mib=int(row[3] or 0),
         )
 
 

@@ -177,6 +177,9 @@ class Store:
     async def set_mention_replies(self, guild_id: int, value: MentionReplies) -> GuildSettings:
         return self._remember(await self._write(self.repo.set_mention_replies, guild_id, value))
 
+    async def set_reserved(self, guild_id: int, mib: int) -> GuildSettings:
+        return self._remember(await self._write(self.repo.set_reserved, guild_id, mib))
+
     async def add_gpu(self, guild_id: int, gpu_id: str) -> AddResult:
         return await self._write_list(self.repo.add_gpu, guild_id, gpu_id)
 

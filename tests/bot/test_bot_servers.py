@@ -152,7 +152,8 @@ def test_settings_command_payload_is_localized_and_for_managers_only() -> None:
             assert int(command["default_member_permissions"]) == MANAGE_GUILD
             assert command["contexts"] == [0] and command["integration_types"] == [0]
             subs = {o["name"]: o for o in command["options"]}
-            assert set(subs) == {"show", "language", "engine", "mentions", "gpus", "channels"}
+            assert set(subs) == {"show", "language", "engine", "mentions", "in-use", "gpus", "channels"}
+            assert subs["in-use"]["name_localizations"] == {"ko": "사용중"}
             assert subs["gpus"]["type"] == 2
             assert {o["name"] for o in subs["gpus"]["options"]} == {"add", "remove", "clear"}
             add = next(o for o in subs["channels"]["options"] if o["name"] == "add")
@@ -175,7 +176,7 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
             assert body["content"] == (
                 "Saved.\n\n**vramfit settings for this server**\nAnswer language: 한국어\n"
                 "GPUs shown first: none (cards suggest GPUs that fit)\nDefault engine: llama.cpp\n"
-                "Answers to mentions: Public reply\nAuto-answer channels: none"
+                "Answers to mentions: Public reply\nGPU memory already in use: none\nAuto-answer channels: none"
             )
             sent = await settings_command(world, ["gpus", "add"], [p.command_option("gpu", "3060")], locale="ko")
             assert sent.json["data"]["content"].startswith("목록에 추가했어요: GeForce RTX 3060 12GB\n")
@@ -192,6 +193,7 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
                 "**이 서버의 vramfit 설정**\n답변 언어: 한국어\n"
                 "먼저 보여 줄 GPU: GeForce RTX 3060 12GB, GeForce RTX 4090\n기본 엔진: vLLM\n"
                 "멘션 답변: 질문한 사람에게만 (DM)\n"
+                "이미 쓰이는 GPU 메모리: 없음\n"
                 f"자동 답변 채널: <#{FORUM_ID}>\n"
                 "⚠️ 자동 답변이 꺼져 있어요. 이 봇은 메시지 콘텐츠 인텐트 없이 실행 중이라 자신을 멘션한 메시지만 "
                 "볼 수 있어요. 멘션과 /vram은 그대로 쓸 수 있어요."
@@ -216,6 +218,29 @@ def test_settings_set_and_show_in_english_and_korean() -> None:
             assert sent.json["data"]["content"].startswith("Removed GeForce RTX 4090.")
             sent = await settings_command(world, ["gpus", "clear"])
             assert "GPUs shown first: none" in sent.json["data"]["content"]
+
+    run(scenario())
+
+
+def test_a_servers_desktop_share_comes_off_every_card_unless_the_question_says_its_own() -> None:
+    """/vram-settings in-use: the GPU memory members' desktops hold, taken off each card's GPU (the card says so); a
+    question with its own figure keeps it; a value that is no size is refused, privately, and nothing is saved."""
+
+    async def scenario() -> None:
+        async with server_world(make_settings()) as world:
+            sent = await settings_command(world, ["in-use"], [p.command_option("value", "banana")])
+            assert sent.json["data"]["content"].startswith("That isn't a memory size: **banana**")
+            assert sent.json["data"]["flags"] & EPHEMERAL
+            sent = await settings_command(world, ["in-use"], [p.command_option("value", "1.5GB")], locale="ko")
+            assert "이미 쓰이는 GPU 메모리: 1.5GiB. 질문에 따로 적지 않으면 모든 카드의 GPU에서 빼요" in (
+                sent.json["data"]["content"]
+            )
+            await world.ask("llama3 8b 32k 3060", locale="en-US")
+            assert world.backend.calls[-1][2] == {"reserved_mib": 1536}  # the answering service takes it off
+            await world.ask("llama3 8b 32k 3060 2gb already used", locale="en-US")
+            assert world.backend.calls[-1][2] == {}  # the question's own figure: the parser reads it
+            sent = await settings_command(world, ["in-use"], [p.command_option("value", "0")])
+            assert "GPU memory already in use: none" in sent.json["data"]["content"]
 
     run(scenario())
 

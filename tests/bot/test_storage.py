@@ -55,9 +55,9 @@ def test_migrations_run_once_and_record_their_versions(target: Target) -> None:
         assert migrate(db) == [m.version for m in MIGRATIONS]
         assert migrate(db) == []  # a second start has nothing to do
         with db.transaction(write=False) as tx:
-            assert [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4]
-        extra = (*MIGRATIONS, Migration(5, "a later release", ("CREATE TABLE later (id BIGINT PRIMARY KEY)",)))
-        assert migrate(db, extra) == [5]
+            assert [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")] == [1, 2, 3, 4, 5]
+        extra = (*MIGRATIONS, Migration(6, "a later release", ("CREATE TABLE later (id BIGINT PRIMARY KEY)",)))
+        assert migrate(db, extra) == [6]
         with pytest.raises(RuntimeError, match="newer than this vramfit"):
             migrate(db)  # an older release must not run against a newer schema
     finally:
@@ -68,11 +68,11 @@ def test_a_failed_migration_changes_nothing(target: Target) -> None:
     db = open_db(target)
     try:
         migrate(db)
-        broken = (*MIGRATIONS, Migration(5, "broken", ("CREATE TABLE half (id BIGINT)", "THIS IS NOT SQL")))
+        broken = (*MIGRATIONS, Migration(6, "broken", ("CREATE TABLE half (id BIGINT)", "THIS IS NOT SQL")))
         with pytest.raises(Exception, match=r"(?i)syntax"):
             migrate(db, broken)
         with db.transaction(write=False) as tx:
-            assert tx.fetchone("SELECT MAX(version) FROM schema_version") == (4,)
+            assert tx.fetchone("SELECT MAX(version) FROM schema_version") == (5,)
             if target[0] == "sqlite":
                 tables = tx.fetchall("SELECT name FROM sqlite_master WHERE name = 'half'")
             else:
@@ -89,12 +89,17 @@ def test_the_remote_reads_migration_applies_to_a_database_in_use(target: Target)
     try:
         assert migrate(db, MIGRATIONS[:3]) == [1, 2, 3]
         repo = Repository(db)
-        repo.set_language(GUILD, "ko")
+        with db.transaction(write=True) as tx:  # written as that release wrote it (the repository reads the newest)
+            tx.execute("INSERT INTO guild_settings (guild_id, language) VALUES (?, ?)", (GUILD, "ko"))
         assert repo.claim("message", 5, guild_id=GUILD)
-        assert migrate(db) == [4]
-        assert repo.guild(GUILD).language == "ko" and repo.is_answered("message", 5)
+        assert migrate(db, MIGRATIONS[:4]) == [4]
+        assert repo.is_answered("message", 5)
         repo.put_remote_read(CachedRead("hub|x", "hub", "abc", "{}"))
         assert repo.remote_read("hub|x") is not None
+        # migration 5 adds the server's "already in use" column, 0 for the rows already there
+        assert migrate(db) == [5]
+        assert repo.guild(GUILD).reserved_mib == 0 and repo.guild(GUILD).language == "ko"
+        assert repo.set_reserved(GUILD, 1536).reserved_mib == 1536
     finally:
         db.close()
 
@@ -122,6 +127,9 @@ def test_settings_round_trip(repo: Repository) -> None:
     assert repo.set_language(GUILD, "ko").language == "ko"
     assert repo.set_engine(GUILD, "vllm").engine == "vllm"
     assert repo.set_mention_replies(GUILD, "private").mention_replies == "private"
+    assert repo.set_reserved(GUILD, 1536).reserved_mib == 1536
+    with pytest.raises(ValueError, match="reserved_mib"):
+        repo.set_reserved(GUILD, -1)
     assert repo.add_gpu(GUILD, "rtx-3060-12gb")[0] == "added"
     assert repo.add_gpu(GUILD, "rtx-4090")[0] == "added"
     assert repo.add_gpu(GUILD, "rtx-3060-12gb")[0] == "exists"
@@ -262,7 +270,7 @@ def test_concurrent_writers_in_two_processes_lose_nothing(target: Target) -> Non
             versions = [r[0] for r in tx.fetchall("SELECT version FROM schema_version ORDER BY version")]
     finally:
         db.close()
-    assert versions == [1, 2, 3, 4]
+    assert versions == [1, 2, 3, 4, 5]
     assert settings.channels == frozenset({1000 + i for i in range(OPS)} | {2000 + i for i in range(OPS)})
     assert settings.language == ("ko" if (OPS - 1) % 2 else "en")  # each process's last write of its column stands
     assert settings.engine == ("vllm" if (OPS - 1) % 2 else "llama.cpp")
@@ -280,7 +288,7 @@ def _migrator(target: Target, barrier: Any, results: Any) -> None:
 
 def test_two_processes_migrate_a_new_database_at_once(target: Target) -> None:
     applied = sorted(_in_two_processes(_migrator, target))
-    assert applied == [[], [1, 2, 3, 4]]  # one applied everything, the other found nothing to do
+    assert applied == [[], [1, 2, 3, 4, 5]]  # one applied everything, the other found nothing to do
 
 
 def test_settings_and_claims_survive_a_restart(target: Target) -> None:
