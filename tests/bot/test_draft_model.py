@@ -17,8 +17,10 @@ import pytest
 from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import run_json
 from tests.groundtruth import MIB
+from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import EXIT_ERROR, run
 from vramfit.bot.parser import parse
+from vramfit.bot.render.embed import embed_as_text, render_card
 from vramfit.bot.ui.state import CardState
 from vramfit.calc.file_types import FileType
 from vramfit.calc.hf_config import from_hf_config
@@ -159,3 +161,17 @@ def test_the_mtp_cache_is_one_layer_of_the_whole_context() -> None:
     assert run(["--lang", "ko", "llama 3 8b 3060", "--mtp"], out) == 0
     assert "MTP 헤드가 없어서" in out.getvalue()  # a model without one: said, nothing added
     assert run_json("llama 3 8b 3060", "--mtp")["estimate"]["mtp_bytes"] == 0
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "line"),
+    [
+        ("qwen3.5 27b with qwen3.5 0.8b as draft on a 4090", "en", "🎯 Draft Qwen3.5 0.8B Q4_K_M: +"),
+        ("qwen3.5 27b 4090 드래프트 qwen3.5 0.8b", "ko", "🎯 드래프트 Qwen3.5 0.8B Q4_K_M: GPU +"),
+    ],
+)
+def test_the_discord_card_counts_the_draft(question: str, lang: str, line: str) -> None:
+    card = CalcBackend().answer(question, lang, {})  # type: ignore[arg-type]
+    assert card.draft == "qwen3.5-0.8b" and card.estimate.draft_bytes > 0  # type: ignore[union-attr]
+    assert line in embed_as_text(render_card(card, lang))  # type: ignore[arg-type]
+    assert "-md qwen3.5-0.8b-Q4_K_M.gguf" in card.command  # type: ignore[union-attr]

@@ -14,9 +14,11 @@ import pytest
 from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import run_json
 from tests.groundtruth import MIB
+from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import run
+from vramfit.bot.render.embed import embed_as_text, render_card
 from vramfit.bot.ui.state import CardState
-from vramfit.calc.presets import ModelPreset
+from vramfit.calc.presets import ModelPreset, load_catalog
 
 # ggml-org/gemma-3-4b-it-GGUF mmproj-model-f16.gguf (Hugging Face LFS size), and its warmup compute buffer as
 # llama.cpp logged it in ggml-org/llama.cpp#22790: "alloc_compute_meta: CUDA0 compute buffer size = 121.25 MiB"
@@ -100,8 +102,6 @@ def test_a_projector_without_its_source_is_refused() -> None:
 
 
 def test_every_preset_projector_names_where_its_bytes_were_read() -> None:
-    from vramfit.calc.presets import load_catalog
-
     with_projector = [m for m in load_catalog().models.values() if m.mmproj]
     assert len(with_projector) >= 18
     for preset in with_projector:
@@ -110,3 +110,17 @@ def test_every_preset_projector_names_where_its_bytes_were_read() -> None:
             mib = preset.mmproj_compute_bytes / MIB
             assert f"compute buffer size = {mib:.2f} MiB" in preset.mmproj_source, preset.id
     assert json.dumps([m.id for m in with_projector])  # ids serialise (the card's buttons carry them)
+
+
+@pytest.mark.parametrize(
+    ("question", "lang", "line"),
+    [
+        ("gemma 4 e4b on a 3060 with images", "en", "🖼️ Images: mmproj-F16.gguf +944 MiB, in the total (compute buffer"),
+        ("젬마4 e4b 3060에서 이미지도 돌아가?", "ko", "🖼️ 이미지: mmproj-F16.gguf +944MiB, 합계에 포함 (연산 버퍼는 측정 안 됨)"),
+    ],
+)
+def test_the_discord_card_counts_the_projector(question: str, lang: str, line: str) -> None:
+    """The bot's card (the answering service and the embed renderer the Discord app uses) says the projector is in."""
+    card = CalcBackend().answer(question, lang, {})  # type: ignore[arg-type]
+    assert card.images and card.estimate.vision_bytes == GEMMA4_E4B_MMPROJ  # type: ignore[union-attr]
+    assert line in embed_as_text(render_card(card, lang))  # type: ignore[arg-type]
