@@ -116,7 +116,7 @@ def test_every_preset_projector_names_where_its_bytes_were_read() -> None:
     ("question", "lang", "line"),
     [
         ("gemma 4 e4b on a 3060 with images", "en", "🖼️ Images: mmproj-F16.gguf +944 MiB, in the total (compute buffer"),
-        ("젬마4 e4b 3060에서 이미지도?", "ko", "🖼️ 이미지: mmproj-F16.gguf +944MiB, 합계에 포함 (연산 버퍼는 측정 안 됨)"),
+        ("젬마4 e4b 3060 이미지도", "ko", "🖼️ 이미지: mmproj-F16.gguf +944MiB, 합계에 포함 (연산 버퍼는 측정 안 됨"),
     ],
 )
 def test_the_discord_card_counts_the_projector(question: str, lang: str, line: str) -> None:
