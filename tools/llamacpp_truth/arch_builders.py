@@ -1880,7 +1880,8 @@ def build_gemma3n(w, c):
     w.add_embedding_length_per_layer_input(n_pl)
     w.add_shared_kv_layers(c["num_kv_shared_layers"])
     # Normal(0, 1).icdf(s) as the converter computes it in float32 (-inf for 0.0); no memory depends on it
-    w.add_activation_sparsity_scale([NormalDist().inv_cdf(s) if s else float("-inf") for s in c["activation_sparsity_pattern"]])
+    sparsity = c["activation_sparsity_pattern"]
+    w.add_activation_sparsity_scale([NormalDist().inv_cdf(s) if s else float("-inf") for s in sparsity])
     w.add_sliding_window_pattern(is_swa)
 
     tl = TL("gemma3n")

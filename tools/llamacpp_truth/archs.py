@@ -2651,7 +2651,9 @@ ARCHS["Gemma-4-E4B"] = {
 }
 
 # config.json of google/gemma-3n-E4B-it, reconstructed (the hub file is gated): work/shared/reference/configs-2026/
-# google--gemma-3n-E4B-it.json, every number sourced in its SOURCES.md; E4B: transformers' Gemma3nTextConfig defaults (convert_gemma3n_weights.py _VARIANT_GEMMA_3_4B); llama.cpp #14448 prints n_layer 35, n_swa 512, n_ff 16384, 6.87 B.
+# google--gemma-3n-E4B-it.json, every number sourced in its SOURCES.md; E4B: transformers' Gemma3nTextConfig
+# defaults (convert_gemma3n_weights.py _VARIANT_GEMMA_3_4B); llama.cpp #14448 prints n_layer 35, n_swa 512,
+# n_ff 16384, 6.87 B.
 # Writer: arch_builders.build_gemma3n (AltUp, Laurel, per-layer embeddings, layers from 20 on share KV)
 ARCHS["Gemma-3n-E4B-it"] = dict(
     llama_arch="gemma3n",
@@ -2791,7 +2793,8 @@ ARCHS["Gemma-3n-E4B-it"] = dict(
 )
 
 # config.json of google/gemma-3n-E2B-it, reconstructed (the hub file is gated): work/shared/reference/configs-2026/
-# google--gemma-3n-E2B-it.json, every number sourced in its SOURCES.md; E2B: convert_gemma3n_weights.py _VARIANT_GEMMA_3_2B (30 layers, intermediate 8192, 10 KV-shared layers).
+# google--gemma-3n-E2B-it.json, every number sourced in its SOURCES.md; E2B: convert_gemma3n_weights.py
+# _VARIANT_GEMMA_3_2B (30 layers, intermediate 8192, 10 KV-shared layers).
 # Writer: arch_builders.build_gemma3n (AltUp, Laurel, per-layer embeddings, layers from 20 on share KV)
 ARCHS["Gemma-3n-E2B-it"] = dict(
     llama_arch="gemma3n",

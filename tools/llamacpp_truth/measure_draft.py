@@ -68,7 +68,8 @@ load = take()
 print(json.dumps({"draft_load_log": load, "draft_model_size_api": int(L.llama_model_size(draft)),
                   "draft_n_params_api": int(L.llama_model_n_params(draft))}), flush=True)
 for cfg in json.loads(sys.argv[3]):
-    ctx_tgt = L.llama_init_from_model(target, params(cfg, cfg["n_ctx"], cfg.get("type_k", "f16"), cfg.get("type_v", "f16")))
+    types = (cfg.get("type_k", "f16"), cfg.get("type_v", "f16"))
+    ctx_tgt = L.llama_init_from_model(target, params(cfg, cfg["n_ctx"], *types))
     target_log = take()
     n_ctx_tgt = int(L.llama_n_ctx(ctx_tgt))
     # common_speculative_init_result: cparams.n_ctx = llama_n_ctx(ctx_tgt); -ctkd/-ctvd default f16 (common.h)
@@ -99,7 +100,8 @@ for cfg in json.loads(sys.argv[2]):
     ctx_tgt = L.llama_init_from_model(model, cp)
     target_log = take()
     n_ctx_tgt = int(L.llama_n_ctx(ctx_tgt))
-    cm = params(cfg, n_ctx_tgt, "f16", "f16"); cm.ctx_type = L.LLAMA_CONTEXT_TYPE_MTP; cm.n_rs_seq = 0; cm.ctx_other = ctx_tgt
+    cm = params(cfg, n_ctx_tgt, "f16", "f16")
+    cm.ctx_type = L.LLAMA_CONTEXT_TYPE_MTP; cm.n_rs_seq = 0; cm.ctx_other = ctx_tgt
     ctx_mtp = L.llama_init_from_model(model, cm)
     mtp_log = take()
     print(json.dumps({"cfg": cfg, "target_n_ctx_api": n_ctx_tgt, "ok": bool(ctx_mtp), "target_log": target_log,
@@ -108,6 +110,11 @@ for cfg in json.loads(sys.argv[2]):
         L.llama_free(ctx_mtp)
     L.llama_free(ctx_tgt)
 '''
+
+
+# The lines a row keeps of the draft context's log (the rest is the model's metadata).
+DRAFT_LOG_KEYS = ("n_ctx", "n_seq_max", "KV buffer", "kv_cache", "RS buffer", "llama_memory_recurrent",
+                  "compute buffer", "flash_attn")  # fmt: skip
 
 
 def main() -> None:
@@ -123,8 +130,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.gguf_py:
         sys.path.insert(0, a.gguf_py)
-    from archs import ARCHS, row_config  # noqa: E402  (the tool's own modules, after --gguf-py)
-    from run_truth import parse_ctx_log  # noqa: E402
+    from archs import ARCHS, row_config
+    from run_truth import parse_ctx_log
 
     env_path = {"PYTHONPATH": a.gguf_py} if a.gguf_py else {}
     if a.mtp:
@@ -164,10 +171,8 @@ def main() -> None:
                 "draft_recurrent_buffer_mib": parsed.get("recurrent_buffer_mib"),
                 "draft_compute_buffer_mib": parsed.get("compute_buffer_mib"),
                 "draft_log_excerpt": "\n".join(
-                    line for line in run["draft_log"].splitlines()
-                    if any(key in line for key in ("n_ctx", "n_seq_max", "KV buffer", "kv_cache", "RS buffer",
-                                                   "llama_memory_recurrent", "compute buffer", "flash_attn"))
-                ),  # fmt: skip
+                    line for line in run["draft_log"].splitlines() if any(key in line for key in DRAFT_LOG_KEYS)
+                ),
                 "llama_cpp_commit": "0c1e57098",
             }
             out.write(json.dumps(row) + "\n")
