@@ -118,6 +118,13 @@ def held_elsewhere(reading: LogReading) -> list[tuple[str, float, float]]:
     return found
 
 
+def pipeline_copies(reading: LogReading) -> int | None:
+    """The compute-buffer copies the log says llama.cpp's scheduler keeps for pipeline parallelism (several GPUs,
+    every layer offloaded: GGML_SCHED_MAX_COPIES, 4 unless the build says otherwise), when more than one: a setting
+    the log shows that multiplies what each device's compute buffer asks. vramfit's estimate is for one."""
+    return reading.n_copies if reading.n_copies is not None and reading.n_copies > 1 else None
+
+
 def _gpu_choice(reading: LogReading) -> GpuChoice | None:
     """The preset of the GPU the log names (its first device it knows), as many as the log lists."""
     gpu = next((g for seen in reading.gpus if (g := preset_gpu(seen.name)) is not None), None)
@@ -146,6 +153,8 @@ def diagnose(reading: LogReading) -> Diagnosis:
     }
     if reading.flash_attn is not None:
         fields["flash_attn"] = reading.flash_attn
+    if reading.kv_unified is not None:
+        fields["kv_unified"] = reading.kv_unified
     if reading.type_k in {k.value for k in KvType}:
         fields["kv_cache"] = KvType(reading.type_k)
     try:

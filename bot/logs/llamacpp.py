@@ -34,6 +34,10 @@ _CONTEXT = re.compile(
     r"(?:llama_context|llama_new_context_with_model|llama_init_from_model):\s*"
     r"(?P<key>n_seq_max|n_ctx|n_batch|n_ubatch|flash_attn)\s*=\s*(?P<value>\S+)"
 )
+# llama_context prints kv_unified (0c1e57098: llama-context.cpp:315); the scheduler says when it keeps copies of the
+# compute buffers for pipeline parallelism (several GPUs, every layer offloaded; GGML_SCHED_MAX_COPIES, default 4)
+_UNIFIED = re.compile(r"(?:llama_context|llama_new_context_with_model):\s*kv_unified\s*=\s*(?P<value>true|false)")
+_PIPELINE = re.compile(r"pipeline parallelism enabled \(n_copies=(?P<copies>\d+)\)")
 _KV_BUFFER = re.compile(r"(?P<dev>\S+) KV buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
 _KV_TYPES = re.compile(r"type_k = '(?P<k>\w+)', type_v = '(?P<v>\w+)'")
 _KV_SIZE = re.compile(
@@ -95,6 +99,10 @@ def read(lines: list[str]) -> dict[str, Any]:
                                      "false": False}.get(value.lower())  # fmt: skip
             elif value.isdigit():
                 out["n_seq" if m["key"] == "n_seq_max" else m["key"]] = int(value)
+        if m := _UNIFIED.search(line):
+            out["kv_unified"] = m["value"] == "true"
+        if m := _PIPELINE.search(line):
+            out["n_copies"] = int(m["copies"])
         if m := _KV_TYPES.search(line):
             out["type_k"], out["type_v"] = m["k"], m["v"]
         if m := _KV_BUFFER.search(line):

@@ -56,6 +56,8 @@ class LogReading(BaseModel):
     n_batch: int | None = None
     n_ubatch: int | None = None
     flash_attn: bool | None = None
+    kv_unified: bool | None = None  # llama.cpp's --kv-unified as the context printed it
+    n_copies: int | None = None  # pipeline parallelism: compute-buffer copies the scheduler keeps (1: none)
     type_k: str = ""
     type_v: str = ""
     layers_on_gpu: int | None = None

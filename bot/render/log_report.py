@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from vramfit.bot.answering.log_doctor import Diagnosis, held_elsewhere
+from vramfit.bot.answering.log_doctor import Diagnosis, held_elsewhere, pipeline_copies
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.text import ljust, rjust
 
@@ -85,6 +85,12 @@ def render_log_report(d: Diagnosis, lang: Lang) -> str:
         numbers = {k: format_number(round(v), tr.lang) for k, v in (("free", free_then), ("total", has),
                                                                       ("held", has - free_then))}  # fmt: skip
         lines.append(tr(held, gpu=device, **numbers))
+    if copies := pipeline_copies(r):  # a setting the log shows: compute buffers reserved once per copy
+        piped = _(
+            "The log shows pipeline parallelism with {copies} copies: llama.cpp reserves each GPU's compute "
+            "buffers {copies} times over. A build with -DGGML_SCHED_MAX_COPIES=1 reserves them once."
+        )
+        lines.append(tr(piped, copies=copies))
     lines += _ollama_lines(d, tr) + _vllm_lines(d, tr) + _failure_lines(d, tr)
     return "\n".join(lines) + "\n"
 

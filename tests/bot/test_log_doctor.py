@@ -239,3 +239,19 @@ def test_out_of_memory_while_answering_is_a_failure_without_a_size() -> None:
     ``CUDA error: out of memory``, no allocation size printed: the failure is said, no size made up."""
     diagnosis = diagnose(read_log(log_text("ik_llama.cpp-deepseek-r1-0528-iq4ksr4-2x4090-runtime-oom.log")))
     assert (diagnosis.failed_what, diagnosis.failed_mib) == ("cuda", None)
+
+
+def test_pipeline_copies_are_said_as_the_setting_that_multiplied_the_compute_buffer() -> None:
+    """ik_llama.cpp#437: on two RTX 4090s the scheduler kept 4 copies of the compute buffers and asked 1,130,415.93
+    MiB; the thread's fix was a build with GGML_SCHED_MAX_COPIES=1. A log with one copy says nothing of it."""
+    out = io.StringIO()
+    path = LOGS / "ik_llama.cpp-deepseek-r1-0528-iq3kr4-2x4090-oom-compute-ncopies4.log"
+    reading = read_log(log_text(path.name))
+    assert reading.n_copies == 4
+    assert run(["--log", str(path)], out) == 0
+    assert "pipeline parallelism with 4 copies" in out.getvalue() and "-DGGML_SCHED_MAX_COPIES=1" in out.getvalue()
+    single = read_log(log_text("ik_llama.cpp-deepseek-r1-0528-iq3kr4-2x4090-oom-compute-65k.log"))
+    assert single.n_copies == 1
+    out = io.StringIO()
+    assert run(["--lang", "ko", "--log", str(path)], out) == 0
+    assert "GGML_SCHED_MAX_COPIES=1" in out.getvalue()

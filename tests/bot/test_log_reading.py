@@ -136,6 +136,7 @@ def test_every_log_the_measuring_tool_captured_reads_back_to_its_row() -> None:
             ("n_ubatch", x.n_ubatch, row["n_ubatch"]), ("n_batch", x.n_batch, row["n_batch"]),
             ("type_k", x.type_k, row["type_k"]),
             ("flash_attn", x.flash_attn, row["flash_attn"]), ("weights", x.model_mib, row["weights_buffers_mib"]),
+            ("kv_unified", x.kv_unified, row["kv_unified"]),
         ]  # fmt: skip
         for name, read, recorded in (("kv", x.kv_total_mib, row["kv_buffer_mib"]),
                                      ("compute", sum(x.compute_mib.values()), row["compute_buffer_mib"]),
