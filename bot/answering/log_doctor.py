@@ -118,6 +118,36 @@ def held_elsewhere(reading: LogReading) -> list[tuple[str, float, float]]:
     return found
 
 
+# vramfit mirrors llama.cpp at this commit (calc/, tests/data/groundtruth/LLAMACPP.md).
+MIRRORED_COMMIT = "0c1e57098"
+DIFFERENT_BUILD_SHARE = 0.01  # a component off by more than this, with nothing else to explain it
+
+
+def differing_components(d: Diagnosis) -> tuple[str, ...]:
+    """The KV cache or compute buffer that differs from vramfit's estimate by more than 1 % where no setting the log
+    shows explains it (pipeline copies explain the compute buffer): a different build of llama.cpp, or a setting
+    the reader does not take, is the likely cause, and the report says which build the log names."""
+    out = []
+    for row in d.rows:
+        if row.label not in ("kv", "compute") or row.logged_mib is None or not row.estimated_mib:
+            continue
+        if row.label == "compute" and pipeline_copies(d.reading):
+            continue
+        if abs(row.logged_mib - row.estimated_mib) > DIFFERENT_BUILD_SHARE * row.estimated_mib:
+            out.append(row.label)
+    return tuple(out)
+
+
+_BACKENDS = ("Vulkan", "ROCm", "Metal", "SYCL", "MUSA", "CANN")
+
+
+def other_backend(reading: LogReading) -> str:
+    """The GPU backend the log's buffers name when it is not CUDA ("Vulkan", "ROCm", ...), whose compute buffers
+    vramfit does not model apart from CUDA's; "" for CUDA or when the log names none."""
+    names = (*reading.compute_mib, *reading.model_mib, *reading.kv_mib)
+    return next((b for name in names for b in _BACKENDS if name.startswith(b)), "")
+
+
 def pipeline_copies(reading: LogReading) -> int | None:
     """The compute-buffer copies the log says llama.cpp's scheduler keeps for pipeline parallelism (several GPUs,
     every layer offloaded: GGML_SCHED_MAX_COPIES, 4 unless the build says otherwise), when more than one: a setting

@@ -37,6 +37,7 @@ _CONTEXT = re.compile(
 # llama_context prints kv_unified (0c1e57098: llama-context.cpp:315); the scheduler says when it keeps copies of the
 # compute buffers for pipeline parallelism (several GPUs, every layer offloaded; GGML_SCHED_MAX_COPIES, default 4)
 _UNIFIED = re.compile(r"(?:llama_context|llama_new_context_with_model):\s*kv_unified\s*=\s*(?P<value>true|false)")
+_BUILD = re.compile(r"\bbuild(?::| =)\s*(?P<number>\d{3,6}) \((?P<commit>[0-9a-f]{7,12})\)")
 _PIPELINE = re.compile(r"pipeline parallelism enabled \(n_copies=(?P<copies>\d+)\)")
 _KV_BUFFER = re.compile(r"(?P<dev>\S+) KV buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
 _KV_TYPES = re.compile(r"type_k = '(?P<k>\w+)', type_v = '(?P<v>\w+)'")
@@ -101,6 +102,8 @@ def read(lines: list[str]) -> dict[str, Any]:
                 out["n_seq" if m["key"] == "n_seq_max" else m["key"]] = int(value)
         if m := _UNIFIED.search(line):
             out["kv_unified"] = m["value"] == "true"
+        if "build" not in out and (m := _BUILD.search(line)):
+            out["build"] = f"{m['number']} ({m['commit']})"
         if m := _PIPELINE.search(line):
             out["n_copies"] = int(m["copies"])
         if m := _KV_TYPES.search(line):

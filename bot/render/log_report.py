@@ -6,7 +6,14 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from vramfit.bot.answering.log_doctor import Diagnosis, held_elsewhere, pipeline_copies
+from vramfit.bot.answering.log_doctor import (
+    MIRRORED_COMMIT,
+    Diagnosis,
+    differing_components,
+    held_elsewhere,
+    other_backend,
+    pipeline_copies,
+)
 from vramfit.bot.i18n import Lang, Tr, _, format_number
 from vramfit.bot.render.text import ljust, rjust
 
@@ -91,6 +98,19 @@ def render_log_report(d: Diagnosis, lang: Lang) -> str:
             "buffers {copies} times over. A build with -DGGML_SCHED_MAX_COPIES=1 reserves them once."
         )
         lines.append(tr(piped, copies=copies))
+    if differing := differing_components(d):  # no setting explains it: a different build, or one the reader lacks
+        parts = " / ".join(tr(_LABELS[c]) for c in differing)
+        if r.build:
+            other = _("{parts} differ from vramfit's by more than 1 %: this log's llama.cpp is build {build}, "
+                      "vramfit mirrors {commit}, and builds allocate differently.")  # fmt: skip
+            lines.append(tr(other, parts=parts, build=r.build, commit=MIRRORED_COMMIT))
+        else:
+            unsure = _("{parts} differ from vramfit's by more than 1 %: a different llama.cpp build than {commit}, "
+                       "or a setting this log doesn't print.")  # fmt: skip
+            lines.append(tr(unsure, parts=parts, commit=MIRRORED_COMMIT))
+        if "compute" in differing and (backend := other_backend(r)):
+            lines.append(tr(_("vramfit's compute buffers are llama.cpp's on CUDA; this log ran on {backend}."),
+                            backend=backend))  # fmt: skip
     lines += _ollama_lines(d, tr) + _vllm_lines(d, tr) + _failure_lines(d, tr)
     return "\n".join(lines) + "\n"
 

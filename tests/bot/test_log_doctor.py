@@ -255,3 +255,28 @@ def test_pipeline_copies_are_said_as_the_setting_that_multiplied_the_compute_buf
     out = io.StringIO()
     assert run(["--lang", "ko", "--log", str(path)], out) == 0
     assert "GGML_SCHED_MAX_COPIES=1" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "build", "said"),
+    [
+        # ik_llama.cpp PR #394: mainline build 5331 caches DeepSeek V3's MLA as full K and V, and its compute differs
+        ("llama.cpp-deepseek-v3-0324-ud-q2kxl-5090+2x4090+a6000.log", "5331 (33eff402)",
+         "KV cache / Compute buffers differ from vramfit's by more than 1 %: this log's llama.cpp is build 5331"),
+        # discussion #562: Llama 3.1 8B on Vulkan, the weights and KV exact, the compute buffer Vulkan's
+        ("llama.cpp-llama31-8b-q4_0-rtx4080-vulkan.log", "5781 (ba3ef86c5)", "this log ran on Vulkan"),
+    ],
+)  # fmt: skip
+def test_a_difference_nothing_in_the_log_explains_is_said_as_another_build(name: str, build: str, said: str) -> None:
+    reading = read_log(log_text(name))
+    assert reading.build == build
+    out = io.StringIO()
+    assert run(["--log", str(LOGS / name)], out) == 0
+    assert said in out.getvalue()
+
+
+def test_a_log_that_matches_says_no_difference() -> None:
+    """The GLM-Z1-32B sweep-bench log (mainline build 5274): KV exact, so no build is blamed for it."""
+    out = io.StringIO()
+    assert run(["--log", str(LOGS / "llama.cpp-glm-z1-32b-iq4xs-3090ti-sweepbench.log")], out) == 0
+    assert "KV cache / " not in out.getvalue() and "KV cache differ" not in out.getvalue()
