@@ -195,7 +195,8 @@ def diagnose(reading: LogReading) -> Diagnosis:
     est = calculated.estimate
     whole = reading.layers_on_gpu is None or reading.layers_on_gpu >= (reading.layers_total or 0)
     weights: tuple[Row, ...]
-    if whole and reading.host_model_mib <= 2 * est.host_bytes / MIB + 64:  # every layer on the GPU, as estimated
+    as_estimated = whole and not reading.tensor_overrides  # no -ot placing tensors elsewhere
+    if as_estimated and reading.host_model_mib <= 2 * est.host_bytes / MIB + 64:  # every layer on the GPU
         weights = (
             Row("weights_gpu", reading.gpu_model_mib or None, est.weights_bytes / MIB),
             Row("weights_host", reading.host_model_mib or None, est.host_bytes / MIB),

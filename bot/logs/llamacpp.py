@@ -38,6 +38,9 @@ _CONTEXT = re.compile(
 # compute buffers for pipeline parallelism (several GPUs, every layer offloaded; GGML_SCHED_MAX_COPIES, default 4)
 _UNIFIED = re.compile(r"(?:llama_context|llama_new_context_with_model):\s*kv_unified\s*=\s*(?P<value>true|false)")
 _BUILD = re.compile(r"\bbuild(?::| =)\s*(?P<number>\d{3,6}) \((?P<commit>[0-9a-f]{7,12})\)")
+# --override-tensor (-ot) placing a tensor: "tensor blk.3.ffn_up_exps.weight (...) buffer type overridden to CPU"
+# (llama.cpp; ik_llama.cpp spells it "overriden")
+_OVERRIDE = re.compile(r"[Tt]ensor \S+ .*?buffer type overrid+en to (?P<dev>\S+)")
 _PIPELINE = re.compile(r"pipeline parallelism enabled \(n_copies=(?P<copies>\d+)\)")
 _KV_BUFFER = re.compile(r"(?P<dev>\S+) KV buffer size\s*=\s*(?P<mib>[\d.]+) MiB")
 _KV_TYPES = re.compile(r"type_k = '(?P<k>\w+)', type_v = '(?P<v>\w+)'")
@@ -104,6 +107,8 @@ def read(lines: list[str]) -> dict[str, Any]:
             out["kv_unified"] = m["value"] == "true"
         if "build" not in out and (m := _BUILD.search(line)):
             out["build"] = f"{m['number']} ({m['commit']})"
+        if _OVERRIDE.search(line):
+            out["tensor_overrides"] = out.get("tensor_overrides", 0) + 1
         if m := _PIPELINE.search(line):
             out["n_copies"] = int(m["copies"])
         if m := _KV_TYPES.search(line):

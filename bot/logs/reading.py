@@ -58,6 +58,7 @@ class LogReading(BaseModel):
     flash_attn: bool | None = None
     kv_unified: bool | None = None  # llama.cpp's --kv-unified as the context printed it
     build: str = ""  # llama.cpp's "build: 5331 (33eff402)" as the log prints it; "" when it does not
+    tensor_overrides: int = 0  # tensors --override-tensor (-ot) placed on a device of its choosing
     n_copies: int | None = None  # pipeline parallelism: compute-buffer copies the scheduler keeps (1: none)
     type_k: str = ""
     type_v: str = ""

@@ -92,6 +92,14 @@ def render_log_report(d: Diagnosis, lang: Lang) -> str:
         numbers = {k: format_number(round(v), tr.lang) for k, v in (("free", free_then), ("total", has),
                                                                       ("held", has - free_then))}  # fmt: skip
         lines.append(tr(held, gpu=device, **numbers))
+    if r.tensor_overrides:  # a setting vramfit does not model: the log's own split stands
+        if d.calculated is not None:
+            placed = _("The log shows {count} tensors placed with -ot (--override-tensor): vramfit doesn't model "
+                       "that placement, so the weights are compared as one sum, GPU and RAM together.")  # fmt: skip
+        else:
+            placed = _("The log shows {count} tensors placed with -ot (--override-tensor), which vramfit doesn't "
+                       "model: the split above is the log's own.")  # fmt: skip
+        lines.append(tr(placed, count=format_number(r.tensor_overrides, tr.lang)))
     if copies := pipeline_copies(r):  # a setting the log shows: compute buffers reserved once per copy
         piped = _(
             "The log shows pipeline parallelism with {copies} copies: llama.cpp reserves each GPU's compute "

@@ -280,3 +280,14 @@ def test_a_log_that_matches_says_no_difference() -> None:
     out = io.StringIO()
     assert run(["--log", str(LOGS / "llama.cpp-glm-z1-32b-iq4xs-3090ti-sweepbench.log")], out) == 0
     assert "KV cache / " not in out.getvalue() and "KV cache differ" not in out.getvalue()
+
+
+def test_tensors_placed_with_override_tensor_are_said() -> None:
+    """ik_llama.cpp#500: 22 tensors placed with -ot (the log's "buffer type overriden to CPU" lines; the metadata
+    line "KV overrides do not apply" is not one), an IQ3_K file vramfit does not size: the log's split is said to be
+    its own."""
+    reading = read_log(log_text("ik_llama.cpp-qwen3-235b-dual3090-oom.log"))
+    assert reading.tensor_overrides == 22 and diagnose(reading).calculated is None
+    out = io.StringIO()
+    assert run(["--log", str(LOGS / "ik_llama.cpp-qwen3-235b-dual3090-oom.log")], out) == 0
+    assert "22 tensors placed with -ot (--override-tensor), which vramfit doesn't model" in out.getvalue()
