@@ -21,6 +21,7 @@ import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -85,6 +86,9 @@ def _speed(row: SpeedRow, calibration: DecodeCalibration, bound: bool = False) -
     )
     assert speed is not None
     return speed.tokens_per_second
+
+
+C = TypeVar("C")  # a calibration (decode or prefill) that a fit makes and an estimate reads
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -380,6 +384,83 @@ def main() -> None:
             print(f"  fitted without fold {k}: {fold}")
     prefill_table(rows)
     offloaded_prefill_table(rows)
+    lomo_table("decode", leave_one_machine_out(decode, fit, _speed))
+    full_prefill = [r for r in prefill if r.offload == "all" and r.fp16_tflops]
+    lomo_table("prefill", leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0))
+
+
+# Chip classes for the leave-one-machine-out tables, by the preset's family (and Apple's tier by its id): a machine is
+# compared with the machines of its kind that the fit did not see.
+_NVIDIA_GENERATIONS = (
+    ("Pascal", ("tesla-p", "gtx-10", "p40", "p100")),
+    ("Turing", ("rtx-20", "tesla-t4", "t4", "titan-rtx", "quadro-rtx")),
+    ("Ampere", ("rtx-30", "a100", "a40", "a10", "rtx-a", "a30", "a16", "a2")),
+    ("Ada", ("rtx-40", "l40", "l4", "rtx-6000-ada", "rtx-4000-ada", "rtx-5000-ada", "rtx-2000-ada")),
+    ("Hopper", ("h100", "h200", "gh200")),
+    ("Blackwell", ("rtx-50", "dgx-spark", "b200", "b100", "gb200", "rtx-pro")),
+)
+_AMD_CLASSES = (
+    ("RDNA4", ("rx-90", "radeon-ai-pro-r9700")),
+    ("RDNA3", ("rx-7", "ryzen-ai-max", "radeon-780m", "radeon-890m", "w7")),
+    ("RDNA2", ("rx-6",)),
+    ("RDNA1", ("rx-5",)),
+    ("GCN/CDNA", ("mi", "radeon-vii", "vega")),
+)
+
+
+def chip_class(gpu_id: str) -> str:
+    """"Apple Max", "NVIDIA Ampere", "AMD RDNA3", "Intel Arc": what a machine is compared within."""
+    gpu = load_catalog().gpus[gpu_id]
+    family = gpu.family or gpu_id
+    if gpu.vendor == "apple":
+        tier = next((t for t in ("ultra", "max", "pro") if f"-{t}" in family), "base")
+        return f"Apple {tier if tier == 'base' else tier.capitalize()}"
+    if gpu.vendor == "nvidia":
+        name = next((g for g, prefixes in _NVIDIA_GENERATIONS if family.startswith(prefixes)), "other")
+        return f"NVIDIA {name}"
+    if gpu.vendor == "amd":
+        name = next((g for g, prefixes in _AMD_CLASSES if family.startswith(prefixes)), "other")
+        return f"AMD {name}"
+    return "Intel Arc" if family.startswith("arc") else f"{gpu.vendor} other"
+
+
+def machine_of(row: SpeedRow) -> tuple[str, str, str]:
+    """One machine: the device, the backend it ran and the results file it published (its rows leave together)."""
+    return row.gpu, row.backend, str(row.row.get("source", ""))
+
+
+def leave_one_machine_out(
+    rows: list[SpeedRow], fit_rows: Callable[[list[SpeedRow]], C], estimate: Callable[[SpeedRow, C], float]
+) -> dict[tuple[str, str, str], float]:
+    """Each machine's median measured ÷ estimate, its rows estimated with the constants fitted on every other
+    machine's rows: out of sample by machine, not by row (the rows of one results file share its machine's quirks)."""
+    machines: dict[tuple[str, str, str], list[SpeedRow]] = {}
+    for row in rows:
+        machines.setdefault(machine_of(row), []).append(row)
+    out = {}
+    for key, own in machines.items():
+        calibration = fit_rows([r for r in rows if machine_of(r) != key])
+        ratios = [r.measured / e for r in own if (e := estimate(r, calibration))]
+        if ratios:
+            out[key] = statistics.median(ratios)
+    return out
+
+
+def lomo_table(title: str, by_machine: dict[tuple[str, str, str], float]) -> None:
+    """Per backend and per chip class: machines, median ratio, and the share within ±15 % and ±30 %, each machine
+    counted once."""
+    print(f"\n{title}: leave one machine out ({len(by_machine)} machines, each counted once)")
+    print(f"{'group':<18} {'machines':>8} {'median':>7} {'±15%':>6} {'±30%':>6}")
+    groups: dict[str, list[float]] = {}
+    for (gpu, backend, _source), ratio in by_machine.items():
+        groups.setdefault(backend, []).append(ratio)
+        groups.setdefault(chip_class(gpu), []).append(ratio)
+        groups.setdefault("all", []).append(ratio)
+    for name in sorted(groups, key=lambda g: (g == "all", " " in g, g)):
+        ratios = groups[name]
+        within15 = sum(1 for r in ratios if abs(r - 1) <= 0.15) / len(ratios)
+        within30 = sum(1 for r in ratios if abs(r - 1) <= 0.30) / len(ratios)
+        print(f"{name:<18} {len(ratios):>8} {statistics.median(ratios):7.2f} {within15:6.0%} {within30:6.0%}")
 
 
 def _summary(backend: str, shipped: list[float], check: list[float]) -> None:
