@@ -145,3 +145,17 @@ def test_a_gguf_header_written_as_the_converter_does_gives_the_config_architectu
     assert from_file.model_copy(update={"context_length": 0}) == from_config.model_copy(update={"context_length": 0})
     assert from_file.arch == "falcon-h1" and from_file.recurrent_layers == (True, True, True)
     assert from_file.kv_layers == 3 and from_file.ssm_group_norm
+
+
+@pytest.mark.parametrize(
+    ("question", "lang"), [("falcon h1 34b 32k on 2x 3090", "en"), ("팔콘 h1 34b 32k 3090 두 장", "ko")]
+)
+def test_falcon_h1_34b_from_its_sourced_numbers(question: str, lang: str) -> None:
+    """Falcon-H1 34B, rebuilt from Megatron-Bridge's reading of its config.json: attention in all 72 layers (4 KV
+    heads of 128) and a Mamba2 state beside it (32 heads of 128, state 256, 2 groups, kernel 4), worked out here."""
+    answer = ask(question, lang)
+    assert answer["request"]["model"]["id"] == "falcon-h1-34b"
+    assert answer["estimate"]["kv_cache_bytes"] == 72 * 2 * 4 * 128 * 2 * 32768 == 4608 * MIB
+    conv = (4 - 1) * (32 * 128 + 2 * 2 * 256) * 4  # conv state: (d_conv − 1) × (d_inner + 2 × groups × d_state), f32
+    ssm = 256 * 128 * 32 * 4  # the state: d_state × head size × heads, f32
+    assert answer["estimate"]["recurrent_state_bytes"] == 72 * (conv + ssm)

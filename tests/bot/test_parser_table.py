@@ -546,7 +546,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         {"lang": K, "model": "llama-3.3-70b", "gpus": [("rx-7900-xtx", 2)], "flags": ["model_fuzzy"]},
     ),
     ("라마3.1 8b 3060 16기가", {"lang": K, "error": "unknown_gpu", "suggests": ["rtx-3060-12gb"]}),
-    ("m5 맥스로 라마3.1 70b", {"lang": K, "error": "unknown_gpu"}),
+    ("m6 맥스로 라마3.1 70b", {"lang": K, "error": "unknown_gpu"}),  # a chip that does not exist (yet)
     ("라마3.1 8b 4090 100장", {"lang": K, "error": "bad_number"}),
     # --- Korean: intents -------------------------------------------------------------------------------------------
     ("4090으로 돌릴 수 있는 제일 큰 모델", {"lang": K, "intent": "what_fits", "gpus": [("rtx-4090", 1)]}),
