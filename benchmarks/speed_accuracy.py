@@ -384,9 +384,10 @@ def main() -> None:
             print(f"  fitted without fold {k}: {fold}")
     prefill_table(rows)
     offloaded_prefill_table(rows)
-    lomo_table("decode", leave_one_machine_out(decode, fit, _speed))
+    presets = {str(r.row.get("device", r.gpu)): r.gpu for r in rows}
+    lomo_table("decode", leave_one_machine_out(decode, fit, _speed), presets)
     full_prefill = [r for r in prefill if r.offload == "all" and r.fp16_tflops]
-    lomo_table("prefill", leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0))
+    lomo_table("prefill", leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0), presets)
 
 
 # Chip classes for the leave-one-machine-out tables, by the preset's family (and Apple's tier by its id): a machine is
@@ -425,8 +426,9 @@ def chip_class(gpu_id: str) -> str:
 
 
 def machine_of(row: SpeedRow) -> tuple[str, str, str]:
-    """One machine: the device, the backend it ran and the results file it published (its rows leave together)."""
-    return row.gpu, row.backend, str(row.row.get("source", ""))
+    """One machine: the device as its source names it, the backend it ran and the results file it was published in
+    (its rows leave together; two core counts of one chip in one table are two machines)."""
+    return str(row.row.get("device", row.gpu)), row.backend, str(row.row.get("source", ""))
 
 
 def leave_one_machine_out(
@@ -446,15 +448,15 @@ def leave_one_machine_out(
     return out
 
 
-def lomo_table(title: str, by_machine: dict[tuple[str, str, str], float]) -> None:
+def lomo_table(title: str, by_machine: dict[tuple[str, str, str], float], gpus: dict[str, str]) -> None:
     """Per backend and per chip class: machines, median ratio, and the share within ±15 % and ±30 %, each machine
-    counted once."""
+    counted once (``gpus``: each device's preset)."""
     print(f"\n{title}: leave one machine out ({len(by_machine)} machines, each counted once)")
     print(f"{'group':<18} {'machines':>8} {'median':>7} {'±15%':>6} {'±30%':>6}")
     groups: dict[str, list[float]] = {}
-    for (gpu, backend, _source), ratio in by_machine.items():
+    for (device, backend, _source), ratio in by_machine.items():
         groups.setdefault(backend, []).append(ratio)
-        groups.setdefault(chip_class(gpu), []).append(ratio)
+        groups.setdefault(chip_class(gpus[device]), []).append(ratio)
         groups.setdefault("all", []).append(ratio)
     for name in sorted(groups, key=lambda g: (g == "all", " " in g, g)):
         ratios = groups[name]

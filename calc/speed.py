@@ -49,17 +49,22 @@ class DecodeCalibration:
     layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
 
 
-# Fitted on the 177 decode rows benchmarks/speed_accuracy.py can place (its --fit output); the benchmark also fits on
-# each half of the rows and checks on the other half (out of sample: median 1.01, 91 % of rows within ±30 %; with
-# each of the 31 GPUs counted once, 78 %). The band counts each GPU once too, so it is a machine's, not a results
-# file's. The host share rests on the 11 rows with weights in system RAM, 9 of them with the host's RAM stated.
+# Fitted on the 256 decode rows benchmarks/speed_accuracy.py can place (its --fit output), 79 of them llama.cpp
+# discussion #4167's Apple Silicon table (every M1–M4 chip and core count, Llama 2 7B F16/Q8_0/Q4_0): before them
+# the Metal rows were mostly Ultra chips and the Metal share (0.644) underestimated the base and Pro chips by a
+# quarter. The number to quote leaves one machine out at a time (a device, its backend, its results file), each
+# estimated with the constants fitted on the others: 88 % of 120 machines within ±30 %, median 1.05 (CUDA 89 %, Metal
+# 97 %, ROCm 93 %, Vulkan 73 %). A fixed cost per layer of Metal's own fits the M-series table better, but leaves
+# CUDA's machines at 81 %; one cost for every backend is what ships. The band counts each GPU once, so it is a
+# machine's, not a results file's. The host share rests on the 11 rows with weights in system RAM, 9 of them with the
+# host's RAM stated.
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.918, "metal": 0.644, "rocm": 0.737, "sycl": 0.334, "vulkan": 0.759},
-    moe_factor=1.01,
-    host_efficiency=0.5,
-    band=(0.74, 1.26),
-    default_efficiency=0.737,
-    layer_overhead_us=93.9,
+    efficiency={"cuda": 0.999, "metal": 0.831, "rocm": 0.786, "sycl": 0.351, "vulkan": 0.805},
+    moe_factor=1.0,
+    host_efficiency=0.514,
+    band=(0.77, 1.17),
+    default_efficiency=0.805,
+    layer_overhead_us=124.9,
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s = 89.6 GB/s (calc.ram_speed).
