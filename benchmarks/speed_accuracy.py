@@ -385,44 +385,17 @@ def main() -> None:
     prefill_table(rows)
     offloaded_prefill_table(rows)
     presets = {str(r.row.get("device", r.gpu)): r.gpu for r in rows}
-    lomo_table("decode", leave_one_machine_out(decode, fit, _speed), presets)
+    decode_by_machine = leave_one_machine_out(decode, fit, _speed)
+    lomo_table("decode", decode_by_machine, presets)
+    if "--fit" in sys.argv:
+        print(f"\nthe decode band per chip class (CALIBRATION.class_bands): {class_bands(decode_by_machine, presets)}")
     full_prefill = [r for r in prefill if r.offload == "all" and r.fp16_tflops]
     lomo_table("prefill", leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0), presets)
 
 
-# Chip classes for the leave-one-machine-out tables, by the preset's family (and Apple's tier by its id): a machine is
-# compared with the machines of its kind that the fit did not see.
-_NVIDIA_GENERATIONS = (
-    ("Pascal", ("tesla-p", "gtx-10", "p40", "p100")),
-    ("Turing", ("rtx-20", "tesla-t4", "t4", "titan-rtx", "quadro-rtx")),
-    ("Ampere", ("rtx-30", "a100", "a40", "a10", "rtx-a", "a30", "a16", "a2")),
-    ("Ada", ("rtx-40", "l40", "l4", "rtx-6000-ada", "rtx-4000-ada", "rtx-5000-ada", "rtx-2000-ada")),
-    ("Hopper", ("h100", "h200", "gh200")),
-    ("Blackwell", ("rtx-50", "dgx-spark", "b200", "b100", "gb200", "rtx-pro")),
-)
-_AMD_CLASSES = (
-    ("RDNA4", ("rx-90", "radeon-ai-pro-r9700")),
-    ("RDNA3", ("rx-7", "ryzen-ai-max", "radeon-780m", "radeon-890m", "w7")),
-    ("RDNA2", ("rx-6",)),
-    ("RDNA1", ("rx-5",)),
-    ("GCN/CDNA", ("mi", "radeon-vii", "vega")),
-)
-
-
 def chip_class(gpu_id: str) -> str:
-    """"Apple Max", "NVIDIA Ampere", "AMD RDNA3", "Intel Arc": what a machine is compared within."""
-    gpu = load_catalog().gpus[gpu_id]
-    family = gpu.family or gpu_id
-    if gpu.vendor == "apple":
-        tier = next((t for t in ("ultra", "max", "pro") if f"-{t}" in family), "base")
-        return f"Apple {tier if tier == 'base' else tier.capitalize()}"
-    if gpu.vendor == "nvidia":
-        name = next((g for g, prefixes in _NVIDIA_GENERATIONS if family.startswith(prefixes)), "other")
-        return f"NVIDIA {name}"
-    if gpu.vendor == "amd":
-        name = next((g for g, prefixes in _AMD_CLASSES if family.startswith(prefixes)), "other")
-        return f"AMD {name}"
-    return "Intel Arc" if family.startswith("arc") else f"{gpu.vendor} other"
+    """The preset's chip class (calc.gpu.chip_class): what a machine is compared within."""
+    return load_catalog().gpus[gpu_id].chip_class
 
 
 def machine_of(row: SpeedRow) -> tuple[str, str, str]:
@@ -463,6 +436,22 @@ def lomo_table(title: str, by_machine: dict[tuple[str, str, str], float], gpus: 
         within15 = sum(1 for r in ratios if abs(r - 1) <= 0.15) / len(ratios)
         within30 = sum(1 for r in ratios if abs(r - 1) <= 0.30) / len(ratios)
         print(f"{name:<18} {len(ratios):>8} {statistics.median(ratios):7.2f} {within15:6.0%} {within30:6.0%}")
+
+
+CLASS_BAND_MACHINES = 5  # a chip class with this many machines gets a band of its own
+
+
+def class_bands(by_machine: dict[tuple[str, str, str], float], gpus: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """Per chip class with enough machines: the 10th and 90th percentile of its machines' out-of-sample ratios, the
+    band calc/speed.py gives that class's estimates (CALIBRATION.class_bands)."""
+    ratios: dict[str, list[float]] = {}
+    for (device, _backend, _source), ratio in by_machine.items():
+        ratios.setdefault(chip_class(gpus[device]), []).append(ratio)
+    return {
+        name: (round(percentile(values, 0.1), 2), round(percentile(values, 0.9), 2))
+        for name, values in sorted(ratios.items())
+        if len(values) >= CLASS_BAND_MACHINES
+    }
 
 
 def _summary(backend: str, shipped: list[float], check: list[float]) -> None:

@@ -43,6 +43,37 @@ APPLE_LARGE_SHARE = (3, 4)
 APPLE_LARGE_FROM_BYTES = 36 * GIB  # above 36 GB the larger share applies
 
 
+# Chip classes, by the preset's family: what a speed estimate's band is taken from (benchmarks/speed_accuracy.py leaves
+# one machine out at a time and reads each class's spread). A family matching none is "<vendor> other".
+_NVIDIA_GENERATIONS = (
+    ("Pascal", ("tesla-p", "gtx-10", "p40", "p100")),
+    ("Turing", ("rtx-20", "tesla-t4", "t4", "titan-rtx", "quadro-rtx", "gtx-16")),
+    ("Ampere", ("rtx-30", "a100", "a40", "a10", "rtx-a", "a30", "a16", "a2")),
+    ("Ada", ("rtx-40", "l40", "l4", "rtx-6000-ada", "rtx-4000-ada", "rtx-5000-ada", "rtx-2000-ada")),
+    ("Hopper", ("h100", "h200", "gh200")),
+    ("Blackwell", ("rtx-50", "dgx-spark", "b200", "b100", "gb200", "rtx-pro")),
+)
+_AMD_CLASSES = (
+    ("RDNA4", ("rx-90", "radeon-ai-pro-r9700")),
+    ("RDNA3", ("rx-7", "ryzen-ai-max", "radeon-780m", "radeon-890m", "radeon-pro-w7")),
+    ("RDNA2", ("rx-6",)),
+    ("RDNA1", ("rx-5",)),
+    ("GCN/CDNA", ("mi", "radeon-vii", "vega")),
+)
+
+
+def chip_class(vendor: str, family: str) -> str:
+    """ "Apple Max", "NVIDIA Ampere", "AMD RDNA3", "Intel Arc": the kind of chip a GPU of ``family`` is."""
+    if vendor == Vendor.APPLE:
+        tier = next((t for t in ("ultra", "max", "pro") if f"-{t}" in family), "base")
+        return f"Apple {tier if tier == 'base' else tier.capitalize()}"
+    if vendor == Vendor.NVIDIA:
+        return "NVIDIA " + next((g for g, prefixes in _NVIDIA_GENERATIONS if family.startswith(prefixes)), "other")
+    if vendor == Vendor.AMD:
+        return "AMD " + next((g for g, prefixes in _AMD_CLASSES if family.startswith(prefixes)), "other")
+    return "Intel Arc" if family.startswith("arc") else f"{vendor} other"
+
+
 class Gpu(BaseModel):
     """One GPU model (a single device); ``count`` lives in the request, not here."""
 
@@ -70,6 +101,11 @@ class Gpu(BaseModel):
     )
     pcie_gen: int = Field(default=0, ge=0, le=5, description="PCIe generation of the host link (0: not stated)")
     pcie_lanes: int = Field(default=0, ge=0, le=16, description="PCIe lanes of the host link (0: not stated)")
+
+    @property
+    def chip_class(self) -> str:
+        """:func:`chip_class` of this GPU: the class its speed band comes from."""
+        return chip_class(self.vendor, self.family or self.id)
 
     @property
     def pcie_assumed(self) -> bool:

@@ -32,7 +32,7 @@ fixed cost of 2024's CUDA builds is larger than that of 2025's Vulkan), which is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED
 
@@ -47,6 +47,9 @@ class DecodeCalibration:
     band: tuple[float, float]  # measured ÷ estimate at the 10th and 90th percentile of the fitted rows
     default_efficiency: float = 0.55  # a backend without fitted rows
     layer_overhead_us: float = 0.0  # fixed time per layer per token (kernel launches, syncs), in µs
+    # measured ÷ estimate at the 10th and 90th percentile of one chip class's machines, each estimated with the
+    # constants fitted without it (calc.gpu.chip_class; classes with enough machines); others take ``band``
+    class_bands: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 # Fitted on the 256 decode rows benchmarks/speed_accuracy.py can place (its --fit output), 79 of them llama.cpp
@@ -56,7 +59,8 @@ class DecodeCalibration:
 # estimated with the constants fitted on the others: 88 % of 120 machines within ±30 %, median 1.05 (CUDA 89 %, Metal
 # 97 %, ROCm 93 %, Vulkan 73 %). A fixed cost per layer of Metal's own fits the M-series table better, but leaves
 # CUDA's machines at 81 %; one cost for every backend is what ships. The band counts each GPU once, so it is a
-# machine's, not a results file's. The host share rests on the 11 rows with weights in system RAM, 9 of them with the
+# machine's, not a results file's. No chip class has a band of its own yet: the --fit output prints each class's
+# spread, but the Apple classes' rest on one table of one build (Apple Pro: 1.05–1.09), too narrow to promise. The host share rests on the 11 rows with weights in system RAM, 9 of them with the
 # host's RAM stated.
 CALIBRATION = DecodeCalibration(
     efficiency={"cuda": 0.999, "metal": 0.831, "rocm": 0.786, "sycl": 0.351, "vulkan": 0.805},
@@ -105,6 +109,7 @@ def decode_speed(
     calibration: DecodeCalibration = CALIBRATION,
     bound: bool = False,
     layers: int = 0,
+    chip_class: str = "",
 ) -> DecodeSpeed | None:
     """The decode speed for ``read`` by a model of ``layers`` layers, or None when the GPU's bandwidth is unknown
     (``bound``: every byte at full bandwidth and no fixed cost, the ceiling no engine reaches)."""
@@ -123,7 +128,7 @@ def decode_speed(
     if not bound:
         seconds += layers * calibration.layer_overhead_us * 1e-6
     speed = 1 / seconds
-    low, high = (1.0, 1.0) if bound else calibration.band
+    low, high = (1.0, 1.0) if bound else calibration.class_bands.get(chip_class, calibration.band)
     return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))
 
 

@@ -454,7 +454,8 @@ def _decode(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> DecodeSpeed | None:
     """Decode speed: the GPU side at the GPU's bandwidth, the host side at the system RAM's (the question's, or
     calc.ram_speed.ASSUMED_RAM_SPEED)."""
     return decode_speed(read, gpu_bandwidth_gbs=gpu.bandwidth_gbs, backend=gpu.backend, moe=parts.arch.n_experts > 0,
-                        layers=parts.arch.n_layers, ram_bandwidth_gbs=parts.ram_speed.bandwidth_gbs)  # fmt: skip
+                        layers=parts.arch.n_layers, ram_bandwidth_gbs=parts.ram_speed.bandwidth_gbs,
+                        chip_class=gpu.chip_class)  # fmt: skip
 
 
 def _ceiling(read: BytesPerToken, gpu: Gpu, parts: _Parts) -> float | None:

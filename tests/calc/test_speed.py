@@ -289,3 +289,31 @@ def test_prefill_with_weights_in_ram_is_slower_than_with_every_layer_on_the_gpu(
     rates = [s.tokens_per_second for s in speeds if s is not None]
     assert len(rates) == 4 and rates == sorted(rates, reverse=True) and len(set(rates)) == 4
     assert rates[0] == prefill_speed(8_000_000_000, fp16_tflops=165.2, backend="cuda", geforce=True).tokens_per_second  # type: ignore[union-attr]
+
+
+def test_a_chip_class_with_a_band_of_its_own_gets_it() -> None:
+    """CALIBRATION.class_bands: a class's band replaces the general one for its GPUs only (calc.gpu.chip_class)."""
+    from vramfit.calc.speed import DecodeCalibration
+
+    calibration = DecodeCalibration(efficiency={"metal": 1.0}, moe_factor=1.0, host_efficiency=1.0, band=(0.8, 1.2),
+                                    class_bands={"Apple Max": (0.9, 1.1)})  # fmt: skip
+    read = BytesPerToken(gpu=GIB, host=0)
+    args = {"gpu_bandwidth_gbs": 400, "backend": "metal", "moe": False, "calibration": calibration}
+    own = decode_speed(read, chip_class="Apple Max", **args)  # type: ignore[arg-type]
+    other = decode_speed(read, chip_class="Apple Pro", **args)  # type: ignore[arg-type]
+    assert own is not None and other is not None and own.tokens_per_second == other.tokens_per_second
+    assert own.low / own.tokens_per_second == pytest.approx(0.9, abs=1e-3)
+    assert own.high / own.tokens_per_second == pytest.approx(1.1, abs=1e-3)
+    assert other.low / other.tokens_per_second == pytest.approx(0.8, abs=1e-3)
+    assert other.high / other.tokens_per_second == pytest.approx(1.2, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "chip"),
+    [("apple-m2-8gb", "Apple base"), ("apple-m4-pro-24gb", "Apple Pro"), ("apple-m3-ultra-96gb", "Apple Ultra"),
+     ("rtx-3090", "NVIDIA Ampere"), ("rtx-4090", "NVIDIA Ada"), ("rtx-5090", "NVIDIA Blackwell"),
+     ("rx-7900-xtx", "AMD RDNA3"), ("radeon-780m-32gb", "AMD RDNA3"), ("mi50-32gb", "AMD GCN/CDNA"),
+     ("arc-a770-16gb", "Intel Arc")],
+)  # fmt: skip
+def test_chip_classes(gpu: str, chip: str) -> None:
+    assert load_catalog().gpus[gpu].chip_class == chip
