@@ -60,8 +60,8 @@ class DecodeCalibration:
 # 97 %, ROCm 93 %, Vulkan 73 %). A fixed cost per layer of Metal's own fits the M-series table better, but leaves
 # CUDA's machines at 81 %; one cost for every backend is what ships. The band counts each GPU once, so it is a
 # machine's, not a results file's. No chip class has a band of its own yet: the --fit output prints each class's
-# spread, but the Apple classes' rest on one table of one build (Apple Pro: 1.05–1.09), too narrow to promise. The host share rests on the 11 rows with weights in system RAM, 9 of them with the
-# host's RAM stated.
+# spread, but the Apple classes' rest on one table of one build (Apple Pro: 1.05–1.09), too narrow to promise. The
+# host share rests on the 11 rows with weights in system RAM, 9 of them with the host's RAM stated.
 CALIBRATION = DecodeCalibration(
     efficiency={"cuda": 0.999, "metal": 0.831, "rocm": 0.786, "sycl": 0.351, "vulkan": 0.805},
     moe_factor=1.0,
