@@ -395,7 +395,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["mtp"] = True
     if args.draft:
         overrides["draft"] = draft_model_ref(args.draft)
-        overrides["draft_quant"] = parse_file_type(args.draft_quant or "Q4_K_M").value
+    if args.draft_quant:  # without it, Request's own default
+        overrides["draft_quant"] = parse_file_type(args.draft_quant).value
     if args.draft_kv:
         overrides["draft_kv_cache"] = KvType(args.draft_kv)
     if args.draft_max:

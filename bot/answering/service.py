@@ -252,7 +252,8 @@ class CalcBackend:
             fields["mtp"] = True
         if overrides.get("draft"):  # a button's state or --draft: the draft model and its quant
             fields["draft"] = self.catalog.model(str(overrides["draft"])).ref()
-            fields["draft_quant"] = parse_file_type(str(overrides.get("draft_quant") or "Q4_K_M")).value
+            if overrides.get("draft_quant"):  # else Request's own default
+                fields["draft_quant"] = parse_file_type(str(overrides["draft_quant"])).value
         if "flash_attn" in overrides:
             fields["flash_attn"] = bool(overrides["flash_attn"])
         if "gpus" in overrides:

@@ -155,7 +155,8 @@ class ParsedQuery(BaseModel):
         }
         if self.draft is not None:
             fields["draft"] = catalog.model(self.draft).ref()
-            fields["draft_quant"] = self.draft_quant or DEFAULT_QUANT
+            if self.draft_quant:  # else Request's own default
+                fields["draft_quant"] = self.draft_quant
         fields.update(given)
         drafts = fields.get("draft") is not None or fields.get("mtp")
         if drafts and (engine == Engine.VLLM or fields["runner"] == "ollama"):

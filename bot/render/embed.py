@@ -41,6 +41,7 @@ from vramfit.bot.render.limits import (
 )
 from vramfit.bot.render.text import (
     ASK_DISPLAY_SHARE,
+    IMAGES_VLLM,
     NO_MTP_HEAD,
     NO_PREFILL,
     context_limit_line,
@@ -56,7 +57,7 @@ from vramfit.bot.version import vramfit_version
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.gpu import GIB
 from vramfit.calc.pcie import ASSUMED_LINK, link_label
-from vramfit.calc.request import MAX_GPU_COUNT
+from vramfit.calc.request import MAX_GPU_COUNT, Engine
 
 BAR_CELLS = 20
 NAIVE_KV_RATIO = 1.25  # show the naive KV figure when it differs from the engine's by more than this factor
@@ -460,7 +461,9 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         )
     elif card.model.source_kind == "attachment":
         lines.append(tr(_("📄 Read from the attached **{file}**"), file=clean(card.model.source_file)))
-    if card.images:
+    if card.images and card.assumptions.engine == Engine.VLLM and card.model.vision_encoder:
+        lines.append("🖼️ " + tr(IMAGES_VLLM))
+    elif card.images:
         e = card.estimate
         if e.vision_bytes:
             key = _("Images: {file} +{size}, in the total") if e.vision_compute_bytes else _(
@@ -1007,7 +1010,8 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
         )
     if card.images:
         e = card.estimate
-        lines.append("🖼️ " + images_line(tr, clean(m.mmproj), e.vision_bytes, e.vision_compute_bytes, m.vision_encoder))
+        lines.append("🖼️ " + images_line(tr, clean(m.mmproj), e.vision_bytes, e.vision_compute_bytes, m.vision_encoder,
+                                         a.engine))  # fmt: skip
     elif m.mmproj:
         lines.append("🖼️ " + mmproj_line(tr, clean(m.mmproj), m.mmproj_bytes))
     elif m.vision_encoder:

@@ -276,8 +276,13 @@ def mmproj_line(tr: Tr, file: str, size: int) -> str:
 UNMEASURED_VISION_COMPUTE = "121–223 MiB"
 
 
-def images_line(tr: Tr, mmproj: str, vision_bytes: int, compute_bytes: int, vision_encoder: bool) -> str:
-    """What sending images adds (llama.cpp's --fit counts the projector's weights and its warmup compute buffer)."""
+def images_line(
+    tr: Tr, mmproj: str, vision_bytes: int, compute_bytes: int, vision_encoder: bool, engine: str = "llama.cpp"
+) -> str:
+    """What sending images adds (llama.cpp's --fit counts the projector's weights and its warmup compute buffer; vLLM
+    loads the encoder with its checkpoint, which these numbers do not size)."""
+    if engine == Engine.VLLM and vision_encoder:
+        return tr(IMAGES_VLLM)
     if vision_bytes and compute_bytes:
         return tr(
             _("Images: the vision projector {file} adds {size} on the GPU, in the total ({compute} of it for the "
@@ -313,6 +318,7 @@ ASK_DISPLAY_SHARE = _(
     "🖥️ A display on this GPU uses some of its memory too, and how much depends on the screens and what is open: say "
     "it (nvidia-smi's Memory-Usage with the model stopped), e.g. \"1.5GB already used\", and I'll take it off."
 )
+IMAGES_VLLM = _("Images: vLLM loads the vision encoder with the checkpoint; these numbers are the text model's alone")
 NO_MTP_HEAD = _("MTP: this file carries no MTP head llama.cpp can draft with, so nothing is added")
 
 
@@ -401,7 +407,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append("  " + tr(NO_MTP_HEAD))
     if request.images:
         m = request.model
-        lines.append("  " + images_line(tr, m.mmproj, est.vision_bytes, est.vision_compute_bytes, m.vision_encoder))
+        lines.append("  " + images_line(tr, m.mmproj, est.vision_bytes, est.vision_compute_bytes, m.vision_encoder,
+                                        request.engine))  # fmt: skip
     elif request.model.mmproj:
         lines.append("  " + mmproj_line(tr, request.model.mmproj, request.model.mmproj_bytes))
     elif request.model.vision_encoder:

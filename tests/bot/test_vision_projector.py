@@ -124,3 +124,17 @@ def test_the_discord_card_counts_the_projector(question: str, lang: str, line: s
     card = CalcBackend().answer(question, lang, {})  # type: ignore[arg-type]
     assert card.images and card.estimate.vision_bytes == GEMMA4_E4B_MMPROJ  # type: ignore[union-attr]
     assert line in embed_as_text(render_card(card, lang))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("lang", "line"), [("en", "vLLM loads the vision encoder with the checkpoint"),
+                                            ("ko", "vLLM은 체크포인트와 함께 비전 인코더를 올려요")])  # fmt: skip
+def test_images_with_vllm_say_the_encoder_is_the_checkpoints(lang: str, line: str) -> None:
+    """vLLM needs no mmproj file: its checkpoint carries the encoder, which the vLLM numbers do not size; said so, and
+    the llama.cpp projector is not added."""
+    question = "gemma 3 27b with images on an h100 with vllm"
+    assert ask(question, lang)["estimate"]["vision_bytes"] == 0
+    out = io.StringIO()
+    assert run(["--lang", lang, question], out) == 0
+    assert line in out.getvalue()
+    card = CalcBackend().answer(question, lang, {})  # type: ignore[arg-type]
+    assert line in embed_as_text(render_card(card, lang))  # type: ignore[arg-type]
