@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 import sys
 from collections.abc import Callable
@@ -202,7 +203,8 @@ def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False
     parts = llama_cpp._parts(request)
     speed = prefill_speed(llama_cpp.active_params(parts), fp16_tflops=row.fp16_tflops,
                           backend=row.backend, calibration=calibration, bound=bound,
-                          geforce=llama_cpp.is_geforce(gpu), attention_flops=attention_of(row))  # fmt: skip
+                          geforce=llama_cpp.is_geforce(gpu), attention_flops=attention_of(row),
+                          chip_class=gpu.chip_class)  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -234,7 +236,8 @@ def _streamed(row: SpeedRow, pcie: PcieCalibration, bound: bool = False) -> floa
     params, moved = host_weights_of(row)
     speed = streamed_prefill_speed(params, moved, fp16_tflops=row.fp16_tflops, backend=row.backend,
                                    pcie_gbs=gpu.pcie_gbs, geforce=llama_cpp.is_geforce(gpu), pcie=pcie,
-                                   bound=bound, attention_flops=attention_of(row))  # fmt: skip
+                                   bound=bound, attention_flops=attention_of(row),
+                                   chip_class=gpu.chip_class)  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -279,19 +282,46 @@ def offloaded_prefill_table(rows: list[SpeedRow]) -> None:
 
 
 def fit_prefill(rows: list[SpeedRow]) -> PrefillCalibration:
-    """Per backend, the median of measured ÷ bound; the band, the 10th and 90th percentile of measured ÷ estimate."""
+    """Per backend, and per backend and chip class where at least :data:`CLASS_MACHINES` machines were measured, the
+    median of measured ÷ bound with each machine counted once (a row weighs 1 ÷ its machine's rows); the band, the
+    10th and 90th percentile of measured ÷ estimate, weighted the same way."""
     bound = PrefillCalibration(efficiency={}, band=(1, 1))
-    ratios: dict[str, list[float]] = {}
-    for row in rows:
+    weights = machine_weights(rows)
+    ratios: dict[str, list[tuple[float, float]]] = {}
+    machines: dict[str, set[tuple[str, str, str]]] = {}
+    for row, weight in zip(rows, weights, strict=True):
         peak = _prefill(row, bound, bound=True)
         if peak:
-            ratios.setdefault(row.backend, []).append(row.measured / peak)
-    efficiency = {b: round(statistics.median(r), 3) for b, r in ratios.items()}
-    default = round(statistics.median([x for r in ratios.values() for x in r]), 3) if ratios else 0.3
-    fitted = PrefillCalibration(efficiency=efficiency, band=(1, 1), default_efficiency=default)
-    errors = [row.measured / e for row in rows if (e := _prefill(row, fitted))]
-    band = (round(percentile(errors, 0.1), 2), round(percentile(errors, 0.9), 2)) if errors else (1, 1)
-    return PrefillCalibration(efficiency=efficiency, band=band, default_efficiency=default)
+            for key in (row.backend, f"{row.backend}/{chip_class(row.gpu)}"):
+                ratios.setdefault(key, []).append((row.measured / peak, weight))
+                machines.setdefault(key, set()).add(machine_of(row))
+
+    def median(pairs: list[tuple[float, float]]) -> float:
+        return round(weighted_percentile([p[0] for p in pairs], [p[1] for p in pairs], 0.5), 3)
+
+    efficiency = {k: median(v) for k, v in ratios.items() if "/" not in k}
+    classes = {k: median(v) for k, v in ratios.items() if "/" in k and len(machines[k]) >= CLASS_MACHINES}
+    # a backend without rows: the median backend's share (the median row would be Metal's, most machines are Macs)
+    default = round(statistics.median(efficiency.values()), 3) if efficiency else 0.3
+    fitted = PrefillCalibration(efficiency=efficiency, band=(1, 1), default_efficiency=default,
+                                class_efficiency=classes)  # fmt: skip
+    errors = [(row.measured / e, w) for row, w in zip(rows, weights, strict=True) if (e := _prefill(row, fitted))]
+    band = (1.0, 1.0)
+    if errors:
+        values, ws = [e[0] for e in errors], [e[1] for e in errors]
+        band = (round(weighted_percentile(values, ws, 0.1), 2), round(weighted_percentile(values, ws, 0.9), 2))
+    return dataclasses.replace(fitted, band=band)
+
+
+CLASS_MACHINES = 2  # a backend's chip class with this many measured machines gets a prefill share of its own
+
+
+def machine_weights(rows: list[SpeedRow]) -> list[float]:
+    """1 ÷ the rows of the row's machine (:func:`machine_of`): every machine counts once."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for row in rows:
+        counts[machine_of(row)] = counts.get(machine_of(row), 0) + 1
+    return [1 / counts[machine_of(row)] for row in rows]
 
 
 def prefill_table(rows: list[SpeedRow]) -> None:
@@ -388,7 +418,8 @@ def main() -> None:
     decode_by_machine = leave_one_machine_out(decode, fit, _speed)
     lomo_table("decode", decode_by_machine, presets)
     if "--fit" in sys.argv:
-        print(f"\nthe decode band per chip class (CALIBRATION.class_bands): {class_bands(decode_by_machine, presets)}")
+        bands = class_bands(decode_by_machine, presets, CALIBRATION.band)
+        print(f"\nthe decode band per chip class (CALIBRATION.class_bands): {bands}")
     full_prefill = [r for r in prefill if r.offload == "all" and r.fp16_tflops]
     lomo_table("prefill", leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0), presets)
 
@@ -399,9 +430,17 @@ def chip_class(gpu_id: str) -> str:
 
 
 def machine_of(row: SpeedRow) -> tuple[str, str, str]:
-    """One machine: the device as its source names it, the backend it ran and the results file it was published in
-    (its rows leave together; two core counts of one chip in one table are two machines)."""
-    return str(row.row.get("device", row.gpu)), row.backend, str(row.row.get("source", ""))
+    """One machine: the device as its source names it, the backend it ran and the publication its results came in
+    (its rows leave together; two core counts of one chip in one table are two machines). A publication is a
+    repository at one commit, or one page: kyuz0's Strix Halo toolbox publishes one log per model, backend build and
+    depth, 36 files of one machine, and they leave together as one."""
+    return str(row.row.get("device", row.gpu)), row.backend, publication(str(row.row.get("source", "")))
+
+
+def publication(url: str) -> str:
+    """The repository and commit of a file on GitHub (``owner/name@commit``), else the page without its anchor."""
+    blob = re.match(r"https://github\.com/([^/]+/[^/]+)/blob/([^/]+)/", url)
+    return f"{blob[1]}@{blob[2]}" if blob else url.split("#")[0]
 
 
 def leave_one_machine_out(
@@ -441,17 +480,24 @@ def lomo_table(title: str, by_machine: dict[tuple[str, str, str], float], gpus: 
 CLASS_BAND_MACHINES = 5  # a chip class with this many machines gets a band of its own
 
 
-def class_bands(by_machine: dict[tuple[str, str, str], float], gpus: dict[str, str]) -> dict[str, tuple[float, float]]:
+def class_bands(
+    by_machine: dict[tuple[str, str, str], float], gpus: dict[str, str], general: tuple[float, float]
+) -> dict[str, tuple[float, float]]:
     """Per chip class with enough machines: the 10th and 90th percentile of its machines' out-of-sample ratios, the
-    band calc/speed.py gives that class's estimates (CALIBRATION.class_bands)."""
+    band calc/speed.py gives that class's estimates (CALIBRATION.class_bands). A class's band only widens the
+    ``general`` one, never narrows it: most Apple machines are one table's rows on one build (Apple Pro 1.05–1.09),
+    and a Mac on another build runs up to a third slower (the 2023 Metal rows), which no narrow band would hold."""
     ratios: dict[str, list[float]] = {}
     for (device, _backend, _source), ratio in by_machine.items():
         ratios.setdefault(chip_class(gpus[device]), []).append(ratio)
-    return {
-        name: (round(percentile(values, 0.1), 2), round(percentile(values, 0.9), 2))
-        for name, values in sorted(ratios.items())
-        if len(values) >= CLASS_BAND_MACHINES
-    }
+    bands = {}
+    for name, values in sorted(ratios.items()):
+        if len(values) < CLASS_BAND_MACHINES:
+            continue
+        low, high = round(percentile(values, 0.1), 2), round(percentile(values, 0.9), 2)
+        if low < general[0] or high > general[1]:
+            bands[name] = (min(low, general[0]), max(high, general[1]))
+    return bands
 
 
 def _summary(backend: str, shipped: list[float], check: list[float]) -> None:

@@ -142,6 +142,22 @@ MACHINE_TFLOPS: dict[str, float] = {
     "M1 Ultra": 21.2,
 }
 
+# llama.cpp discussion #4167's table names each chip with its GPU-core count, the presets (by memory size) one
+# configuration each: an Apple GPU core has 128 shaders, each an FP16 (= FP32 on Apple) multiply-add per clock, so
+# the throughput is cores × 128 × 2 × the chip's GPU clock. The clocks are the ones the presets' FP16 sources quote
+# (hmc-tech.com, presets/gpus.toml): M1, M1 Pro and M1 Max 1278 MHz ("1792 Shaders ... 1278MHz", apple-m1-pro-16gb),
+# M1 Ultra 1290 MHz ("6144 Shaders ... 1290MHz", apple-m1-ultra-64gb), M2 and M3 families 1398 MHz ("1024 Shaders
+# ... 1398MHz", apple-m2-8gb, apple-m3-8gb; "7680 Shaders ... 1398MHz", apple-m2-ultra-64gb, apple-m3-ultra-96gb),
+# M4 and M4 Pro 1470 MHz ("1280 Shaders ... 1470MHz", apple-m4-8gb; "2048 Shaders ... 1470MHz", apple-m4-pro-24gb),
+# M4 Max 1678 MHz ("4096 Shaders ... 1678MHz", apple-m4-max-48gb).
+APPLE_GPU_CLOCK_MHZ = {"M1": 1278, "M1 Pro": 1278, "M1 Max": 1278, "M1 Ultra": 1290, "M2": 1398, "M2 Pro": 1398,
+                       "M2 Max": 1398, "M2 Ultra": 1398, "M3": 1398, "M3 Pro": 1398, "M3 Max": 1398, "M3 Ultra": 1398,
+                       "M4": 1470, "M4 Pro": 1470, "M4 Max": 1678}  # fmt: skip
+_APPLE_CORES = re.compile(r"^Apple (M\d(?: Pro| Max| Ultra)?) \((\d+)-core GPU\)$")
+for _device in list(DEVICES):
+    if _match := _APPLE_CORES.match(_device):
+        MACHINE_TFLOPS[_device] = round(int(_match[2]) * 128 * 2 * APPLE_GPU_CLOCK_MHZ[_match[1]] / 1e6, 2)
+
 
 def _host_bandwidth(row: dict[str, Any]) -> float | None:
     """The row's system RAM bandwidth from the kind, rate and channels its source states (``ram_kind``, ``ram_mts``,

@@ -59,9 +59,12 @@ class DecodeCalibration:
 # estimated with the constants fitted on the others: 88 % of 120 machines within ±30 %, median 1.05 (CUDA 89 %, Metal
 # 97 %, ROCm 93 %, Vulkan 73 %). A fixed cost per layer of Metal's own fits the M-series table better, but leaves
 # CUDA's machines at 81 %; one cost for every backend is what ships. The band counts each GPU once, so it is a
-# machine's, not a results file's. No chip class has a band of its own yet: the --fit output prints each class's
-# spread, but the Apple classes' rest on one table of one build (Apple Pro: 1.05–1.09), too narrow to promise. The
-# host share rests on the 11 rows with weights in system RAM, 9 of them with the host's RAM stated.
+# machine's, not a results file's. A chip class with five machines or more whose machines, each left out, spread
+# wider than that band gets its own (the 10th and 90th percentile, the --fit output's class_bands): NVIDIA Ada up to
+# 1.49×, Ampere 1.38×, RDNA 3 1.39×, Blackwell down to 0.71×. A class's band widens the general one and never narrows
+# it: the Apple classes' machines are mostly one table's rows on one build (Apple Pro 1.05–1.09), and Macs on other
+# builds run up to a third slower. The host share rests on the 11 rows with weights in system RAM, 9 of them with the
+# host's RAM stated.
 CALIBRATION = DecodeCalibration(
     efficiency={"cuda": 0.999, "metal": 0.831, "rocm": 0.786, "sycl": 0.351, "vulkan": 0.805},
     moe_factor=1.0,
@@ -69,6 +72,12 @@ CALIBRATION = DecodeCalibration(
     band=(0.77, 1.17),
     default_efficiency=0.805,
     layer_overhead_us=124.9,
+    class_bands={
+        "AMD RDNA3": (0.77, 1.39),
+        "NVIDIA Ada": (0.77, 1.49),
+        "NVIDIA Ampere": (0.77, 1.38),
+        "NVIDIA Blackwell": (0.71, 1.17),
+    },
 )
 
 # When the question names no RAM speed: two channels of DDR5-5600, 2 × 8 B × 5600 MT/s = 89.6 GB/s (calc.ram_speed).
@@ -138,22 +147,41 @@ def decode_speed(
 # GPUs whose FP16 throughput the presets carry), and the band likewise.
 @dataclass(frozen=True, slots=True)
 class PrefillCalibration:
-    efficiency: dict[str, float]
+    efficiency: dict[str, float]  # backend → share of the FP16 peak a prompt's products reach
     band: tuple[float, float]
     default_efficiency: float = 0.3
+    # "backend/chip class" (calc.gpu.chip_class) → its own share, where at least two machines of that class on that
+    # backend were measured; the others take the backend's
+    class_efficiency: dict[str, float] = field(default_factory=dict)
+
+    def share(self, backend: str, chip_class: str = "") -> float:
+        """The share of the peak for a GPU of ``chip_class`` on ``backend``."""
+        fallback = self.efficiency.get(backend, self.default_efficiency)
+        return self.class_efficiency.get(f"{backend}/{chip_class}", fallback)
 
 
-# Fitted on the 171 pp rows benchmarks/speed_accuracy.py can place (out of sample: median 1.04, 63 % within ±30 %,
-# and 56 % of the 34 GPUs, each counted once): rough, and the band says so. The FLOPs are 2 per active parameter plus
-# the attention's (calc.attention_flops), every one at the backend's one share of the peak. Quantized models run their
-# matrix products on INT8 paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot;
-# the FP16 figure is the one the presets can source. Vulkan's share is low because the Strix Halo and Intel Arc rows
-# are slow there (coopmat paths); NVIDIA and RDNA 3 cards on Vulkan run faster than it says.
+# Fitted on the 250 pp rows benchmarks/speed_accuracy.py can place, 79 of them the prefill (pp512) columns of llama.cpp
+# discussion #4167's Apple Silicon table (every M1–M4 chip and GPU-core count; benchmarks/speed_rows.py derives each
+# one's throughput from its cores and clock). Each share is the median of measured ÷ peak with every machine counted
+# once; a chip class measured on at least two machines of a backend gets its own share (Intel Arc on Vulkan reaches
+# 1.6 % of its peak where an RDNA 3 card reaches 29 %), the others take their backend's. Left out one machine at a
+# time (a device, its backend, its publication), 75 % of 80 machines are within ±30 %, median 0.98 (Metal 95 % of 40,
+# CUDA 60 % of 20, Vulkan 60 % of 15): rough, and the band says so. The FLOPs are 2 per active parameter plus the
+# attention's (calc.attention_flops), every one at the one share. Quantized models run their matrix products on INT8
+# paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the
+# one the presets can source. Datacenter NVIDIA cards reach a smaller share than GeForce ones (an H100 PCIe half the
+# estimate, an RTX 4090 up to twice it), which one share per class cannot hold.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.32, "metal": 0.741, "vulkan": 0.167, "rocm": 0.251, "sycl": 0.175},
-    band=(0.52, 1.48),
-    default_efficiency=0.32,
-)
+    efficiency={"cuda": 0.37, "metal": 0.714, "vulkan": 0.231, "rocm": 0.309, "sycl": 0.092},
+    band=(0.78, 1.45),
+    default_efficiency=0.309,
+    class_efficiency={
+        "cuda/NVIDIA Ada": 0.272, "cuda/NVIDIA Ampere": 0.405, "cuda/NVIDIA Blackwell": 0.314,
+        "metal/Apple base": 0.696, "metal/Apple Pro": 0.739, "metal/Apple Max": 0.725, "metal/Apple Ultra": 0.695,
+        "rocm/AMD RDNA3": 0.358, "sycl/Intel Arc": 0.092, "vulkan/AMD RDNA1": 0.228, "vulkan/AMD RDNA2": 0.221,
+        "vulkan/AMD RDNA3": 0.285, "vulkan/Intel Arc": 0.016,
+    },
+)  # fmt: skip
 
 
 def prefill_speed(
@@ -165,6 +193,7 @@ def prefill_speed(
     bound: bool = False,
     geforce: bool = False,
     attention_flops: float = 0.0,
+    chip_class: str = "",
 ) -> DecodeSpeed | None:
     """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak).
 
@@ -173,7 +202,7 @@ def prefill_speed(
     INT32 on the INT8 path (MMQ), which GeForce runs at full rate, so its peak here is twice the figure. Workstation
     and datacenter cards run both at one rate. ``attention_flops``: the prompt's attention FLOPs per token
     (:func:`calc.attention_flops.attention_flops_per_token`), on top of the 2 per active parameter."""
-    speed = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce)
+    speed = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class)
     if speed is None:
         return None
     low, high = (1.0, 1.0) if bound else calibration.band
@@ -188,12 +217,13 @@ def _prefill_rate(
     calibration: PrefillCalibration,
     bound: bool,
     geforce: bool,
+    chip_class: str = "",
 ) -> float | None:
     """Prompt tokens per second from the GPU's compute alone, unrounded (None: its throughput is unknown): 2 FLOPs per
     active parameter and the prompt's attention FLOPs per token (:mod:`calc.attention_flops`)."""
     if fp16_tflops <= 0 or active_params <= 0:
         return None
-    e = 1.0 if bound else calibration.efficiency.get(backend, calibration.default_efficiency)
+    e = 1.0 if bound else calibration.share(backend, chip_class)
     return e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params + max(attention_flops, 0.0))
 
 
@@ -246,11 +276,14 @@ def streamed_prefill_speed(
     pcie: PcieCalibration = PCIE_CALIBRATION,
     bound: bool = False,
     attention_flops: float = 0.0,
+    chip_class: str = "",
 ) -> DecodeSpeed | None:
     """Prompt tokens per second with ``host_weight_bytes`` of weights in system RAM, copied to the GPU once per
     micro-batch of ``n_ubatch`` tokens (the rule above), or None when the GPU's throughput or its link is unknown.
     The band puts the compute and the transfer each at its own band's end (``bound``: both at their peaks)."""
-    compute = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce)
+    compute = _prefill_rate(
+        active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class
+    )
     if compute is None or n_ubatch <= 0 or (host_weight_bytes and pcie_gbs <= 0):
         return None
     e = 1.0 if bound else pcie.efficiency

@@ -431,6 +431,7 @@ def _prefill(parts: _Parts, gpu: Gpu, host_weights: int) -> DecodeSpeed | None:
         n_ubatch=parts.n_ubatch,
         geforce=is_geforce(gpu),
         attention_flops=parts.prompt_attention_flops,
+        chip_class=gpu.chip_class,
     )
 
 
