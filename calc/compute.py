@@ -11,6 +11,16 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
 * output: the f32 logits of the micro-batch and the final hidden state, ``4 · ub · (h + n_vocab)``: Llama 3 8B at
   2048 → 258.50 MiB, Gemma 2 2B → 504.5 MiB, Gemma 3 27B → 522.5 MiB (all as logged on CUDA).
 
+A quantized KV cache (q8_0, q4_0: llama.cpp needs flash attention for a quantized V) leaves these buffers as they
+are, so nothing here depends on the cache's type. Measured on CUDA: Gemma 3 27B with q8_0 K and V, flash attention, two
+sequences of 16,384 tokens, logs 522.5 MiB, the f16 cache's output stage (lcpp-14097 in measured.jsonl). On the CPU
+backend (llamacpp_cpu.jsonl, llama.cpp 0c1e57098, 113 pairs of loads) q8_0 or q4_0 K and V with flash attention hold
+from 29 MiB less to 46 MiB more than f16 at the same settings (Llama 3.2 1B +4.0 MiB from 8,192 to 131,072 tokens,
+Gemma 4 31B +24.3 MiB at 32,768, Gemma 4 E4B +45.8 MiB at 4,096, Nemotron 3 Nano −29.2 MiB at 32,768), a q8_0 K cache
+without it from 4 MiB less to 4.5 MiB more (10 pairs); the graph allocator's reuse, not modelled. What users
+report as gigabytes more with a quantized cache on CUDA (flash attention off: the K·Q product dequantizes K into
+CUDA's memory pool, outside the compute buffer) was not measured here.
+
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs
 (GGML_SCHED_MAX_COPIES): every GPU holds its own buffer plus three extra copies of the mask and hidden state; the
 output stage sits on the last GPU only.

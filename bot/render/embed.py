@@ -29,7 +29,15 @@ from vramfit.bot.answering.cards import (
 )
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
-from vramfit.bot.render.labels import QUANT_MIX_NOTE, SOURCE_UNREAD_NOTE, VERDICT_LABELS, ram_speed_label, signed_gib
+from vramfit.bot.render.labels import (
+    LOW_BIT_KV,
+    LOW_BIT_KV_NOTE,
+    QUANT_MIX_NOTE,
+    SOURCE_UNREAD_NOTE,
+    VERDICT_LABELS,
+    ram_speed_label,
+    signed_gib,
+)
 from vramfit.bot.render.limits import (
     DESCRIPTION,
     FIELD_VALUE,
@@ -334,13 +342,19 @@ def _gpu_line(fit: GpuFit, tr: Tr) -> str:
 def _tip_line(tip: Tip, tr: Tr) -> str:
     templates = {
         "kv_cache": _("Quantize the KV cache to {value}: {total} of {usable}"),
+        # measured: next to no quality loss (labels.LOW_BIT_KV_NOTE), the same compute buffer with flash attention on
+        # CUDA (calc.compute: Gemma 3 27B's 522.5 MiB with q8_0 K and V, as with f16)
+        "kv_cache_q8": _("Quantize the KV cache to {value} (next to no quality loss, no larger buffers): {total} of "
+                         "{usable}"),
         "context": _("Lower the context to {value}: {total} of {usable}"),
         "quant": _("A smaller quant, {value}: {total} of {usable}"),
         "quant_lower": _("A smaller quant, {value} (lower quality): {total} of {usable}"),
         "gpus": _("Use {value} GPUs: {total} of {usable}"),
     }
     value = format_tokens_short(int(tip.value)) if tip.kind == "context" and tip.value.isdigit() else tip.value
-    kind = "quant_lower" if tip.kind == "quant" and tip.lower_quality else tip.kind
+    kind: str = "quant_lower" if tip.kind == "quant" and tip.lower_quality else tip.kind
+    if tip.kind == "kv_cache" and tip.value == "q8_0":  # its quality cost: labels.LOW_BIT_KV_NOTE
+        kind = "kv_cache_q8"
     text = tr(templates[kind], value=clean(value), total=tr.gib(tip.total_bytes), usable=tr.gib(tip.usable_bytes))
     return f"{EMOJI[tip.verdict]} {text}"
 
@@ -435,6 +449,8 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
+    if card.assumptions.kv_cache in LOW_BIT_KV:
+        lines.append("ℹ️ " + escape_markdown(tr(LOW_BIT_KV_NOTE, kv=card.assumptions.kv_cache)))  # "q4_0" as typed
     limit_line = _card_limit_line(card, tr)
     if limit_line:
         lines.append(limit_line)

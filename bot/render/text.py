@@ -9,7 +9,15 @@ from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_s
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
-from vramfit.bot.render.labels import QUANT_MIX_NOTE, RUNTIME_NOTES, VERDICT_LABELS, ram_speed_label, signed_gib
+from vramfit.bot.render.labels import (
+    LOW_BIT_KV,
+    LOW_BIT_KV_NOTE,
+    QUANT_MIX_NOTE,
+    RUNTIME_NOTES,
+    VERDICT_LABELS,
+    ram_speed_label,
+    signed_gib,
+)
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
@@ -346,6 +354,8 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     )
     if limit_line:
         lines[1:1] = [limit_line]
+    if request.kv_cache.value in LOW_BIT_KV:
+        lines.insert(len(lines) - 1, "ℹ️ " + tr(LOW_BIT_KV_NOTE, kv=request.kv_cache.value))
     unified = bool(request.gpus) and request.gpus[0].gpu.is_unified  # one memory pool: no "system RAM" apart
     host = ""
     if est.host_bytes and not unified:

@@ -340,6 +340,37 @@ def test_real_tips_when_the_gpu_is_short(real: object) -> None:
         assert tip.total_bytes < card.estimate.total_bytes or tip.kind == "gpus"
 
 
+@pytest.mark.parametrize(("kv", "noted"), [("q4_0", True), ("q5_1", True), ("iq4_nl", True), ("q8_0", False),
+                                           ("f16", False)])  # fmt: skip
+def test_a_low_bit_kv_cache_says_its_quality_cost(real: object, kv: str, noted: bool) -> None:
+    """A KV cache of 4 or 5 bits a value says on the card, in both languages, and in the terminal, what it costs in
+    quality (measured: q4_0 keys +11 % perplexity, q8_0 +0.04 %; bot.render.labels.LOW_BIT_KV_NOTE); q8_0 and f16
+    say nothing."""
+    import io
+
+    from vramfit.bot.cli import run
+
+    card = real.answer("", None, {"model": "gpt-oss-20b", "kv_cache": kv, "gpus": (("rtx-4060", 1),)})  # type: ignore[attr-defined]
+    en = (render_card(card, "en").description or "").replace("\\_", "_")  # the embed escapes Markdown
+    ko = (render_card(card, "ko").description or "").replace("\\_", "_")
+    assert ("+11 % perplexity" in en) is noted and (f"A {kv} KV cache costs measurable quality" in en) is noted
+    assert ("퍼플렉시티 +11 %" in ko) is noted and (f"KV 캐시를 {kv} 형식으로 두면" in ko) is noted
+    assert ("q8_0 costs next to none (+0.04 %)" in en) is noted
+    out = io.StringIO()
+    assert run(["gpt-oss-20b on rtx 4060", "--kv-cache", kv, "--lang", "en"], out) == 0
+    assert ("+11 % perplexity" in out.getvalue()) is noted
+
+
+def test_the_q8_0_kv_tip_says_it_costs_next_to_no_quality(real: object) -> None:
+    """The tip to quantize the cache to q8_0 says its quality cost, in both languages."""
+    card = real.answer("", None, {"model": "gemma-3-27b", "context": 131072, "gpus": (("rtx-4090", 1),)})  # type: ignore[attr-defined]
+    assert any(t.kind == "kv_cache" and t.value == "q8_0" for t in card.tips)
+    en = (render_card(card, "en").description or "").replace("\\_", "_")  # the embed escapes Markdown
+    ko = (render_card(card, "ko").description or "").replace("\\_", "_")
+    assert "Quantize the KV cache to q8_0 (next to no quality loss, no larger buffers):" in en
+    assert "KV 캐시 양자화 (q8_0, 품질 손실 거의 없음, 버퍼 증가 없음):" in ko
+
+
 def test_real_autocomplete(real: object) -> None:
     from vramfit.bot.answering.service import CalcBackend
 

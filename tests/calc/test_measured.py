@@ -135,3 +135,17 @@ def test_llama3_8b_compute_buffer_at_8k() -> None:
     """The figure from the developers' guide: Llama 3 8B at 8192, flash attention off, 560 MiB on CUDA."""
     arch = arch_from_groundtruth("Llama-3.1-8B-Instruct")
     assert round(compute_buffers(arch, 8192, flash_attn=False).gpu_bytes / MIB, 2) == 560.00
+
+
+def test_a_quantized_kv_cache_leaves_the_compute_buffer_as_f16s() -> None:
+    """Gemma 3 27B, q8_0 K and V with flash attention, 32,768 cells for two sequences, one RTX 4070 Ti Super: llama.cpp
+    logs a 522.5 MiB CUDA compute buffer (lcpp-14097), the output stage of f16's, 4 · 512 · (5,376 + 262,144) bytes
+    (hidden size; the GGUF's 262,144 tokens)."""
+    row = _rows()["lcpp-14097-gemma3-27b-iq3m-4070tis-c32768-np2-iswa-q8kv"]
+    assert row["compute_mib"] == 522.5 and "q8_0" in str(row["kv_type"]) and row["flash_attn"]
+    arch = arch_from_groundtruth("gemma-3-27b-it")
+    expected = 4 * 512 * (5376 + 262144)
+    assert expected == 522.5 * MIB
+    for type_k in (KvType.F16, KvType.Q8_0, KvType.Q4_0):
+        cache = kv_cache(arch, 16384, 2, type_k, type_k, flash_attn=True, n_ubatch=512)
+        assert compute_buffers(arch, cache.full_cells, n_ubatch=512, flash_attn=True).gpu_bytes == expected
