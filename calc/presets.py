@@ -181,6 +181,14 @@ class Catalog:
     def gpu_variants(self, family: str) -> list[Gpu]:
         return [g for g in self.gpus.values() if g.family == family]
 
+    def other_sizes(self, gpu: Gpu) -> list[Gpu]:
+        """The other memory sizes of ``gpu``'s family, smallest first, when ``gpu`` is the one a name without a size
+        means (its family's default); otherwise none."""
+        if not gpu.default or not gpu.family:
+            return []
+        others = [g for g in self.gpu_variants(gpu.family) if g.id != gpu.id]
+        return sorted(others, key=lambda g: g.memory_bytes)
+
 
 def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
     import difflib  # only when a name is not found: not on the start-up path

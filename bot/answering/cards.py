@@ -258,6 +258,9 @@ class Card:
     ram_speed: str = ""  # its speed as ram_speed_code writes it ("": none named)
     runner: str = ""  # "ollama" when the question named Ollama
     reserved_mib: int = 0  # GPU memory other programs already hold, MiB (0: none said)
+    # the question named a GPU sold in several memory sizes without one: the first such GPU's name as answered (its
+    # most common size) and the names of its other sizes; the card says so and how to ask for another
+    gpu_variant: tuple[str, tuple[str, ...]] | None = None
     images: bool = False  # the question sends images: the vision projector is in the numbers (or said unknown)
     mtp: bool = False  # drafting with the model's own MTP head, counted
     draft: str = ""  # a draft model's preset id (speculative decoding); "" none

@@ -190,6 +190,8 @@ class CalcBackend:
                 card = dataclasses.replace(card, asks_display_share=True)
             if unread and isinstance(card, Card):
                 card = dataclasses.replace(card, source_unread=unread)
+            if "gpu_variant" in parsed.assumed and isinstance(card, Card) and card.named_gpus:
+                card = dataclasses.replace(card, gpu_variant=self.gpu_variant(card.gpus))
         except VramfitError as exc:
             raise to_answer_error(with_hub_repos(exc)) from exc
         except ValueError as exc:  # pydantic validation of an out-of-range number
@@ -211,6 +213,16 @@ class CalcBackend:
         return _suggest(current, self._gpu_entries)
 
     # -- building the request ----------------------------------------------------------------------------------------
+
+    def gpu_variant(self, gpus: Iterable[tuple[str, int]]) -> tuple[str, tuple[str, ...]] | None:
+        """The first of ``gpus`` that a name without a memory size means while its family has other sizes: (its name,
+        the others' names, smallest first); None when none is (calc.presets.Catalog.other_sizes)."""
+        for gpu_id, _count in gpus:
+            gpu = self.catalog.find_gpu(gpu_id)
+            others = self.catalog.other_sizes(gpu) if gpu is not None else []
+            if gpu is not None and others:
+                return gpu.name, tuple(g.name for g in others)
+        return None
 
     def gpu(self, gpu_id: str) -> Gpu:
         """A preset GPU by id or alias, or a generic card for ``generic-<N>gb`` ids."""

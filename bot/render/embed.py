@@ -30,6 +30,7 @@ from vramfit.bot.answering.cards import (
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import (
+    GPU_VARIANT_NOTE,
     LOW_BIT_KV,
     LOW_BIT_KV_NOTE,
     QUANT_MIX_NOTE,
@@ -449,6 +450,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
+    if card.gpu_variant is not None:
+        answered, others = card.gpu_variant
+        names = ", ".join(clean(o) for o in others)
+        lines.append("ℹ️ " + tr(GPU_VARIANT_NOTE, gpu=clean(answered), others=names, example=clean(others[0])))
     if card.assumptions.kv_cache in LOW_BIT_KV:
         lines.append("ℹ️ " + escape_markdown(tr(LOW_BIT_KV_NOTE, kv=card.assumptions.kv_cache)))  # "q4_0" as typed
     limit_line = _card_limit_line(card, tr)

@@ -53,6 +53,12 @@ LOW_BIT_KV_NOTE = _(
 )
 
 
+# A GPU sold in several memory sizes, named without one: answered for its most common size (presets: ``default``).
+GPU_VARIANT_NOTE = _(
+    "No memory size given: answered for {gpu}, the most common. Also sold: {others}; name yours (e.g. “{example}”)."
+)
+
+
 # A repo or tag whose server could not be read, answered from the catalog's preset of the same model.
 SOURCE_UNREAD_NOTE = _(
     "{source} could not be read (its server did not answer), so this answer is vramfit's preset of the same model, "

@@ -10,6 +10,7 @@ from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResu
 from vramfit.bot.i18n import Lang, Tr, _, format_number, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
 from vramfit.bot.render.labels import (
+    GPU_VARIANT_NOTE,
     LOW_BIT_KV,
     LOW_BIT_KV_NOTE,
     QUANT_MIX_NOTE,
@@ -21,7 +22,7 @@ from vramfit.bot.render.labels import (
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
-from vramfit.calc.presets import Catalog
+from vramfit.calc.presets import Catalog, load_catalog
 from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED, RamSpeed
 from vramfit.calc.request import Engine, GpuChoice, Request
 from vramfit.calc.results import Answer, DecodeEstimate, Estimate, Fit
@@ -356,6 +357,11 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines[1:1] = [limit_line]
     if request.kv_cache.value in LOW_BIT_KV:
         lines.insert(len(lines) - 1, "ℹ️ " + tr(LOW_BIT_KV_NOTE, kv=request.kv_cache.value))
+    others = load_catalog().other_sizes(request.gpus[0].gpu) if "gpu_variant" in assumed and request.gpus else []
+    if others:
+        names = ", ".join(g.name for g in others)
+        note = tr(GPU_VARIANT_NOTE, gpu=request.gpus[0].gpu.name, others=names, example=others[0].name)
+        lines.insert(len(lines) - 1, "ℹ️ " + note)
     unified = bool(request.gpus) and request.gpus[0].gpu.is_unified  # one memory pool: no "system RAM" apart
     host = ""
     if est.host_bytes and not unified:

@@ -155,3 +155,15 @@ def test_every_gpu_with_tensor_units_carries_its_fp16_figure_with_the_page_that_
         assert source.startswith("http"), row["id"]
         shown = {f"{figure:g}", f"{figure:.1f}", f"{figure:.2f}", f"{figure:,.1f}", f"{figure / 1000:g} PFLOPS"}
         assert any(text in source for text in shown) or "sparsity" in source or "halved" in source, row["id"]
+
+
+@pytest.mark.parametrize(
+    ("gpu_id", "others"),
+    [("apple-m2-8gb", ["apple-m2-16gb", "apple-m2-24gb"]),  # "m2" alone: the default, sold in two more sizes
+     ("rtx-3060-12gb", ["rtx-3060-8gb"]),
+     ("apple-m2-16gb", []),  # a size someone names: not what a bare name means
+     ("rtx-4090", [])],  # one size
+)  # fmt: skip
+def test_other_sizes_of_the_gpu_a_bare_name_means(gpu_id: str, others: list[str]) -> None:
+    catalog = load_catalog()
+    assert [g.id for g in catalog.other_sizes(catalog.gpus[gpu_id])] == others
