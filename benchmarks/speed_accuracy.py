@@ -421,7 +421,11 @@ def main() -> None:
         bands = class_bands(decode_by_machine, presets, CALIBRATION.band)
         print(f"\nthe decode band per chip class (CALIBRATION.class_bands): {bands}")
     full_prefill = [r for r in prefill if r.offload == "all" and r.fp16_tflops]
-    lomo_table("prefill", leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0), presets)
+    prefill_by_machine = leave_one_machine_out(full_prefill, fit_prefill, lambda r, c: _prefill(r, c) or 0.0)
+    lomo_table("prefill", prefill_by_machine, presets)
+    if "--fit" in sys.argv:
+        bands = class_bands(prefill_by_machine, presets, PREFILL_CALIBRATION.band)
+        print(f"\nthe prefill band per chip class (PREFILL_CALIBRATION.class_bands): {bands}")
 
 
 def chip_class(gpu_id: str) -> str:

@@ -153,6 +153,9 @@ class PrefillCalibration:
     # "backend/chip class" (calc.gpu.chip_class) → its own share, where at least two machines of that class on that
     # backend were measured; the others take the backend's
     class_efficiency: dict[str, float] = field(default_factory=dict)
+    # chip class → measured ÷ estimate at the 10th and 90th percentile of its machines, each left out, where that is
+    # wider than ``band`` (as DecodeCalibration.class_bands)
+    class_bands: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def share(self, backend: str, chip_class: str = "") -> float:
         """The share of the peak for a GPU of ``chip_class`` on ``backend``."""
@@ -170,7 +173,9 @@ class PrefillCalibration:
 # attention's (calc.attention_flops), every one at the one share. Quantized models run their matrix products on INT8
 # paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the
 # one the presets can source. Datacenter NVIDIA cards reach a smaller share than GeForce ones (an H100 PCIe half the
-# estimate, an RTX 4090 up to twice it), which one share per class cannot hold.
+# estimate, an RTX 4090 up to twice it), which one share per class cannot hold; so a chip class with five machines or
+# more whose machines, each left out, spread wider than the band gets its own (the --fit output's class_bands: NVIDIA
+# Ada 0.65–2.13×, Ampere 0.77–1.59×, RDNA 3 0.72–1.45×, Intel Arc 0.35–2.81×), widening the general one only.
 PREFILL_CALIBRATION = PrefillCalibration(
     efficiency={"cuda": 0.37, "metal": 0.714, "vulkan": 0.231, "rocm": 0.309, "sycl": 0.092},
     band=(0.78, 1.45),
@@ -181,6 +186,8 @@ PREFILL_CALIBRATION = PrefillCalibration(
         "rocm/AMD RDNA3": 0.358, "sycl/Intel Arc": 0.092, "vulkan/AMD RDNA1": 0.228, "vulkan/AMD RDNA2": 0.221,
         "vulkan/AMD RDNA3": 0.285, "vulkan/Intel Arc": 0.016,
     },
+    class_bands={"AMD RDNA3": (0.72, 1.45), "Intel Arc": (0.35, 2.81), "NVIDIA Ada": (0.65, 2.13),
+                 "NVIDIA Ampere": (0.77, 1.59)},
 )  # fmt: skip
 
 
@@ -205,7 +212,7 @@ def prefill_speed(
     speed = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class)
     if speed is None:
         return None
-    low, high = (1.0, 1.0) if bound else calibration.band
+    low, high = (1.0, 1.0) if bound else calibration.class_bands.get(chip_class, calibration.band)
     return DecodeSpeed(round(speed, 1), round(speed * low, 1), round(speed * high, 1))
 
 
@@ -287,7 +294,8 @@ def streamed_prefill_speed(
     if compute is None or n_ubatch <= 0 or (host_weight_bytes and pcie_gbs <= 0):
         return None
     e = 1.0 if bound else pcie.efficiency
-    (c_low, c_high), (p_low, p_high) = ((1.0, 1.0), (1.0, 1.0)) if bound else (calibration.band, pcie.band)
+    compute_band = calibration.class_bands.get(chip_class, calibration.band)
+    (c_low, c_high), (p_low, p_high) = ((1.0, 1.0), (1.0, 1.0)) if bound else (compute_band, pcie.band)
 
     def rate(compute_share: float, link_share: float) -> float:
         seconds = n_ubatch / (compute * compute_share)

@@ -60,6 +60,7 @@ class Overrides(TypedDict, total=False):
     mtp: bool  # llama.cpp drafts with the model's own MTP head
     draft: str  # a draft model's preset id (speculative decoding), as buttons and --draft carry it
     draft_quant: str  # its file type
+    gpu_size_assumed: bool  # the question named a GPU sold in several sizes without one (Card.gpu_variant)
     model_ref: ModelRef  # a model read from a file (an attached config.json): wins over any model the text names
 
 
@@ -284,6 +285,8 @@ class Card:
             out["draft"], out["draft_quant"] = self.draft, self.draft_quant
         if self.mtp:
             out["mtp"] = True
+        if self.gpu_variant is not None:
+            out["gpu_size_assumed"] = True
         return out
 
 

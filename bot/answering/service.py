@@ -190,7 +190,8 @@ class CalcBackend:
                 card = dataclasses.replace(card, asks_display_share=True)
             if unread and isinstance(card, Card):
                 card = dataclasses.replace(card, source_unread=unread)
-            if "gpu_variant" in parsed.assumed and isinstance(card, Card) and card.named_gpus:
+            size_assumed = "gpu_variant" in parsed.assumed or overrides.get("gpu_size_assumed", False)
+            if size_assumed and isinstance(card, Card) and card.named_gpus:
                 card = dataclasses.replace(card, gpu_variant=self.gpu_variant(card.gpus))
         except VramfitError as exc:
             raise to_answer_error(with_hub_repos(exc)) from exc

@@ -387,6 +387,9 @@ def _footer(card: Card, tr: Tr) -> str:
         footer = tr(_("RAM {ram} assumed"), ram=tr.gib(card.fits[0].ram_bytes)) + " · " + footer
     if card.fits and card.fits[0].pcie_assumed and shown_prefill(card.fits[0]) is not None:
         footer = tr(_("{link} assumed"), link=link_label(*ASSUMED_LINK)) + " · " + footer
+    if card.gpu_variant is not None:  # the default card has no row for it: its verdict names the size
+        answered, others = card.gpu_variant
+        footer = tr(GPU_VARIANT_NOTE, gpu=answered, others=", ".join(others)) + " · " + footer
     return footer
 
 
@@ -450,10 +453,6 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
-    if card.gpu_variant is not None:
-        answered, others = card.gpu_variant
-        names = ", ".join(clean(o) for o in others)
-        lines.append("ℹ️ " + tr(GPU_VARIANT_NOTE, gpu=clean(answered), others=names, example=clean(others[0])))
     if card.assumptions.kv_cache in LOW_BIT_KV:
         lines.append("ℹ️ " + escape_markdown(tr(LOW_BIT_KV_NOTE, kv=card.assumptions.kv_cache)))  # "q4_0" as typed
     limit_line = _card_limit_line(card, tr)

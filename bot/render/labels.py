@@ -54,9 +54,7 @@ LOW_BIT_KV_NOTE = _(
 
 
 # A GPU sold in several memory sizes, named without one: answered for its most common size (presets: ``default``).
-GPU_VARIANT_NOTE = _(
-    "No memory size given: answered for {gpu}, the most common. Also sold: {others}; name yours (e.g. “{example}”)."
-)
+GPU_VARIANT_NOTE = _("{gpu}, the most common size of the GPU named (also sold: {others})")
 
 
 # A repo or tag whose server could not be read, answered from the catalog's preset of the same model.

@@ -357,11 +357,6 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines[1:1] = [limit_line]
     if request.kv_cache.value in LOW_BIT_KV:
         lines.insert(len(lines) - 1, "ℹ️ " + tr(LOW_BIT_KV_NOTE, kv=request.kv_cache.value))
-    others = load_catalog().other_sizes(request.gpus[0].gpu) if "gpu_variant" in assumed and request.gpus else []
-    if others:
-        names = ", ".join(g.name for g in others)
-        note = tr(GPU_VARIANT_NOTE, gpu=request.gpus[0].gpu.name, others=names, example=others[0].name)
-        lines.insert(len(lines) - 1, "ℹ️ " + note)
     unified = bool(request.gpus) and request.gpus[0].gpu.is_unified  # one memory pool: no "system RAM" apart
     host = ""
     if est.host_bytes and not unified:
@@ -485,6 +480,10 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             "ram_speed": ram_speed_label(_read_ram_speed(answer), tr),
         }
         notes = [tr(ASSUMPTION_LABELS[key], **filled) for key in assumed if key in ASSUMPTION_LABELS]
+        others = load_catalog().other_sizes(request.gpus[0].gpu) if "gpu_variant" in assumed and request.gpus else []
+        if others:  # which size, and the others it is sold in
+            note = tr(GPU_VARIANT_NOTE, gpu=request.gpus[0].gpu.name, others=", ".join(g.name for g in others))
+            notes[list(k for k in assumed if k in ASSUMPTION_LABELS).index("gpu_variant")] = note
         lines.append(tr(_("Assumed: {items}"), items="; ".join(notes)))
     return "\n".join(lines) + "\n"
 

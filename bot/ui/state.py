@@ -54,7 +54,7 @@ UNUSED = "-"  # a field the intent does not use (what fits: model and quant)
 # flash attention, system RAM in GB, its speed (bot.answering.cards.ram_speed_code), Ollama
 _FLAGS = re.compile(
     r"([01])(?:r([1-9][0-9]{0,4}))?(?:s(ddr[45]-[0-9]{4,5}x[0-9]{1,2}))?(o)?(?:d([1-9][0-9]{0,6}))?(i)?(t)?"
-    r"(?:m([a-z0-9.\-]+)~([A-Za-z0-9_]+))?"
+    r"(?:m([a-z0-9.\-]+)~([A-Za-z0-9_]+))?(a)?"
 )
 
 
@@ -75,6 +75,7 @@ class CardState(Settings):
     mtp: bool = False  # drafting with the model's own MTP head
     draft: str = ""  # a draft model's preset id, and its quant ("" none)
     draft_quant: str = ""
+    gpu_size_assumed: bool = False  # the GPU's memory size was not named: the card says which it answered
 
     @classmethod
     def from_card(cls, card: AnyCard, lang: Lang) -> CardState:
@@ -103,6 +104,7 @@ class CardState(Settings):
             mtp=bool(o.get("mtp", False)),
             draft=str(o.get("draft", "")),
             draft_quant=str(o.get("draft_quant", "")),
+            gpu_size_assumed=bool(o.get("gpu_size_assumed", False)),
         )
 
     def with_context(self, context: int) -> CardState:
@@ -133,6 +135,8 @@ class CardState(Settings):
             out["draft"], out["draft_quant"] = self.draft, self.draft_quant
         if self.mtp:
             out["mtp"] = True
+        if self.gpu_size_assumed:
+            out["gpu_size_assumed"] = True
         return out
 
     def encode(self) -> str | None:
@@ -153,6 +157,7 @@ class CardState(Settings):
         flash += "i" if self.images else ""
         flash += "t" if self.mtp else ""
         flash += f"m{self.draft}~{self.draft_quant}" if self.draft else ""
+        flash += "a" if self.gpu_size_assumed else ""
         fields = [self.model, self.quant, str(self.context), str(self.users), self.kv_cache, engine, flash, gpus]
         fields.append(self.lang)
         if code:
@@ -175,7 +180,7 @@ class CardState(Settings):
         found = _FLAGS.fullmatch(flags)
         if engine not in _ENGINES or found is None or lang not in ("ko", "en"):
             raise ValueError(f"bad card state: {packed!r}")
-        flash, ram, ram_speed, ollama, reserved, images, mtp, draft, draft_quant = found.groups()
+        flash, ram, ram_speed, ollama, reserved, images, mtp, draft, draft_quant, size_assumed = found.groups()
         gpu_pairs: list[tuple[str, int]] = []
         if gpus != "-":
             for item in gpus.split(","):
@@ -197,6 +202,7 @@ class CardState(Settings):
             mtp=bool(mtp),
             draft=draft or "",
             draft_quant=draft_quant or "",
+            gpu_size_assumed=bool(size_assumed),
             gpus=tuple(gpu_pairs),
             lang="ko" if lang == "ko" else "en",
             intent=intent,

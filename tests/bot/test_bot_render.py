@@ -373,35 +373,38 @@ def test_the_q8_0_kv_tip_says_it_costs_next_to_no_quality(real: object) -> None:
 
 @pytest.mark.parametrize(
     ("question", "said"),
-    [("qwen3 14b on m2", ("Apple M2 8GB", "Apple M2 16GB, Apple M2 24GB", "Apple M2 16GB")),
-     ("qwen3 14b on a 3060", ("GeForce RTX 3060 12GB", "GeForce RTX 3060 8GB", "GeForce RTX 3060 8GB")),
+    [("qwen3 14b on m2", ("Apple M2 8GB", "Apple M2 16GB, Apple M2 24GB")),
+     ("qwen3 14b on a 3060", ("GeForce RTX 3060 12GB", "GeForce RTX 3060 8GB")),
      ("qwen3 14b on m2 16gb", None),  # the size was given
      ("qwen3 14b on a 4090", None)],  # one size only
 )  # fmt: skip
 def test_a_gpu_named_without_its_memory_size_says_which_size_answered(
-    real: object, question: str, said: tuple[str, str, str] | None
+    real: object, question: str, said: tuple[str, str] | None
 ) -> None:
-    """"M2" alone is answered for its most common size, and the card (both languages) and the terminal say which,
-    with the other sizes it is sold in and how to ask for one (presets/gpus.toml: apple-m2 is sold with 8, 16 or 24 GB;
-    the RTX 3060 with 12 or 8)."""
+    """"M2" alone is answered for its most common size; "show the math" (both languages), the terminal and a button's
+    recomputed card say which, with the other sizes it is sold in (presets/gpus.toml: apple-m2 is sold with 8, 16 or
+    24 GB; the RTX 3060 with 12 or 8). The default card's verdict names the size; it has no row to spare."""
     import io
 
     from vramfit.bot.cli import run
 
     card = real.answer(question, None, {})  # type: ignore[attr-defined]
-    en = render_card(card, "en").description or ""
-    ko = render_card(card, "ko").description or ""
+    en = render_math(card, "en").footer.text or ""
+    ko = render_math(card, "ko").footer.text or ""
     out = io.StringIO()
     assert run([question, "--lang", "en"], out) == 0
+    assumed = out.getvalue().splitlines()[-1]
     if said is None:
-        assert card.gpu_variant is None and "No memory size given" not in en + out.getvalue()
-        assert "메모리 크기가 없어서" not in ko
+        assert card.gpu_variant is None and "the most common size" not in en + assumed and "가장 흔한" not in ko
         return
-    gpu, others, example = said
+    gpu, others = said
     assert card.gpu_variant == (gpu, tuple(others.split(", ")))
-    sentence = f"No memory size given: answered for {gpu}, the most common. Also sold: {others}; name yours"
-    assert sentence in en and sentence in out.getvalue() and f"(e.g. “{example}”)" in en
-    assert f"가장 흔한 구성인 {gpu} 기준으로 답했어요. 다른 구성: {others}." in ko
+    sentence = f"{gpu}, the most common size of the GPU named (also sold: {others})"
+    assert en.startswith(sentence) and assumed.startswith("Assumed: ") and assumed.endswith(sentence)
+    assert ko.startswith(f"{gpu}: 말씀하신 GPU의 가장 흔한 구성 (다른 구성: {others})")
+    state = CardState.from_card(card, "en")
+    again = real.answer("", "en", CardState.decode(state.encode() or "").overrides())  # type: ignore[attr-defined]
+    assert again.gpu_variant == card.gpu_variant
 
 
 def test_real_autocomplete(real: object) -> None:
