@@ -14,10 +14,11 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
 A quantized KV cache (q8_0, q4_0: llama.cpp needs flash attention for a quantized V) leaves these buffers as they
 are, so nothing here depends on the cache's type. Measured on CUDA: Gemma 3 27B with q8_0 K and V, flash attention, two
 sequences of 16,384 tokens, logs 522.5 MiB, the f16 cache's output stage (lcpp-14097 in measured.jsonl). On the CPU
-backend (llamacpp_cpu.jsonl, llama.cpp 0c1e57098, 113 pairs of loads) q8_0 or q4_0 K and V with flash attention hold
+backend (llamacpp_cpu.jsonl, llama.cpp 0c1e57098, 118 pairs of loads) q8_0 or q4_0 K and V with flash attention hold
 from 29 MiB less to 46 MiB more than f16 at the same settings (Llama 3.2 1B +4.0 MiB from 8,192 to 131,072 tokens,
 Gemma 4 31B +24.3 MiB at 32,768, Gemma 4 E4B +45.8 MiB at 4,096, Nemotron 3 Nano −29.2 MiB at 32,768), a q8_0 K cache
-without it from 4 MiB less to 4.5 MiB more (10 pairs); the graph allocator's reuse, not modelled. What users
+without it from 4 MiB less to 4.5 MiB more (10 pairs); the graph allocator's reuse, not modelled. An MLA model (DeepSeek
+V3.1, 4 layers) holds exactly f16's buffer with q8_0 and q4_0 caches. What users
 report as gigabytes more with a quantized cache on CUDA (flash attention off: the K·Q product dequantizes K into
 CUDA's memory pool, outside the compute buffer) was not measured here.
 
