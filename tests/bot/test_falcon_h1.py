@@ -48,6 +48,8 @@ def _state_by_hand(c: dict[str, Any]) -> int:
         ("팔콘 h1 7b 32k 3060에서 돌아가?", "ko", "falcon-h1-7b", "Falcon-H1-7B-Instruct", 32768),
         ("falcon-h1-0.5b-instruct 16k", "en", "falcon-h1-0.5b", "Falcon-H1-0.5B-Instruct", 16384),
         ("팔콘 h1 0.5b 4k", "ko", "falcon-h1-0.5b", "Falcon-H1-0.5B-Instruct", 4096),
+        ("falcon h1 3b 32k on a 4060", "en", "falcon-h1-3b", "Falcon-H1-3B-Base", 32768),
+        ("팔콘 h1 3b 32k 4060에서 돌아가?", "ko", "falcon-h1-3b", "Falcon-H1-3B-Base", 32768),
     ],
 )
 def test_every_layer_holds_kv_and_state(question: str, lang: str, preset: str, config: str, context: int) -> None:
@@ -63,6 +65,18 @@ def test_the_hand_counts_are_llama_cpps() -> None:
     # 7B at 32,768 tokens: 44 × 32,768 × 2 × 2 × 128 × 2 B = 1,408 MiB; state 133.80 MiB (llama.cpp's log lines).
     assert _kv_by_hand(_config("Falcon-H1-7B-Instruct"), 32768) == 1408 * MIB
     assert round(_state_by_hand(_config("Falcon-H1-7B-Instruct")) / MIB, 2) == 133.80
+    # 3B at 32,768 tokens: 32 × 32,768 × 2 × 2 × 128 × 2 B = 1,024 MiB; state 32 × 4 × (3 × 4,608 + 256 × 4,096) B
+    assert _kv_by_hand(_config("Falcon-H1-3B-Base"), 32768) == 1024 * MIB
+    assert _state_by_hand(_config("Falcon-H1-3B-Base")) == 135_987_200
+
+
+def test_the_3b_has_the_published_parameter_count() -> None:
+    """Falcon-H1-3B-Base's safetensors hold 3,149,387,264 parameters (6,298,774,528 bytes of bf16, the copy's
+    'published_total_params', presets' falcon-h1-3b source): the tensors by hand from the reconstructed config count
+    the same, and so did llama.cpp when it loaded them."""
+    by_hand = _tensors_by_hand(_config("Falcon-H1-3B-Base"))
+    assert sum(int(np.prod(shape)) for shape in by_hand.values()) == 3_149_387_264
+    assert {row["model_n_params_api"] for row in ROWS if row["arch_model"] == "Falcon-H1-3B-Base"} == {3_149_387_264}
 
 
 def _tensors_by_hand(c: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -87,12 +101,12 @@ def _tensors_by_hand(c: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["Falcon-H1-0.5B-Instruct", "Falcon-H1-7B-Instruct"])
+@pytest.mark.parametrize("name", ["Falcon-H1-0.5B-Instruct", "Falcon-H1-7B-Instruct", "Falcon-H1-3B-Base"])
 def test_the_tensors_are_the_loaders_and_llama_cpp_loaded_as_many(name: str) -> None:
     c = _config(name)
     by_hand = _tensors_by_hand(c)
     rows = [row for row in ROWS if row["arch_model"] == name]
-    assert len(rows) == {"Falcon-H1-0.5B-Instruct": 8, "Falcon-H1-7B-Instruct": 13}[name]
+    assert len(rows) == {"Falcon-H1-0.5B-Instruct": 8, "Falcon-H1-7B-Instruct": 13, "Falcon-H1-3B-Base": 13}[name]
     for row in rows:
         assert row["gguf_tensor_facts"]["n_tensors"] == len(by_hand)
         assert row["model_n_params_api"] == sum(int(np.prod(shape)) for shape in by_hand.values())

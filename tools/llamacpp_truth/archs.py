@@ -2441,6 +2441,45 @@ ARCHS["Falcon-H1-7B-Instruct"] = {
     "intermediate_size": 12288,
     "mamba_rms_norm": True,
 }
+# Falcon-H1 3B: tiiuae/Falcon-H1-3B-Base's config.json as gkarfakis19/Rapid-LLM copies it ("Dims verified 2026-08-24
+# against the published HuggingFace config.json", tests/test_qif_model_matrix.py FALCON_H1_3B_HF and
+# configs/model-config/falcon_h1_3b_inf.yaml @6c2d238: intermediate_size 6144, vocab_size 65536, head_dim 128,
+# mamba_n_heads 32, mamba_d_head 128, mamba_d_ssm 4096, mamba_d_state 256, mamba_n_groups 1, mamba_d_conv 4,
+# mamba_chunk_size 128, mamba_expand 2, untied, 131072 positions; published total 3,149,387,264 parameters); the
+# shape agrees with the Transformers docs' table ("H1 3B 32 2560 10 2 32 128 / 128 256 128K"). The biases, rope_theta
+# and mamba_rms_norm as the 1.5B and 7B entries (no copy states them for 3B; none changes a buffer's size)
+ARCHS["Falcon-H1-3B-Base"] = {
+    "llama_arch": "falcon-h1",
+    "builder": "falcon-h1",
+    "hf_model_type": "falcon_h1",
+    "hf_architectures": ["FalconH1ForCausalLM"],
+    "mamba_d_conv": 4,
+    "mamba_n_groups": 1,
+    "mamba_expand": 2,
+    "mamba_conv_bias": True,
+    "mamba_proj_bias": False,
+    "projectors_bias": False,
+    "attention_bias": False,
+    "mlp_bias": False,
+    "tie_word_embeddings": False,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 100000000000.0,
+    "hidden_act": "silu",
+    "num_hidden_layers": 32,
+    "hidden_size": 2560,
+    "num_attention_heads": 10,
+    "num_key_value_heads": 2,
+    "head_dim": 128,
+    "mamba_n_heads": 32,
+    "mamba_d_head": 128,
+    "mamba_d_ssm": 4096,
+    "mamba_d_state": 256,
+    "max_position_embeddings": 131072,
+    "vocab_size": 65536,
+    "intermediate_size": 6144,
+    "mamba_chunk_size": 128,
+    "mamba_rms_norm": True,
+}
 # Granite 4.0 H Tiny: IBM's GGUF metadata on Ollama (ollama.com/library/granite4:tiny-h/blobs/9811e90b0eec), layer
 # kinds from huggingface.co/bnbnoman01/test's copy; num_key_value_heads 4 and tied embeddings assumed (configs-2026
 # SOURCES.md)
