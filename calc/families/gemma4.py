@@ -2,7 +2,7 @@
 of head size 512 whose V is the K projection (attention_k_eq_v; the E-models project V on every layer), q/k norms,
 sandwich norms; in 26B-A4B an expert block beside the dense MLP of every layer; in the E-models per-layer embeddings
 (a table of every layer's inputs kept on the host like token_embd, and three tensors a layer) and KV-sharing layers
-(the last num_kv_shared_layers own no cache: llama.cpp's n_layer_kv_from_start).
+(the last num_kv_shared_layers own no cache: llama.cpp's n_layer_kv_from_start; in E2B their MLP is twice as wide).
 
 Mirrors llama.cpp 0c1e57098: src/models/gemma4.cpp, conversion/gemma.py Gemma4Model; measured: Gemma 4 31B, the
 26B-A4B expert block and Gemma 4 E4B whole (LLAMACPP.md).
@@ -148,9 +148,13 @@ class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_
         if not experts:  # dense whatever num_experts says
             ffn_keys = ("intermediate_size", "n_inner", "ffn_hidden_size")
             hidden = shape["hidden_size"]
-            experts = {
-                "ffn_size": fields.per_layer(*ffn_keys, n_layers=shape["n_layers"], default=4 * hidden, high=MAX_FFN)
-            }
+            ffn = fields.per_layer(*ffn_keys, n_layers=shape["n_layers"], default=4 * hidden, high=MAX_FFN)
+            if fields.config.get("use_double_wide_mlp") is True:
+                # E2B: the KV-sharing layers' MLP is twice as wide (conversion/gemma.py Gemma4Model writes
+                # feed_forward_length per layer, intermediate_size × 2 from block_count − num_kv_shared_layers on;
+                # src/models/gemma4.cpp reads hparams.n_ff(i))
+                ffn = tuple(size if il < n_layers - shared else 2 * size for il, size in enumerate(ffn))
+            experts = {"ffn_size": ffn}
         return {
             "n_experts": 0,
             "n_experts_used": 0,

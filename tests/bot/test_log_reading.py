@@ -124,7 +124,7 @@ CPU_ROWS = [json.loads(line) for line in Path("tests/data/groundtruth/llamacpp_c
 
 
 def test_every_log_the_measuring_tool_captured_reads_back_to_its_row() -> None:
-    """The 756 llama.cpp loads tools/llamacpp_truth measured: each row keeps the log lines it was read from
+    """The 771 llama.cpp loads tools/llamacpp_truth measured: each row keeps the log lines it was read from
     (``log_excerpt``) beside the figures its own parser took (tools/llamacpp_truth/run_truth.py); the log reader must
     find the same settings and buffers. The context is the one llama.cpp printed (it pads 5,000 to 5,120)."""
     wrong = []
@@ -145,4 +145,4 @@ def test_every_log_the_measuring_tool_captured_reads_back_to_its_row() -> None:
                 wrong.append((row["arch_model"], row["quant"], row["n_ctx"], name, read, recorded))
         wrong += [(row["arch_model"], row["n_ctx"], name, read, recorded)
                   for name, read, recorded in expected if recorded is not None and read != recorded]  # fmt: skip
-    assert len(CPU_ROWS) == 756 and wrong == []
+    assert len(CPU_ROWS) == 771 and wrong == []

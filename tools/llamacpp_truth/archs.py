@@ -2689,6 +2689,35 @@ ARCHS["Gemma-4-E4B"] = {
     "hf_wrapper": {"model_type": "gemma4", "architectures": ["Gemma4ForConditionalGeneration"]},
 }
 
+# Gemma 4 E2B: no copy of its config.json found; its text config rebuilt from transformers' own conversion script
+# (huggingface/transformers src/transformers/models/gemma4/convert_gemma4_weights.py @ca5ff0b0, _VARIANTS
+# [_VARIANT_GEMMA_4_E2B]: "hidden_size=1536, hidden_size_per_layer_input=256, intermediate_size=4 * 1536,
+# num_hidden_layers=35, layer_types=_GEMMA_4_E2B_LAYER_TYPES * 7" with _GEMMA_4_E2B_LAYER_TYPES = 4 sliding + 1 full,
+# "num_attention_heads=8, num_key_value_heads=1, ... num_kv_shared_layers=20, use_double_wide_mlp=True,
+# final_logit_softcapping=30.0") and Gemma4TextConfig's defaults for the rest (configuration_gemma4.py @351f643:
+# head_dim 256, global_head_dim 512, sliding_window 512, vocab_size and vocab_size_per_layer_input 262,144,
+# max_position_embeddings 131,072, tied embeddings, rms_norm_eps 1e-6, the same rope_parameters as E4B's)
+ARCHS["Gemma-4-E2B"] = {
+    **{k: v for k, v in ARCHS["Gemma-4-E4B"].items()},
+    "hidden_size": 1536,
+    "hidden_size_per_layer_input": 256,
+    "intermediate_size": 6144,
+    "num_hidden_layers": 35,
+    "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 1,
+    "num_kv_shared_layers": 20,
+    "use_double_wide_mlp": True,
+    "final_logit_softcapping": 30.0,
+    "global_head_dim": 512,
+    "head_dim": 256,
+    "sliding_window": 512,
+    "vocab_size": 262144,
+    "vocab_size_per_layer_input": 262144,
+    "max_position_embeddings": 131072,
+    "tie_word_embeddings": True,
+}
+
 # config.json of google/gemma-3n-E4B-it, reconstructed (the hub file is gated): work/shared/reference/configs-2026/
 # google--gemma-3n-E4B-it.json, every number sourced in its SOURCES.md; E4B: transformers' Gemma3nTextConfig
 # defaults (convert_gemma3n_weights.py _VARIANT_GEMMA_3_4B); llama.cpp #14448 prints n_layer 35, n_swa 512,
