@@ -48,8 +48,8 @@ QUANT_MIX_NOTE = _(
 # tokens for that reason).
 LOW_BIT_KV = frozenset({"q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"})
 LOW_BIT_KV_NOTE = _(
-    "A {kv} KV cache costs measurable quality, more on long contexts and reasoning (one measurement: +11 % "
-    "perplexity with q4_0 keys); q8_0 costs next to none (+0.04 %)."
+    "A {kv} KV cache costs quality, most on long contexts (one test: +11 % perplexity with q4_0 keys, +0.04 % with "
+    "q8_0)."
 )
 
 

@@ -353,9 +353,9 @@ def test_a_low_bit_kv_cache_says_its_quality_cost(real: object, kv: str, noted: 
     card = real.answer("", None, {"model": "gpt-oss-20b", "kv_cache": kv, "gpus": (("rtx-4060", 1),)})  # type: ignore[attr-defined]
     en = (render_card(card, "en").description or "").replace("\\_", "_")  # the embed escapes Markdown
     ko = (render_card(card, "ko").description or "").replace("\\_", "_")
-    assert ("+11 % perplexity" in en) is noted and (f"A {kv} KV cache costs measurable quality" in en) is noted
+    assert ("+11 % perplexity with q4_0 keys" in en) is noted and (f"A {kv} KV cache costs quality" in en) is noted
     assert ("퍼플렉시티 +11 %" in ko) is noted and (f"KV 캐시를 {kv} 형식으로 두면" in ko) is noted
-    assert ("q8_0 costs next to none (+0.04 %)" in en) is noted
+    assert ("+0.04 % with q8_0" in en) is noted
     out = io.StringIO()
     assert run(["gpt-oss-20b on rtx 4060", "--kv-cache", kv, "--lang", "en"], out) == 0
     assert ("+11 % perplexity" in out.getvalue()) is noted
