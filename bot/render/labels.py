@@ -19,6 +19,7 @@ RUNTIME_NOTES: dict[str, str] = {
     "cuda": _("(CUDA context and driver)"),
     "rocm": _("(ROCm context and driver)"),
     "sycl": _("(SYCL context and driver)"),
+    "vulkan": _("(Vulkan context and driver)"),
     "metal": _("(Metal's reserve)"),
 }
 

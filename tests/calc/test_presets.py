@@ -134,6 +134,7 @@ def test_ids_are_unique_in_the_files(name: str, table: str) -> None:
 NO_TENSOR_CORES = {
     "gtx-1050-ti", "gtx-1060-6gb", "gtx-1060-3gb", "gtx-1070", "gtx-1070-ti", "gtx-1080", "gtx-1080-ti",
     "gtx-1650", "gtx-1660", "gtx-1660-super", "gtx-1660-ti", "tesla-p40", "tesla-p100-16gb",
+    "intel-iris-xe-16gb",  # Xe-LP: no XMX matrix engines
 }  # fmt: skip
 
 
