@@ -300,8 +300,8 @@ def images_line(
         )  # fmt: skip
     if vision_bytes:
         return tr(
-            _("Images: the vision projector {file} adds {size} on the GPU, in the total; its compute buffer was not "
-              "measured and is not ({range} in published logs)"),
+            _("Images: the vision projector {file} adds {size} on the GPU, in the total, without its compute buffer, "
+              "which was not measured for this projector ({range} in published logs)"),
             file=mmproj, size=tr.small_size(vision_bytes), range=UNMEASURED_VISION_COMPUTE,
         )  # fmt: skip
     if vision_encoder:

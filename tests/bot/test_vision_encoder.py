@@ -30,10 +30,10 @@ LINE = {
 # Mistral Small 3.2, Magistral Small 2509 ("Multimodality: The model now has a vision encoder") and Ministral 3 8B/14B
 # from their model cards (the text-only copies the presets read drop the wrapper); HyperCLOVA X SEED Think 32B from
 # the vision_config of its reconstructed config (configs-2026 SOURCES.md); Gemma 4 E4B from its config's
-# vision_config.
+# vision_config; Gemma 4 E2B from transformers' conversion script (its vision_config, _ON_DEVICE_VISION_CONFIG).
 BY_SOURCE = VISION_BY_SOURCE | {
     "gemma-3-4b", "gemma-3-12b", "gemma-3-27b", "mistral-small-3.2-24b", "magistral-small-2509-24b", "ministral-3-8b",
-    "ministral-3-14b", "hyperclovax-seed-think-32b", "gemma-4-e4b",
+    "ministral-3-14b", "hyperclovax-seed-think-32b", "gemma-4-e4b", "gemma-4-e2b",
 }  # fmt: skip
 
 

@@ -59,7 +59,7 @@ def test_the_flag_is_the_words_and_the_command_loads_the_projector_it_counted() 
     assert run(["gemma 4 e4b with images on a 3060"], out) == 0
     text = out.getvalue()
     assert "--mmproj mmproj-F16.gguf" in text
-    assert "its compute buffer was not measured" in text  # the uncertainty is said, not guessed away
+    assert "without its compute buffer, which was not measured" in text  # the uncertainty is said, not guessed away
     out = io.StringIO()
     assert run(["gemma 4 e4b on a 3060"], out) == 0
     assert "--mmproj" in out.getvalue() and "not in the total above" in out.getvalue()  # said, not counted
