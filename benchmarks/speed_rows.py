@@ -121,7 +121,7 @@ MODELS: tuple[tuple[str, str], ...] = (
     ("qwen3 14b", "qwen3-14b"), ("qwen3-14b", "qwen3-14b"), ("qwen2 7b", "qwen2.5-7b"), ("gemma2 27b", "gemma-2-27b"),
     ("gemma-3-27b", "gemma-3-27b"), ("gemma4 31b", "gemma-4-31b"), ("gemma-3-12b", "gemma-3-12b"),
     ("qwen2.5-14b", "qwen2.5-14b"), ("qwen3-4b", "qwen3-4b"), ("glm4moe 106b.a12b", "glm-4.5-air"),
-    ("qwen3 32b", "qwen3-32b"), ("gpt-oss-20b", "gpt-oss-20b"),
+    ("qwen3 32b", "qwen3-32b"), ("gpt-oss-20b", "gpt-oss-20b"), ("qwen35moe 35b.a3b", "qwen3.5-35b-a3b"),
 )  # fmt: skip
 QUANTS = {"Q4_K_M", "Q4_0", "Q8_0", "Q6_K", "F16", "BF16", "MXFP4", "Q3_K_M", "Q4_K_S"}
 

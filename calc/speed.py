@@ -52,31 +52,31 @@ class DecodeCalibration:
     class_bands: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
-# Fitted on the 256 decode rows benchmarks/speed_accuracy.py can place (its --fit output), 79 of them llama.cpp
+# Fitted on the 264 decode rows benchmarks/speed_accuracy.py can place (its --fit output), 79 of them llama.cpp
 # discussion #4167's Apple Silicon table (every M1–M4 chip and core count, Llama 2 7B F16/Q8_0/Q4_0): before them
 # the Metal rows were mostly Ultra chips and the Metal share (0.644) underestimated the base and Pro chips by a
-# quarter. The number to quote leaves one machine out at a time (a device, its backend, its results file), each
-# estimated with the constants fitted on the others: 88 % of 120 machines within ±30 %, median 1.05 (CUDA 89 %, Metal
-# 97 %, ROCm 93 %, Vulkan 73 %). A fixed cost per layer of Metal's own fits the M-series table better, but leaves
-# CUDA's machines at 81 %; one cost for every backend is what ships. The band counts each GPU once, so it is a
-# machine's, not a results file's. A chip class with five machines or more whose machines, each left out, spread
-# wider than that band gets its own (the 10th and 90th percentile, the --fit output's class_bands): NVIDIA Ada up to
-# 1.49×, Ampere 1.38×, RDNA 3 1.39×, Blackwell down to 0.71×. A class's band widens the general one and never narrows
-# it: the Apple classes' machines are mostly one table's rows on one build (Apple Pro 1.05–1.09), and Macs on other
-# builds run up to a third slower. The host share rests on the 11 rows with weights in system RAM, 9 of them with the
-# host's RAM stated.
+# quarter. The number to quote leaves one machine out at a time (a device, its backend, the publication of its
+# results), each estimated with the constants fitted on the others: 83 % of 82 machines within ±30 %, median 1.03
+# (CUDA 89 % of 28, Metal 97 % of 35, ROCm 4 of 4, Vulkan 36 % of 14). A fixed cost per layer of Metal's own fits the
+# M-series table better, but leaves CUDA's machines at 81 %; one cost for every backend is what ships. The band counts
+# each GPU once, so it is a machine's, not a results file's. A chip class with five machines or more whose machines,
+# each left out, spread wider than that band gets its own (the 10th and 90th percentile, the --fit output's
+# class_bands): NVIDIA Ada up to 1.48×, Ampere 1.36×, RDNA 3 1.39×, Blackwell down to 0.72×. A class's band widens the
+# general one and never narrows it: the Apple classes' machines are mostly one table's rows on one build (Apple Pro
+# 1.05–1.09), and Macs on other builds run up to a third slower. The host share rests on the 11 rows with weights in
+# system RAM, 9 of them with the host's RAM stated.
 CALIBRATION = DecodeCalibration(
-    efficiency={"cuda": 0.999, "metal": 0.831, "rocm": 0.786, "sycl": 0.351, "vulkan": 0.805},
-    moe_factor=1.0,
-    host_efficiency=0.514,
-    band=(0.77, 1.17),
-    default_efficiency=0.805,
-    layer_overhead_us=124.9,
+    efficiency={"cuda": 1.0, "metal": 0.828, "rocm": 0.768, "sycl": 0.35, "vulkan": 0.799},
+    moe_factor=0.991,
+    host_efficiency=0.517,
+    band=(0.77, 1.14),
+    default_efficiency=0.799,
+    layer_overhead_us=123.2,
     class_bands={
         "AMD RDNA3": (0.77, 1.39),
-        "NVIDIA Ada": (0.77, 1.49),
-        "NVIDIA Ampere": (0.77, 1.38),
-        "NVIDIA Blackwell": (0.71, 1.17),
+        "NVIDIA Ada": (0.77, 1.48),
+        "NVIDIA Ampere": (0.77, 1.36),
+        "NVIDIA Blackwell": (0.72, 1.14),
     },
 )
 
@@ -163,31 +163,33 @@ class PrefillCalibration:
         return self.class_efficiency.get(f"{backend}/{chip_class}", fallback)
 
 
-# Fitted on the 250 pp rows benchmarks/speed_accuracy.py can place, 79 of them the prefill (pp512) columns of llama.cpp
+# Fitted on the 258 pp rows benchmarks/speed_accuracy.py can place, 79 of them the prefill (pp512) columns of llama.cpp
 # discussion #4167's Apple Silicon table (every M1–M4 chip and GPU-core count; benchmarks/speed_rows.py derives each
 # one's throughput from its cores and clock). Each share is the median of measured ÷ peak with every machine counted
 # once; a chip class measured on at least two machines of a backend gets its own share (Intel Arc on Vulkan reaches
 # 1.6 % of its peak where an RDNA 3 card reaches 29 %), the others take their backend's. Left out one machine at a
-# time (a device, its backend, its publication), 75 % of 80 machines are within ±30 %, median 0.98 (Metal 95 % of 40,
-# CUDA 60 % of 20, Vulkan 60 % of 15): rough, and the band says so. The FLOPs are 2 per active parameter plus the
+# time (a device, its backend, its publication), 72 % of 83 machines are within ±30 %, median 0.99 (Metal 95 % of 40,
+# CUDA 67 % of 21, Vulkan 44 % of 16): rough, and the band says so. The FLOPs are 2 per active parameter plus the
 # attention's (calc.attention_flops), every one at the one share. Quantized models run their matrix products on INT8
 # paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the
 # one the presets can source. Datacenter NVIDIA cards reach a smaller share than GeForce ones (an H100 PCIe half the
-# estimate, an RTX 4090 up to twice it), which one share per class cannot hold; so a chip class with five machines or
-# more whose machines, each left out, spread wider than the band gets its own (the --fit output's class_bands: NVIDIA
-# Ada 0.65–2.13×, Ampere 0.77–1.59×, RDNA 3 0.72–1.45×, Intel Arc 0.35–2.81×), widening the general one only.
+# estimate, an RTX 4090 up to twice it), and a mixture of experts with many small experts less than a dense model
+# (Qwen3.5-35B-A3B's 256 experts: 0.5–0.65 of the estimate on an RTX 4090), which one share per class cannot hold; so a
+# chip class with five machines or more whose machines, each left out, spread wider than the band gets its own (the
+# --fit output's class_bands: NVIDIA Ada 0.59–1.78×, Ampere 0.76–1.59×, RDNA 3 0.46–1.59×, Intel Arc 0.35–2.81×),
+# widening the general one only.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.37, "metal": 0.714, "vulkan": 0.231, "rocm": 0.309, "sycl": 0.092},
-    band=(0.78, 1.45),
-    default_efficiency=0.309,
+    efficiency={"cuda": 0.363, "metal": 0.714, "vulkan": 0.231, "rocm": 0.246, "sycl": 0.092},
+    band=(0.76, 1.45),
+    default_efficiency=0.246,
     class_efficiency={
         "cuda/NVIDIA Ada": 0.272, "cuda/NVIDIA Ampere": 0.405, "cuda/NVIDIA Blackwell": 0.314,
         "metal/Apple base": 0.696, "metal/Apple Pro": 0.739, "metal/Apple Max": 0.725, "metal/Apple Ultra": 0.695,
-        "rocm/AMD RDNA3": 0.358, "sycl/Intel Arc": 0.092, "vulkan/AMD RDNA1": 0.228, "vulkan/AMD RDNA2": 0.221,
+        "rocm/AMD RDNA3": 0.251, "sycl/Intel Arc": 0.092, "vulkan/AMD RDNA1": 0.228, "vulkan/AMD RDNA2": 0.221,
         "vulkan/AMD RDNA3": 0.285, "vulkan/Intel Arc": 0.016,
     },
-    class_bands={"AMD RDNA3": (0.72, 1.45), "Intel Arc": (0.35, 2.81), "NVIDIA Ada": (0.65, 2.13),
-                 "NVIDIA Ampere": (0.77, 1.59)},
+    class_bands={"AMD RDNA3": (0.46, 1.59), "Intel Arc": (0.35, 2.81), "NVIDIA Ada": (0.59, 1.78),
+                 "NVIDIA Ampere": (0.76, 1.59)},
 )  # fmt: skip
 
 
