@@ -197,14 +197,20 @@ def fit(rows: list[SpeedRow]) -> DecodeCalibration:
     return dataclasses.replace(fitted, band=band)
 
 
-def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False) -> float | None:
+def _row_parts(row: SpeedRow) -> llama_cpp._Parts:
+    """The calculator's parts (weights, KV, architecture) for the row's model, quant and prompt on its GPU."""
     gpu = load_catalog().gpus[row.gpu]
     request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
-    parts = llama_cpp._parts(request)
+    return llama_cpp._parts(request)
+
+
+def _prefill(row: SpeedRow, calibration: PrefillCalibration, bound: bool = False) -> float | None:
+    gpu = load_catalog().gpus[row.gpu]
+    parts = _row_parts(row)
     speed = prefill_speed(llama_cpp.active_params(parts), fp16_tflops=row.fp16_tflops,
                           backend=row.backend, calibration=calibration, bound=bound,
                           geforce=llama_cpp.is_geforce(gpu), attention_flops=attention_of(row),
-                          chip_class=gpu.chip_class)  # fmt: skip
+                          chip_class=gpu.chip_class, experts=llama_cpp.routed_experts(parts))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -215,9 +221,7 @@ def attention_of(row: SpeedRow) -> float:
 
 def host_weights_of(row: SpeedRow) -> tuple[int, int]:
     """The row's active parameters and the weights its micro-batches copy over PCIe (llama_cpp.host_weight_bytes)."""
-    gpu = load_catalog().gpus[row.gpu]
-    request = Request(model=row.model, quant=row.quant, context=max(256, row.tokens), gpus=(GpuChoice(gpu=gpu),))
-    parts = llama_cpp._parts(request)
+    parts = _row_parts(row)
     kind, _, value = row.offload.partition(" ")
     if kind == "ngl":
         cpu_layers = parts.arch.n_layers - min(int(value), parts.arch.n_layers)
@@ -234,10 +238,11 @@ def _streamed(row: SpeedRow, pcie: PcieCalibration, bound: bool = False) -> floa
     (llama-bench's n_ubatch, 512)."""
     gpu = load_catalog().gpus[row.gpu]
     params, moved = host_weights_of(row)
+    parts = _row_parts(row)
     speed = streamed_prefill_speed(params, moved, fp16_tflops=row.fp16_tflops, backend=row.backend,
                                    pcie_gbs=gpu.pcie_gbs, geforce=llama_cpp.is_geforce(gpu), pcie=pcie,
                                    bound=bound, attention_flops=attention_of(row),
-                                   chip_class=gpu.chip_class)  # fmt: skip
+                                   chip_class=gpu.chip_class, experts=llama_cpp.routed_experts(parts))  # fmt: skip
     return speed.tokens_per_second if speed is not None else None
 
 
@@ -282,11 +287,28 @@ def offloaded_prefill_table(rows: list[SpeedRow]) -> None:
 
 
 def fit_prefill(rows: list[SpeedRow]) -> PrefillCalibration:
+    """The shares at each of :data:`EXPERT_MIN_TOKENS` (the least work a routed expert's product costs, in tokens), and
+    the one whose estimates miss least (the sum of squared log(measured ÷ estimate), each machine counted once)."""
+    weights = machine_weights(rows)
+    best: tuple[float, PrefillCalibration] | None = None
+    for min_tokens in EXPERT_MIN_TOKENS:
+        fitted = _fit_prefill_shares(rows, weights, min_tokens)
+        errors = [(row.measured / e, w) for row, w in zip(rows, weights, strict=True) if (e := _prefill(row, fitted))]
+        loss = sum(w * math.log(r) ** 2 for r, w in errors)
+        if best is None or loss < best[0]:
+            best = (loss, fitted)
+    assert best is not None
+    return best[1]
+
+
+EXPERT_MIN_TOKENS = (0, 16, 32, 48, 64, 80, 96, 128, 160, 192)
+
+
+def _fit_prefill_shares(rows: list[SpeedRow], weights: list[float], min_tokens: float) -> PrefillCalibration:
     """Per backend, and per backend and chip class where at least :data:`CLASS_MACHINES` machines were measured, the
     median of measured ÷ bound with each machine counted once (a row weighs 1 ÷ its machine's rows); the band, the
     10th and 90th percentile of measured ÷ estimate, weighted the same way."""
-    bound = PrefillCalibration(efficiency={}, band=(1, 1))
-    weights = machine_weights(rows)
+    bound = PrefillCalibration(efficiency={}, band=(1, 1), expert_min_tokens=min_tokens)
     ratios: dict[str, list[tuple[float, float]]] = {}
     machines: dict[str, set[tuple[str, str, str]]] = {}
     for row, weight in zip(rows, weights, strict=True):
@@ -304,7 +326,7 @@ def fit_prefill(rows: list[SpeedRow]) -> PrefillCalibration:
     # a backend without rows: the median backend's share (the median row would be Metal's, most machines are Macs)
     default = round(statistics.median(efficiency.values()), 3) if efficiency else 0.3
     fitted = PrefillCalibration(efficiency=efficiency, band=(1, 1), default_efficiency=default,
-                                class_efficiency=classes)  # fmt: skip
+                                class_efficiency=classes, expert_min_tokens=min_tokens)  # fmt: skip
     errors = [(row.measured / e, w) for row, w in zip(rows, weights, strict=True) if (e := _prefill(row, fitted))]
     band = (1.0, 1.0)
     if errors:

@@ -156,6 +156,8 @@ class PrefillCalibration:
     # chip class → measured ÷ estimate at the 10th and 90th percentile of its machines, each left out, where that is
     # wider than ``band`` (as DecodeCalibration.class_bands)
     class_bands: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # a routed expert's matrix products cost at least this many tokens' work (RoutedExperts)
+    expert_min_tokens: float = 0.0
 
     def share(self, backend: str, chip_class: str = "") -> float:
         """The share of the peak for a GPU of ``chip_class`` on ``backend``."""
@@ -167,30 +169,56 @@ class PrefillCalibration:
 # discussion #4167's Apple Silicon table (every M1–M4 chip and GPU-core count; benchmarks/speed_rows.py derives each
 # one's throughput from its cores and clock). Each share is the median of measured ÷ peak with every machine counted
 # once; a chip class measured on at least two machines of a backend gets its own share (Intel Arc on Vulkan reaches
-# 1.6 % of its peak where an RDNA 3 card reaches 29 %), the others take their backend's. Left out one machine at a
-# time (a device, its backend, its publication), 72 % of 83 machines are within ±30 %, median 0.99 (Metal 95 % of 40,
-# CUDA 67 % of 21, Vulkan 44 % of 16): rough, and the band says so. The FLOPs are 2 per active parameter plus the
-# attention's (calc.attention_flops), every one at the one share. Quantized models run their matrix products on INT8
-# paths (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the
-# one the presets can source. Datacenter NVIDIA cards reach a smaller share than GeForce ones (an H100 PCIe half the
-# estimate, an RTX 4090 up to twice it), and a mixture of experts with many small experts less than a dense model
-# (Qwen3.5-35B-A3B's 256 experts: 0.5–0.65 of the estimate on an RTX 4090), which one share per class cannot hold; so a
-# chip class with five machines or more whose machines, each left out, spread wider than the band gets its own (the
-# --fit output's class_bands: NVIDIA Ada 0.59–1.78×, Ampere 0.76–1.59×, RDNA 3 0.46–1.59×, Intel Arc 0.35–2.81×),
-# widening the general one only.
+# 2 % of its peak where an RDNA 3 card reaches 29 %), the others take their backend's. A routed expert costs at least
+# 48 tokens' work (RoutedExperts; the fit tries 0 to 192 and keeps the least-missing): without it Qwen3.5-35B-A3B's
+# 256 experts prefilled at half the estimate on an RTX 4090. Left out one machine at a time (a device, its backend,
+# its publication), 75 % of 83 machines are within ±30 %, median 0.98 (Metal 95 % of 40, CUDA 71 % of 21, Vulkan
+# 38 % of 16): rough, and the band says so. The FLOPs are 2 per active parameter plus the attention's
+# (calc.attention_flops), every one at the one share. Quantized models run their matrix products on INT8 paths
+# (llama.cpp's MMQ), faster than the FP16 rate on NVIDIA cards, and builds differ a lot; the FP16 figure is the one
+# the presets can source. Datacenter NVIDIA cards reach a smaller share than GeForce ones (an H100 PCIe half the
+# estimate, an RTX 4090 up to twice it), which one share per class cannot hold; so a chip class with five machines or
+# more whose machines, each left out, spread wider than the band gets its own (the --fit output's class_bands: NVIDIA
+# Ada 0.77–1.78×, Ampere 0.77–1.59×, RDNA 3 0.66–1.56×, Intel Arc 0.35–2.81×), widening the general one only.
 PREFILL_CALIBRATION = PrefillCalibration(
-    efficiency={"cuda": 0.363, "metal": 0.714, "vulkan": 0.231, "rocm": 0.246, "sycl": 0.092},
-    band=(0.76, 1.45),
-    default_efficiency=0.246,
+    efficiency={"cuda": 0.377, "metal": 0.714, "vulkan": 0.231, "rocm": 0.279, "sycl": 0.092},
+    band=(0.77, 1.45),
+    default_efficiency=0.279,
     class_efficiency={
-        "cuda/NVIDIA Ada": 0.272, "cuda/NVIDIA Ampere": 0.405, "cuda/NVIDIA Blackwell": 0.314,
+        "cuda/NVIDIA Ada": 0.272, "cuda/NVIDIA Ampere": 0.405, "cuda/NVIDIA Blackwell": 0.353,
         "metal/Apple base": 0.696, "metal/Apple Pro": 0.739, "metal/Apple Max": 0.725, "metal/Apple Ultra": 0.695,
-        "rocm/AMD RDNA3": 0.251, "sycl/Intel Arc": 0.092, "vulkan/AMD RDNA1": 0.228, "vulkan/AMD RDNA2": 0.221,
-        "vulkan/AMD RDNA3": 0.285, "vulkan/Intel Arc": 0.016,
+        "rocm/AMD RDNA3": 0.31, "sycl/Intel Arc": 0.092, "vulkan/AMD RDNA1": 0.228, "vulkan/AMD RDNA2": 0.221,
+        "vulkan/AMD RDNA3": 0.285, "vulkan/Intel Arc": 0.02,
     },
-    class_bands={"AMD RDNA3": (0.46, 1.59), "Intel Arc": (0.35, 2.81), "NVIDIA Ada": (0.59, 1.78),
-                 "NVIDIA Ampere": (0.76, 1.59)},
+    class_bands={"AMD RDNA3": (0.66, 1.56), "Intel Arc": (0.35, 2.81), "NVIDIA Ada": (0.77, 1.78),
+                 "NVIDIA Ampere": (0.77, 1.59)},
+    expert_min_tokens=48,
 )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedExperts:
+    """The routed experts of a micro-batch: their active parameters (part of the active ones) and how many tokens each
+    expert gets, ``n_ubatch × experts_used ÷ experts`` with even routing (Qwen3.5-35B-A3B: 512 × 8 ÷ 256 = 16).
+
+    llama.cpp runs each expert's product over its own tokens (MUL_MAT_ID; MMQ tiles of up to 128 tokens on CUDA), and
+    a tile holds the same work however few of its rows are filled: fitted on the published rows, an expert given fewer
+    than :attr:`PrefillCalibration.expert_min_tokens` tokens costs as many as that many would. Models of many small
+    experts prefill at half the dense rate (Qwen3.5-35B-A3B on an RTX 4090, gpt-oss-120b on Strix Halo)."""
+
+    params: int
+    tokens_per_expert: float
+
+
+def _flops_per_token(
+    active_params: int, attention_flops: float, experts: RoutedExperts | None, calibration: PrefillCalibration
+) -> float:
+    """2 per active parameter, the attention's, and the work of the experts' part-filled tiles."""
+    flops = 2 * active_params + max(attention_flops, 0.0)
+    if experts is not None and experts.tokens_per_expert > 0 and calibration.expert_min_tokens > 0:
+        waste = max(1.0, calibration.expert_min_tokens / experts.tokens_per_expert) - 1
+        flops += 2 * experts.params * waste
+    return flops
 
 
 def prefill_speed(
@@ -203,6 +231,7 @@ def prefill_speed(
     geforce: bool = False,
     attention_flops: float = 0.0,
     chip_class: str = "",
+    experts: RoutedExperts | None = None,
 ) -> DecodeSpeed | None:
     """Prompt tokens per second, or None when the GPU's throughput is unknown (``bound``: every FLOP at peak).
 
@@ -210,8 +239,11 @@ def prefill_speed(
     Accumulate") is half its FP16-accumulate rate; llama.cpp's matrix products accumulate in FP16 (cuBLAS) or in
     INT32 on the INT8 path (MMQ), which GeForce runs at full rate, so its peak here is twice the figure. Workstation
     and datacenter cards run both at one rate. ``attention_flops``: the prompt's attention FLOPs per token
-    (:func:`calc.attention_flops.attention_flops_per_token`), on top of the 2 per active parameter."""
-    speed = _prefill_rate(active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class)
+    (:func:`calc.attention_flops.attention_flops_per_token`), on top of the 2 per active parameter. ``experts``: a
+    mixture of experts' routed part (:class:`RoutedExperts`)."""
+    speed = _prefill_rate(
+        active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class, experts
+    )
     if speed is None:
         return None
     low, high = (1.0, 1.0) if bound else calibration.class_bands.get(chip_class, calibration.band)
@@ -227,13 +259,15 @@ def _prefill_rate(
     bound: bool,
     geforce: bool,
     chip_class: str = "",
+    experts: RoutedExperts | None = None,
 ) -> float | None:
     """Prompt tokens per second from the GPU's compute alone, unrounded (None: its throughput is unknown): 2 FLOPs per
-    active parameter and the prompt's attention FLOPs per token (:mod:`calc.attention_flops`)."""
+    active parameter, the prompt's attention FLOPs per token (:mod:`calc.attention_flops`) and the experts' tiles."""
     if fp16_tflops <= 0 or active_params <= 0:
         return None
     e = 1.0 if bound else calibration.share(backend, chip_class)
-    return e * fp16_tflops * (2 if geforce else 1) * 1e12 / (2 * active_params + max(attention_flops, 0.0))
+    flops = _flops_per_token(active_params, attention_flops, experts, calibration)
+    return e * fp16_tflops * (2 if geforce else 1) * 1e12 / flops
 
 
 # Prefill with weights in system RAM. llama.cpp 0c1e57098 runs a prompt's matrix products on the GPU even where their
@@ -286,12 +320,13 @@ def streamed_prefill_speed(
     bound: bool = False,
     attention_flops: float = 0.0,
     chip_class: str = "",
+    experts: RoutedExperts | None = None,
 ) -> DecodeSpeed | None:
     """Prompt tokens per second with ``host_weight_bytes`` of weights in system RAM, copied to the GPU once per
     micro-batch of ``n_ubatch`` tokens (the rule above), or None when the GPU's throughput or its link is unknown.
     The band puts the compute and the transfer each at its own band's end (``bound``: both at their peaks)."""
     compute = _prefill_rate(
-        active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class
+        active_params, attention_flops, fp16_tflops, backend, calibration, bound, geforce, chip_class, experts
     )
     if compute is None or n_ubatch <= 0 or (host_weight_bytes and pcie_gbs <= 0):
         return None

@@ -29,7 +29,14 @@ from vramfit.calc.request import GpuChoice, KvType, Request
 from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
-from vramfit.calc.speed import BytesPerToken, DecodeSpeed, active_bytes, decode_speed, streamed_prefill_speed
+from vramfit.calc.speed import (
+    BytesPerToken,
+    DecodeSpeed,
+    RoutedExperts,
+    active_bytes,
+    decode_speed,
+    streamed_prefill_speed,
+)
 from vramfit.calc.weights import model_weights
 
 # architecture, context, users, KV type, flash attention, n_ubatch, unified KV, full-size SWA cache
@@ -432,6 +439,7 @@ def _prefill(parts: _Parts, gpu: Gpu, host_weights: int) -> DecodeSpeed | None:
         geforce=is_geforce(gpu),
         attention_flops=parts.prompt_attention_flops,
         chip_class=gpu.chip_class,
+        experts=routed_experts(parts),
     )
 
 
@@ -444,6 +452,19 @@ def active_params(parts: _Parts) -> int:
         return weights.params
     unused = experts * (arch.n_experts - arch.n_experts_used) / arch.n_experts
     return round(weights.params * (1 - unused / weights.tensor_bytes))
+
+
+def routed_experts(parts: _Parts) -> RoutedExperts | None:
+    """A mixture of experts' routed part in one micro-batch (:class:`calc.speed.RoutedExperts`): the active
+    routed-expert parameters (their share of the bytes, as :func:`active_params`) and each expert's tokens with even
+    routing, ``n_ubatch × experts_used ÷ experts``; None for a dense model."""
+    weights, arch = parts.weights, parts.arch
+    experts = sum(weights.expert_layer_bytes)
+    if not arch.n_experts or not experts or not weights.tensor_bytes:
+        return None
+    used = experts * arch.n_experts_used / arch.n_experts
+    params = round(weights.params * used / weights.tensor_bytes)
+    return RoutedExperts(params=params, tokens_per_expert=parts.n_ubatch * arch.n_experts_used / arch.n_experts)
 
 
 def is_geforce(gpu: Gpu) -> bool:

@@ -159,6 +159,25 @@ def test_prefill_takes_the_chip_class_share_where_one_was_measured(
     assert (speed.low, speed.high) == (round(expected * low, 1), round(expected * high, 1))
 
 
+@pytest.mark.parametrize(
+    ("tokens_per_expert", "flops"),
+    [(16, 2 * 3e9 + 2 * 2e9 * (48 / 16 - 1)),  # 512 × 4 ÷ 128 (gpt-oss-120b): each expert's tile a third full
+     (32, 2 * 3e9 + 2 * 2e9 * (48 / 32 - 1)),
+     (64, 2 * 3e9),  # 512 × 4 ÷ 32 (gpt-oss-20b): more than the least work, nothing added
+     (48, 2 * 3e9)],
+)  # fmt: skip
+def test_routed_experts_given_few_tokens_cost_the_least_work(tokens_per_expert: float, flops: float) -> None:
+    """3 B active parameters, 2 B of them routed experts: an expert given fewer than expert_min_tokens (48) tokens of
+    a micro-batch costs as many; CUDA's share of an RTX 2080's peak (Turing: no class share), twice its 40.27 TFLOPS."""
+    from vramfit.calc.speed import RoutedExperts
+
+    assert PREFILL_CALIBRATION.expert_min_tokens == 48
+    experts = RoutedExperts(params=2_000_000_000, tokens_per_expert=tokens_per_expert)
+    speed = prefill_speed(3_000_000_000, fp16_tflops=40.27, backend="cuda", geforce=True, experts=experts)
+    expected = PREFILL_CALIBRATION.efficiency["cuda"] * 2 * 40.27e12 / flops
+    assert speed is not None and speed.tokens_per_second == round(expected, 1)
+
+
 def test_prefill_is_bound_by_the_tensor_throughput() -> None:
     """Two FLOPs per parameter per prompt token: Llama 3.1 8B (8,030,261,248 parameters) on an RTX 4090, whose dense
     FP16 tensor peak is 165.2 TFLOPS with FP32 accumulate (NVIDIA's Ada whitepaper, in presets/gpus.toml) and twice
@@ -216,7 +235,8 @@ def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_ba
     (the share of CUDA's Blackwell cards of twice the 5090's 209.5 TFLOPS, two FLOPs per active parameter and the
     attention's: 18 full layers read 4,352 cells on average over 16 micro-batches, 18 layers of a 128-token window
     512 cells in the first micro-batch and 640 in the others, 632 on average, all 64 heads of 64, 2 × 64 × 128 FLOPs
-    a cell)."""
+    a cell); and its 128 experts, 4 a token, get 512 × 4 ÷ 128 = 16 tokens each from a micro-batch, so each costs the
+    work of PREFILL_CALIBRATION.expert_min_tokens (48): twice its 2 FLOPs per active routed parameter once more."""
     from vramfit.calc.engines import llama_cpp
     from vramfit.calc.speed import PCIE_CALIBRATION
 
@@ -228,11 +248,15 @@ def test_the_expert_offload_plan_pays_the_pcie_copy_of_its_experts_each_micro_ba
     assert plan is not None and plan.n_cpu_moe == 19 and plan.prefill is not None
     assert plan.cpu_expert_bytes == 19 * 1_696_481_280 == 32_233_144_320
     assert PCIE_CALIBRATION.efficiency == 0.812
-    active = llama_cpp.active_params(llama_cpp._parts(request))
+    parts = llama_cpp._parts(request)
+    active, experts = llama_cpp.active_params(parts), llama_cpp.routed_experts(parts)
+    assert experts is not None and experts.tokens_per_expert == 512 * 4 / 128 == 16
+    assert PREFILL_CALIBRATION.expert_min_tokens == 48
     attention = (2 * 64 * 128) * (18 * 4352 + 18 * 632)
     share = PREFILL_CALIBRATION.class_efficiency["cuda/NVIDIA Blackwell"]
-    compute = share * 2 * 209.5e12 / (2 * active + attention)  # ≈ 7,700 tokens/s
-    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.066 s + 0.630 s) ≈ 736
+    flops = 2 * active + 2 * experts.params * (48 / 16 - 1) + attention
+    compute = share * 2 * 209.5e12 / flops  # ≈ 5,000 tokens/s
+    expected = _streamed(compute, 32_233_144_320, PCIE_5_X16)  # 512 / (0.10 s + 0.63 s) ≈ 694
     assert plan.prefill.tokens_per_second == round(expected, 1)
     (c_low, c_high), (p_low, p_high) = PREFILL_CALIBRATION.band, PCIE_CALIBRATION.band
     assert plan.prefill.low == round(_streamed(compute * c_low, 32_233_144_320, PCIE_5_X16 * p_low), 1)
