@@ -201,8 +201,8 @@ class RoutedExperts:
     """The routed experts of a micro-batch: their active parameters (part of the active ones) and how many tokens each
     expert gets, ``n_ubatch × experts_used ÷ experts`` with even routing (Qwen3.5-35B-A3B: 512 × 8 ÷ 256 = 16).
 
-    llama.cpp runs each expert's product over its own tokens (MUL_MAT_ID; MMQ tiles of up to 128 tokens on CUDA), and
-    a tile holds the same work however few of its rows are filled: fitted on the published rows, an expert given fewer
+    llama.cpp runs each expert's product over its own tokens (MUL_MAT_ID), in kernels tiled for a batch of many, and a
+    tile costs the same work however few of its rows are filled. Fitted on the published rows, an expert given fewer
     than :attr:`PrefillCalibration.expert_min_tokens` tokens costs as many as that many would. Models of many small
     experts prefill at half the dense rate (Qwen3.5-35B-A3B on an RTX 4090, gpt-oss-120b on Strix Halo)."""
 
