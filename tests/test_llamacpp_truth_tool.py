@@ -714,3 +714,26 @@ def test_gemma3_wrapper_configs_get_the_converters_defaults(tool: dict[str, Modu
     assert (flat["num_attention_heads"], flat["num_key_value_heads"], flat["head_dim"]) == (8, 4, 256)
     assert flat["gguf_vocab_size"] == 262144
     assert "gguf_vocab_size" not in gen.generic_config(archs.model_config("Gemma-3-27B-6L"))  # has vocab_size
+
+
+def test_the_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
+    """measure_mmproj.py's Gemma 3 projector: the keys MmprojModel and Gemma3VisionModel write (conversion/base.py,
+    conversion/gemma.py at 0c1e57098) and the 439 tensors clip.cpp loads for it, counted by hand: the patch
+    embedding and its bias, the position table, 27 blocks of 16 (q, k, v, out, two norms, up, down: weight and bias
+    each), the post-norm's two, and the projector's input projection and soft-embedding norm."""
+    sys.path.insert(0, str(TOOL))
+    try:
+        measure = importlib.import_module("measure_mmproj")
+    finally:
+        sys.path.remove(str(TOOL))
+    path = tmp_path / "mmproj.gguf"
+    measure.write_mmproj(str(path), "gemma3", 2560, gguf)
+    reader = gguf.GGUFReader(str(path))
+    fields = {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    assert fields["general.architecture"] == "clip" and fields["clip.projector_type"] == "gemma3"
+    assert fields["clip.vision.projection_dim"] == 2560 and fields["clip.vision.image_size"] == 896
+    assert (fields["clip.vision.block_count"], fields["clip.vision.embedding_length"]) == (27, 1152)
+    names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
+    assert len(names) == 2 + 1 + 27 * 16 + 2 + 2 == 439
+    assert names["mm.input_projection.weight"] == [2560, 1152]  # ggml ne: siglip.cpp multiplies by its transpose
+    assert names["v.position_embd.weight"] == [1152, (896 // 14) ** 2]

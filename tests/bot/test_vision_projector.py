@@ -13,7 +13,7 @@ import pytest
 
 from tests.bot.cli_json import answer as ask
 from tests.bot.cli_json import run_json
-from tests.groundtruth import MIB
+from tests.groundtruth import DATA, MIB
 from vramfit.bot.answering.service import CalcBackend
 from vramfit.bot.cli import run
 from vramfit.bot.render.embed import embed_as_text, render_card
@@ -138,3 +138,31 @@ def test_images_with_vllm_say_the_encoder_is_the_checkpoints(lang: str, line: st
     assert line in out.getvalue()
     card = CalcBackend().answer(question, lang, {})  # type: ignore[arg-type]
     assert line in embed_as_text(render_card(card, lang))  # type: ignore[arg-type]
+
+
+MMPROJ_ROWS = [json.loads(line) for line in (DATA / "groundtruth" / "llamacpp_mmproj.jsonl").open(encoding="utf-8")]
+
+
+def test_the_measuring_script_gives_the_published_projector_buffer() -> None:
+    """tools/llamacpp_truth/measure_mmproj.py loads an all-zero Gemma 3 projector with llama.cpp's own mtmd on the CPU:
+    its warmup compute buffer is the 121.25 MiB that ggml-org's CUDA log printed for the real file, so the script's
+    other rows stand for files no log was published of."""
+    (row,) = [r for r in MMPROJ_ROWS if r["text_model"] == "Gemma-3-4B"]
+    assert row["compute_buffer_mib"] * MIB == GEMMA3_4B_COMPUTE
+    assert row["warmup_image_size"] == "896 x 896" and row["n_embd_text"] == 2560
+
+
+@pytest.mark.parametrize(
+    ("preset", "text_model", "question"),
+    [("gemma-3-12b", "Gemma-3-12B-6L", "gemma 3 12b on a 3060 with images"),
+     ("gemma-3-27b", "Gemma-3-27B-6L", "gemma 3 27b on a 4090 with images")],
+)  # fmt: skip
+def test_a_measured_projector_buffer_is_in_the_total(preset: str, text_model: str, question: str) -> None:
+    """Gemma 3 12B and 27B pair the same SigLIP tower with a wider projection (3,840 and 5,376): llama.cpp reserves
+    the same 121.25 MiB for its warmup (the rows), and the answer counts it beside the projector file."""
+    (row,) = [r for r in MMPROJ_ROWS if r["text_model"] == text_model]
+    measured = int(row["compute_buffer_mib"] * MIB)
+    assert measured == 127_139_840 == load_catalog().models[preset].mmproj_compute_bytes
+    answer = ask(question, "en")
+    assert answer["estimate"]["vision_compute_bytes"] == measured
+    assert answer["estimate"]["vision_bytes"] == load_catalog().models[preset].mmproj_bytes + measured

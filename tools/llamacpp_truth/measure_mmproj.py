@@ -1,0 +1,182 @@
+"""Measure a vision projector's warmup compute buffer with llama.cpp's own mtmd (libmtmd of llama-cpp-python).
+
+Writes an all-zero mmproj GGUF with the tensors and keys llama.cpp's converter writes for the projector
+(conversion/base.py MmprojModel.set_gguf_parameters, conversion/gemma.py Gemma3VisionModel at 0c1e57098), writes
+the text model it pairs with (gen_gguf.write_gguf), loads both with mtmd_init_from_file on the CPU (warmup on, as
+llama-server and llama-mtmd-cli load a projector), and prints llama.cpp's own log lines: the projector's model size,
+the warmup image size and ``alloc_compute_meta: CPU compute buffer size``. Nothing is computed here.
+
+    ../../.truth-venv/bin/python measure_mmproj.py gemma3 Gemma-3-4B-it [--flash-attn auto|on|off]
+
+Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# Gemma 3's vision tower (SiglipVisionConfig in google/gemma-3-4b-it's config.json, as in tests/data/configs/
+# gemma-3-4b-it.json: hidden_size 1152, intermediate_size 4304, 27 layers, 16 heads, image_size 896, patch_size 14)
+# and its preprocessor (image_mean and image_std 0.5).
+PROJECTORS = {
+    "gemma3": {
+        "projector_type": "gemma3",
+        "image_size": 896,
+        "patch_size": 14,
+        "hidden_size": 1152,
+        "intermediate_size": 4304,
+        "num_hidden_layers": 27,
+        "num_attention_heads": 16,
+        "layer_norm_eps": 1e-6,
+        "image_mean": [0.5, 0.5, 0.5],
+        "image_std": [0.5, 0.5, 0.5],
+    },
+}
+
+
+def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type: ignore[no-untyped-def]
+    """The projector file: keys as MmprojModel and Gemma3VisionModel write them, tensors as clip.cpp loads them
+    (tools/mtmd/clip.cpp load_tensors; F16 matrices, F32 norms, biases and the position table, the converter's
+    tensor_force_quant), all zero."""
+    v = PROJECTORS[kind]
+    w = gguf.GGUFWriter(path, arch="clip")
+    w.add_type(gguf.GGUFType.MMPROJ)
+    # MmprojModel.set_gguf_parameters, then Gemma3VisionModel's, in their order
+    keys = [
+        ("add_file_type", gguf.LlamaFileType.MOSTLY_F16), ("add_clip_has_vision_encoder", True),
+        ("add_vision_projection_dim", n_embd_text), ("add_vision_image_size", v["image_size"]),
+        ("add_vision_patch_size", v["patch_size"]), ("add_vision_embedding_length", v["hidden_size"]),
+        ("add_vision_feed_forward_length", v["intermediate_size"]), ("add_vision_block_count", v["num_hidden_layers"]),
+        ("add_vision_head_count", v["num_attention_heads"]), ("add_vision_image_mean", v["image_mean"]),
+        ("add_vision_image_std", v["image_std"]), ("add_clip_projector_type", v["projector_type"]),
+        ("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_gelu", True),
+    ]  # fmt: skip
+    for method, value in keys:
+        getattr(w, method)(value)
+
+    e, ff, p = v["hidden_size"], v["intermediate_size"], v["patch_size"]
+    n_pos = (v["image_size"] // p) ** 2
+    f16, f32 = np.float16, np.float32
+    # numpy shapes are the reverse of ggml's ne
+    tensors: list[tuple[str, tuple[int, ...], type]] = [
+        ("v.patch_embd.weight", (e, 3, p, p), f16),
+        ("v.patch_embd.bias", (e,), f32),
+        ("v.position_embd.weight", (n_pos, e), f32),
+    ]
+    for il in range(v["num_hidden_layers"]):
+        for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            tensors += [(f"v.blk.{il}.{name}.weight", (e, e), f16), (f"v.blk.{il}.{name}.bias", (e,), f32)]
+        tensors += [
+            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln1.bias", (e,), f32),
+            (f"v.blk.{il}.ln2.weight", (e,), f32), (f"v.blk.{il}.ln2.bias", (e,), f32),
+            (f"v.blk.{il}.ffn_up.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.bias", (ff,), f32),
+            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16), (f"v.blk.{il}.ffn_down.bias", (e,), f32),
+        ]  # fmt: skip
+    tensors += [
+        ("v.post_ln.weight", (e,), f32),
+        ("v.post_ln.bias", (e,), f32),
+        # ggml ne {n_embd_text, n_embd}: siglip.cpp multiplies by its transpose
+        ("mm.input_projection.weight", (e, n_embd_text), f16),
+        ("mm.soft_emb_norm.weight", (e,), f32),
+    ]
+    for name, shape, dtype in tensors:
+        w.add_tensor(name, np.zeros(shape, dtype=dtype))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+LOG: list[str] = []
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
+def _log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+    LOG.append(text.decode("utf-8", "replace"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("projector", choices=sorted(PROJECTORS))
+    ap.add_argument("text_model", help="an archs.py name, written with gen_gguf.write_gguf")
+    ap.add_argument("--flash-attn", choices=["auto", "on", "off"], default="auto")
+    ap.add_argument("--gguf-py", default=None)
+    ap.add_argument("--workdir", default=tempfile.gettempdir())
+    ap.add_argument("--out", default=None, help="append a JSON row (llamacpp_mmproj.jsonl) here")
+    a = ap.parse_args()
+    if a.gguf_py:
+        sys.path.insert(0, a.gguf_py)
+    import archs  # type: ignore[import-not-found]
+    import gen_gguf  # type: ignore[import-not-found]
+    import gguf  # type: ignore[import-not-found]
+    import llama_cpp as L  # type: ignore[import-not-found]
+    from llama_cpp import mtmd_cpp as M  # type: ignore[import-not-found]
+
+    text_path = os.path.join(a.workdir, f"{a.text_model}-F16.gguf")
+    mmproj_path = os.path.join(a.workdir, f"mmproj-{a.projector}-{a.text_model}-F16.gguf")
+    if not os.path.exists(text_path):
+        gen_gguf.write_gguf(a.text_model, text_path)
+    entry = archs.ARCHS[a.text_model]
+    n_embd_text = int(entry.get("hidden_size") or entry["hf_config"]["text_config"]["hidden_size"])
+    write_mmproj(mmproj_path, a.projector, n_embd_text, gguf)
+
+    L.llama_log_set(_log, ctypes.c_void_p(0))
+    M.mtmd_log_set(_log, ctypes.c_void_p(0))  # clip's own log (the projector's buffers, the warmup)
+    L.llama_backend_init()
+    mparams = L.llama_model_default_params()
+    mparams.n_gpu_layers = 0
+    model = L.llama_model_load_from_file(text_path.encode(), mparams)
+    assert model, "text model did not load"
+    params = M.mtmd_context_params_default()
+    params.use_gpu = False
+    params.warmup = True
+    params.flash_attn_type = {"auto": -1, "off": 0, "on": 1}[a.flash_attn]
+    ctx = M.mtmd_init_from_file(mmproj_path.encode(), model, params)
+    for line in LOG:
+        if any(k in line for k in ("model size", "warmup", "compute buffer", "flash attention", "n_patches",
+                                   "projector", "image size", "error", "failed")):  # fmt: skip
+            print(line.rstrip())
+    print("mtmd context:", "created" if ctx else "FAILED")
+    if a.out and ctx:
+        text = "".join(LOG)
+
+        def mib(pattern: str) -> float | None:
+            found = re.search(pattern, text)
+            return float(found[1]) if found else None
+
+        row = {
+            "projector": a.projector,
+            "text_model": a.text_model,
+            "n_embd_text": n_embd_text,
+            "vision_config": PROJECTORS[a.projector],
+            "flash_attn": a.flash_attn,
+            "model_size_mib": mib(r"model size:\s+([0-9.]+) MiB"),
+            "warmup_image_size": re.findall(r"warmup with image size = ([0-9]+ x [0-9]+)", text)[-1],
+            "compute_buffer_mib": mib(r"CPU compute buffer size =\s+([0-9.]+) MiB"),
+            "log_excerpt": [line.rstrip() for line in LOG if any(k in line for k in (
+                "model size", "warmup", "compute buffer", "flash attention", "projection_dim", "loaded"))],
+            "backend": "CPU (llama-cpp-python CPU build, libmtmd, use_gpu false)",
+            "llama_cpp_python_version": L.__version__,
+            "llama_cpp_commit": "0c1e57098",
+        }  # fmt: skip
+        with open(a.out, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(row) + "\n")
+    if ctx:
+        M.mtmd_free(ctx)
+    L.llama_model_free(model)
+    os.remove(mmproj_path)
+
+
+if __name__ == "__main__":
+    main()
