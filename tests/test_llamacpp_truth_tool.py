@@ -737,3 +737,23 @@ def test_the_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
     assert len(names) == 2 + 1 + 27 * 16 + 2 + 2 == 439
     assert names["mm.input_projection.weight"] == [2560, 1152]  # ggml ne: siglip.cpp multiplies by its transpose
     assert names["v.position_embd.weight"] == [1152, (896 // 14) ** 2]
+
+
+def test_the_qwen35_projector_writer_writes_the_qwen3vl_merger(tmp_path: Path) -> None:
+    """Qwen3.5's small tower as Qwen3VLVisionModel writes it: the Conv3D's two temporal slices, its bias and 2,304
+    position embeddings (4), 24 blocks of 12 (fused QKV, out, two norms, up, down: weight and bias each), the merger's
+    norm (2) and two layers (4): 298 tensors; the merger takes 2 × 2 patches of 1,024 to the text width."""
+    sys.path.insert(0, str(TOOL))
+    try:
+        measure = importlib.import_module("measure_mmproj")
+    finally:
+        sys.path.remove(str(TOOL))
+    path = tmp_path / "mmproj.gguf"
+    measure.write_mmproj(str(path), "qwen35-small", 2560, gguf)
+    reader = gguf.GGUFReader(str(path))
+    fields = {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    assert fields["clip.projector_type"] == "qwen3vl_merger" and fields["clip.vision.spatial_merge_size"] == 2
+    assert fields["clip.vision.image_size"] == 768 == int(2304**0.5) * 16
+    names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
+    assert len(names) == 4 + 24 * 12 + 2 + 4 == 298
+    assert names["v.blk.0.attn_qkv.weight"] == [1024, 3 * 1024] and names["mm.2.weight"] == [4 * 1024, 2560]

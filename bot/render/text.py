@@ -280,9 +280,10 @@ def mmproj_line(tr: Tr, file: str, size: int) -> str:
     )
 
 
-# The warmup compute buffers of vision projectors that published llama.cpp logs show (presets/models.toml
-# mmproj_source: Gemma 3 4B, 121.25 MiB; Qwen3.5 4B, 223.30 MiB): what a projector without a measurement may add.
-UNMEASURED_VISION_COMPUTE = "121–223 MiB"
+# The warmup compute buffers of the vision projectors measured so far (tests/data/groundtruth/llamacpp_mmproj.jsonl,
+# the published logs of Gemma 3 4B and Qwen3.5 4B among them: 121.25 to 248.10 MiB): what a projector without a
+# measurement may add.
+UNMEASURED_VISION_COMPUTE = "121–248 MiB"
 
 
 def images_line(
@@ -301,7 +302,7 @@ def images_line(
     if vision_bytes:
         return tr(
             _("Images: the vision projector {file} adds {size} on the GPU, in the total, without its compute buffer, "
-              "which was not measured for this projector ({range} in published logs)"),
+              "which was not measured for this projector ({range} for the projectors measured)"),
             file=mmproj, size=tr.small_size(vision_bytes), range=UNMEASURED_VISION_COMPUTE,
         )  # fmt: skip
     if vision_encoder:

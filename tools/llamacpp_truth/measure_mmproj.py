@@ -8,7 +8,9 @@ the warmup image size and ``alloc_compute_meta: CPU compute buffer size``. Nothi
 
     ../../.truth-venv/bin/python measure_mmproj.py gemma3 Gemma-3-4B-it [--flash-attn auto|on|off]
 
-Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B).
+Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B),
+``qwen35-small`` and ``qwen35-large`` (Qwen3.5's two ViTs with the Qwen3-VL merger: 0.8B–4B, and 9B and the MoE
+models).
 """
 
 from __future__ import annotations
@@ -28,31 +30,29 @@ sys.path.insert(0, HERE)
 
 # Gemma 3's vision tower (SiglipVisionConfig in google/gemma-3-4b-it's config.json, as in tests/data/configs/
 # gemma-3-4b-it.json: hidden_size 1152, intermediate_size 4304, 27 layers, 16 heads, image_size 896, patch_size 14)
-# and its preprocessor (image_mean and image_std 0.5).
+# and its preprocessor (image_mean and image_std 0.5). Qwen3.5's two towers (vision_config in tests/data/configs/
+# Qwen3.5-4B.json and Qwen3.5-9B.json: depth 24, hidden 1024, intermediate 4096 for 0.8B–4B; depth 27, hidden 1152,
+# intermediate 4304 for 9B and the MoE models; 16 heads, patch 16, 2304 position embeddings, spatial merge 2, no
+# deepstack layers); Qwen3VLVisionModel derives image_size from the position count, sqrt(2304) × 16 = 768.
+_PREPROCESSOR = {"layer_norm_eps": 1e-6, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
+_QWEN35 = {"projector_type": "qwen3vl_merger", "image_size": 768, "patch_size": 16, "num_attention_heads": 16,
+           "spatial_merge_size": 2, "num_position_embeddings": 2304, **_PREPROCESSOR}  # fmt: skip
 PROJECTORS = {
-    "gemma3": {
-        "projector_type": "gemma3",
-        "image_size": 896,
-        "patch_size": 14,
-        "hidden_size": 1152,
-        "intermediate_size": 4304,
-        "num_hidden_layers": 27,
-        "num_attention_heads": 16,
-        "layer_norm_eps": 1e-6,
-        "image_mean": [0.5, 0.5, 0.5],
-        "image_std": [0.5, 0.5, 0.5],
-    },
-}
+    "gemma3": {"projector_type": "gemma3", "image_size": 896, "patch_size": 14, "hidden_size": 1152,
+               "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16, **_PREPROCESSOR},
+    "qwen35-small": {**_QWEN35, "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24},
+    "qwen35-large": {**_QWEN35, "hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27},
+}  # fmt: skip
 
 
 def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type: ignore[no-untyped-def]
-    """The projector file: keys as MmprojModel and Gemma3VisionModel write them, tensors as clip.cpp loads them
-    (tools/mtmd/clip.cpp load_tensors; F16 matrices, F32 norms, biases and the position table, the converter's
-    tensor_force_quant), all zero."""
+    """The projector file: keys as MmprojModel and the projector's converter write them (Gemma3VisionModel,
+    Qwen3VLVisionModel), tensors as clip.cpp loads them (tools/mtmd/clip.cpp load_tensors; F16 matrices, F32 norms,
+    biases and the position table, the converters' tensor_force_quant), all zero."""
     v = PROJECTORS[kind]
     w = gguf.GGUFWriter(path, arch="clip")
     w.add_type(gguf.GGUFType.MMPROJ)
-    # MmprojModel.set_gguf_parameters, then Gemma3VisionModel's, in their order
+    # MmprojModel.set_gguf_parameters, then the projector's, in their order
     keys = [
         ("add_file_type", gguf.LlamaFileType.MOSTLY_F16), ("add_clip_has_vision_encoder", True),
         ("add_vision_projection_dim", n_embd_text), ("add_vision_image_size", v["image_size"]),
@@ -60,42 +60,54 @@ def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type:
         ("add_vision_feed_forward_length", v["intermediate_size"]), ("add_vision_block_count", v["num_hidden_layers"]),
         ("add_vision_head_count", v["num_attention_heads"]), ("add_vision_image_mean", v["image_mean"]),
         ("add_vision_image_std", v["image_std"]), ("add_clip_projector_type", v["projector_type"]),
-        ("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_gelu", True),
     ]  # fmt: skip
+    if v["projector_type"] == "gemma3":
+        keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_gelu", True)]
+    else:  # Qwen3VLVisionModel: gelu, the merge size, the text model's eps, the deepstack flags (none set)
+        keys += [("add_vision_use_gelu", True), ("add_vision_spatial_merge_size", v["spatial_merge_size"]),
+                 ("add_vision_attention_layernorm_eps", v["layer_norm_eps"]),
+                 ("add_vision_is_deepstack_layers", [False] * v["num_hidden_layers"])]  # fmt: skip
     for method, value in keys:
         getattr(w, method)(value)
-
-    e, ff, p = v["hidden_size"], v["intermediate_size"], v["patch_size"]
-    n_pos = (v["image_size"] // p) ** 2
-    f16, f32 = np.float16, np.float32
-    # numpy shapes are the reverse of ggml's ne
-    tensors: list[tuple[str, tuple[int, ...], type]] = [
-        ("v.patch_embd.weight", (e, 3, p, p), f16),
-        ("v.patch_embd.bias", (e,), f32),
-        ("v.position_embd.weight", (n_pos, e), f32),
-    ]
-    for il in range(v["num_hidden_layers"]):
-        for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
-            tensors += [(f"v.blk.{il}.{name}.weight", (e, e), f16), (f"v.blk.{il}.{name}.bias", (e,), f32)]
-        tensors += [
-            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln1.bias", (e,), f32),
-            (f"v.blk.{il}.ln2.weight", (e,), f32), (f"v.blk.{il}.ln2.bias", (e,), f32),
-            (f"v.blk.{il}.ffn_up.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.bias", (ff,), f32),
-            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16), (f"v.blk.{il}.ffn_down.bias", (e,), f32),
-        ]  # fmt: skip
-    tensors += [
-        ("v.post_ln.weight", (e,), f32),
-        ("v.post_ln.bias", (e,), f32),
-        # ggml ne {n_embd_text, n_embd}: siglip.cpp multiplies by its transpose
-        ("mm.input_projection.weight", (e, n_embd_text), f16),
-        ("mm.soft_emb_norm.weight", (e,), f32),
-    ]
-    for name, shape, dtype in tensors:
+    for name, shape, dtype in _tensors(v, n_embd_text):
         w.add_tensor(name, np.zeros(shape, dtype=dtype))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type]]:  # type: ignore[type-arg]
+    """Name, numpy shape (the reverse of ggml's ne) and type of every tensor, in the converter's order."""
+    e, ff, p = v["hidden_size"], v["intermediate_size"], v["patch_size"]
+    f16, f32 = np.float16, np.float32
+    gemma = v["projector_type"] == "gemma3"
+    n_pos = (v["image_size"] // p) ** 2 if gemma else v["num_position_embeddings"]
+    out: list[tuple[str, tuple[int, ...], type]] = [("v.patch_embd.weight", (e, 3, p, p), f16)]
+    if not gemma:  # the Conv3D's two temporal slices (Qwen3VLVisionModel.modify_tensors)
+        out.append(("v.patch_embd.weight.1", (e, 3, p, p), f16))
+    out += [("v.patch_embd.bias", (e,), f32), ("v.position_embd.weight", (n_pos, e), f32)]
+    for il in range(v["num_hidden_layers"]):
+        if gemma:
+            for name in ("attn_q", "attn_k", "attn_v"):
+                out += [(f"v.blk.{il}.{name}.weight", (e, e), f16), (f"v.blk.{il}.{name}.bias", (e,), f32)]
+        else:  # one fused projection (qwen3vl.cpp views Q, K and V in it)
+            out += [(f"v.blk.{il}.attn_qkv.weight", (3 * e, e), f16), (f"v.blk.{il}.attn_qkv.bias", (3 * e,), f32)]
+        out += [
+            (f"v.blk.{il}.attn_out.weight", (e, e), f16), (f"v.blk.{il}.attn_out.bias", (e,), f32),
+            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln1.bias", (e,), f32),
+            (f"v.blk.{il}.ln2.weight", (e,), f32), (f"v.blk.{il}.ln2.bias", (e,), f32),
+            (f"v.blk.{il}.ffn_up.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.bias", (ff,), f32),
+            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16), (f"v.blk.{il}.ffn_down.bias", (e,), f32),
+        ]  # fmt: skip
+    out += [("v.post_ln.weight", (e,), f32), ("v.post_ln.bias", (e,), f32)]
+    if gemma:
+        # ggml ne {n_embd_text, n_embd}: siglip.cpp multiplies by its transpose
+        out += [("mm.input_projection.weight", (e, n_embd_text), f16), ("mm.soft_emb_norm.weight", (e,), f32)]
+    else:  # the merger: 2 × 2 patches (4e) through fc1 (4e) and fc2 to the text width (mm.0, mm.2)
+        out += [("mm.0.weight", (4 * e, 4 * e), f16), ("mm.0.bias", (4 * e,), f32),
+                ("mm.2.weight", (n_embd_text, 4 * e), f16), ("mm.2.bias", (n_embd_text,), f32)]  # fmt: skip
+    return out
 
 
 LOG: list[str] = []
