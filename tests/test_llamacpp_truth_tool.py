@@ -716,20 +716,26 @@ def test_gemma3_wrapper_configs_get_the_converters_defaults(tool: dict[str, Modu
     assert "gguf_vocab_size" not in gen.generic_config(archs.model_config("Gemma-3-27B-6L"))  # has vocab_size
 
 
-def test_the_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
-    """measure_mmproj.py's Gemma 3 projector: the keys MmprojModel and Gemma3VisionModel write (conversion/base.py,
-    conversion/gemma.py at 0c1e57098) and the 439 tensors clip.cpp loads for it, counted by hand: the patch
-    embedding and its bias, the position table, 27 blocks of 16 (q, k, v, out, two norms, up, down: weight and bias
-    each), the post-norm's two, and the projector's input projection and soft-embedding norm."""
+def _written_projector(kind: str, n_embd_text: int, tmp_path: Path) -> tuple[dict[str, Any], Any]:
+    """measure_mmproj.write_mmproj's file for ``kind``, read back: its keys and the reader (for the tensors)."""
     sys.path.insert(0, str(TOOL))
     try:
         measure = importlib.import_module("measure_mmproj")
     finally:
         sys.path.remove(str(TOOL))
     path = tmp_path / "mmproj.gguf"
-    measure.write_mmproj(str(path), "gemma3", 2560, gguf)
+    measure.write_mmproj(str(path), kind, n_embd_text, gguf)
     reader = gguf.GGUFReader(str(path))
     fields = {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    return fields, reader
+
+
+def test_the_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
+    """measure_mmproj.py's Gemma 3 projector: the keys MmprojModel and Gemma3VisionModel write (conversion/base.py,
+    conversion/gemma.py at 0c1e57098) and the 439 tensors clip.cpp loads for it, counted by hand: the patch
+    embedding and its bias, the position table, 27 blocks of 16 (q, k, v, out, two norms, up, down: weight and bias
+    each), the post-norm's two, and the projector's input projection and soft-embedding norm."""
+    fields, reader = _written_projector("gemma3", 2560, tmp_path)
     assert fields["general.architecture"] == "clip" and fields["clip.projector_type"] == "gemma3"
     assert fields["clip.vision.projection_dim"] == 2560 and fields["clip.vision.image_size"] == 896
     assert (fields["clip.vision.block_count"], fields["clip.vision.embedding_length"]) == (27, 1152)
@@ -743,17 +749,20 @@ def test_the_qwen35_projector_writer_writes_the_qwen3vl_merger(tmp_path: Path) -
     """Qwen3.5's small tower as Qwen3VLVisionModel writes it: the Conv3D's two temporal slices, its bias and 2,304
     position embeddings (4), 24 blocks of 12 (fused QKV, out, two norms, up, down: weight and bias each), the merger's
     norm (2) and two layers (4): 298 tensors; the merger takes 2 × 2 patches of 1,024 to the text width."""
-    sys.path.insert(0, str(TOOL))
-    try:
-        measure = importlib.import_module("measure_mmproj")
-    finally:
-        sys.path.remove(str(TOOL))
-    path = tmp_path / "mmproj.gguf"
-    measure.write_mmproj(str(path), "qwen35-small", 2560, gguf)
-    reader = gguf.GGUFReader(str(path))
-    fields = {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+    fields, reader = _written_projector("qwen35-small", 2560, tmp_path)
     assert fields["clip.projector_type"] == "qwen3vl_merger" and fields["clip.vision.spatial_merge_size"] == 2
     assert fields["clip.vision.image_size"] == 768 == int(2304**0.5) * 16
     names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
     assert len(names) == 4 + 24 * 12 + 2 + 4 == 298
     assert names["v.blk.0.attn_qkv.weight"] == [1024, 3 * 1024] and names["mm.2.weight"] == [4 * 1024, 2560]
+
+
+def test_the_pixtral_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
+    """Pixtral as LlavaVisionModel writes it and clip.cpp loads it: the patch convolution and the pre-norm (2), 24
+    blocks of 9 (q, k, v, out, two RMS norms, gate, up, down; no biases), the merger's norm and 2 × 2 merge, the two
+    projector layers and the [IMG_BREAK] embedding (5): 223 tensors."""
+    fields, reader = _written_projector("pixtral", 5120, tmp_path)
+    assert fields["clip.projector_type"] == "pixtral" and fields["clip.use_silu"] is True
+    names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
+    assert len(names) == 2 + 24 * 9 + 5 == 223
+    assert names["mm.patch_merger.weight"] == [4 * 1024, 1024] and names["v.token_embd.img_break"] == [5120]

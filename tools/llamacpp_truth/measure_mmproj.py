@@ -10,7 +10,7 @@ the warmup image size and ``alloc_compute_meta: CPU compute buffer size``. Nothi
 
 Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B),
 ``qwen35-small`` and ``qwen35-large`` (Qwen3.5's two ViTs with the Qwen3-VL merger: 0.8B–4B, and 9B and the MoE
-models).
+models), ``pixtral`` (Mistral Small 3.1/3.2, Magistral, Devstral Small 2, Ministral 3).
 """
 
 from __future__ import annotations
@@ -33,7 +33,11 @@ sys.path.insert(0, HERE)
 # and its preprocessor (image_mean and image_std 0.5). Qwen3.5's two towers (vision_config in tests/data/configs/
 # Qwen3.5-4B.json and Qwen3.5-9B.json: depth 24, hidden 1024, intermediate 4096 for 0.8B–4B; depth 27, hidden 1152,
 # intermediate 4304 for 9B and the MoE models; 16 heads, patch 16, 2304 position embeddings, spatial merge 2, no
-# deepstack layers); Qwen3VLVisionModel derives image_size from the position count, sqrt(2304) × 16 = 768.
+# deepstack layers); Qwen3VLVisionModel derives image_size from the position count, sqrt(2304) × 16 = 768. Mistral's
+# Pixtral tower of Mistral Small 3.1/3.2, Magistral Small, Devstral Small 2 and Ministral 3 (vision_config of
+# Mistral3ForConditionalGeneration: hidden_size 1024, intermediate_size 4096, 24 layers, 16 heads of 64, image_size
+# 1540, patch_size 14, silu; spatial_merge_size 2; LlavaVisionModel's layer_norm_eps 1e-5), as transformers' and
+# vLLM's test copies of Mistral-Small-3.1-24B's config.json print it.
 _PREPROCESSOR = {"layer_norm_eps": 1e-6, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
 _QWEN35 = {"projector_type": "qwen3vl_merger", "image_size": 768, "patch_size": 16, "num_attention_heads": 16,
            "spatial_merge_size": 2, "num_position_embeddings": 2304, **_PREPROCESSOR}  # fmt: skip
@@ -42,6 +46,9 @@ PROJECTORS = {
                "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16, **_PREPROCESSOR},
     "qwen35-small": {**_QWEN35, "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24},
     "qwen35-large": {**_QWEN35, "hidden_size": 1152, "intermediate_size": 4304, "num_hidden_layers": 27},
+    "pixtral": {"projector_type": "pixtral", "image_size": 1540, "patch_size": 14, "hidden_size": 1024,
+                "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16, "spatial_merge_size": 2,
+                **_PREPROCESSOR, "layer_norm_eps": 1e-5},
 }  # fmt: skip
 
 
@@ -63,6 +70,9 @@ def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type:
     ]  # fmt: skip
     if v["projector_type"] == "gemma3":
         keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_gelu", True)]
+    elif v["projector_type"] == "pixtral":  # LlavaVisionModel: eps, silu, the merge size (Mistral Small 3.1 on)
+        keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_silu", True),
+                 ("add_vision_spatial_merge_size", v["spatial_merge_size"])]  # fmt: skip
     else:  # Qwen3VLVisionModel: gelu, the merge size, the text model's eps, the deepstack flags (none set)
         keys += [("add_vision_use_gelu", True), ("add_vision_spatial_merge_size", v["spatial_merge_size"]),
                  ("add_vision_attention_layernorm_eps", v["layer_norm_eps"]),
@@ -81,6 +91,8 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
     """Name, numpy shape (the reverse of ggml's ne) and type of every tensor, in the converter's order."""
     e, ff, p = v["hidden_size"], v["intermediate_size"], v["patch_size"]
     f16, f32 = np.float16, np.float32
+    if v["projector_type"] == "pixtral":
+        return _pixtral_tensors(v, n_embd_text)
     gemma = v["projector_type"] == "gemma3"
     n_pos = (v["image_size"] // p) ** 2 if gemma else v["num_position_embeddings"]
     out: list[tuple[str, tuple[int, ...], type]] = [("v.patch_embd.weight", (e, 3, p, p), f16)]
@@ -107,6 +119,31 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
     else:  # the merger: 2 × 2 patches (4e) through fc1 (4e) and fc2 to the text width (mm.0, mm.2)
         out += [("mm.0.weight", (4 * e, 4 * e), f16), ("mm.0.bias", (4 * e,), f32),
                 ("mm.2.weight", (n_embd_text, 4 * e), f16), ("mm.2.bias", (n_embd_text,), f32)]  # fmt: skip
+    return out
+
+
+def _pixtral_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type]]:  # type: ignore[type-arg]
+    """Pixtral: a patch convolution without bias, RMS norms without bias, a gated MLP, no biases in the tower; then
+    the patch merger's norm and 2 × 2 merge (4e → e), the two projector layers (e → text width → text width) and the
+    [IMG_BREAK] embedding of the text width (clip.cpp's PIXTRAL case; Mistral 3's projector has no bias)."""
+    e, ff, p, t = v["hidden_size"], v["intermediate_size"], v["patch_size"], n_embd_text
+    f16, f32 = np.float16, np.float32
+    out: list[tuple[str, tuple[int, ...], type]] = [
+        ("v.patch_embd.weight", (e, 3, p, p), f16),
+        ("v.pre_ln.weight", (e,), f32),
+    ]
+    for il in range(v["num_hidden_layers"]):
+        out += [(f"v.blk.{il}.{name}.weight", (e, e), f16) for name in ("attn_q", "attn_k", "attn_v", "attn_out")]
+        out += [
+            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln2.weight", (e,), f32),
+            (f"v.blk.{il}.ffn_gate.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.weight", (ff, e), f16),
+            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16),
+        ]  # fmt: skip
+    merge = v["spatial_merge_size"] ** 2
+    out += [
+        ("mm.input_norm.weight", (e,), f32), ("mm.patch_merger.weight", (e, merge * e), f16),
+        ("mm.1.weight", (t, e), f16), ("mm.2.weight", (t, t), f16), ("v.token_embd.img_break", (t,), f32),
+    ]  # fmt: skip
     return out
 
 
