@@ -766,3 +766,15 @@ def test_the_pixtral_projector_writer_writes_what_clip_loads(tmp_path: Path) -> 
     names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
     assert len(names) == 2 + 24 * 9 + 5 == 223
     assert names["mm.patch_merger.weight"] == [4 * 1024, 1024] and names["v.token_embd.img_break"] == [5120]
+
+
+def test_the_gemma4_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
+    """Gemma 4's large tower as Gemma4VisionAudioModel and tensor_mapping.py name it: the patch projection and the x
+    and y position tables (2), 27 blocks of 14 (q, k, v, out, q and k norms, four RMS norms, gate, up, down and the
+    layer scalar), the standardizer's bias and scale and the projection (3): 383 tensors, the vision projector type
+    under clip.vision."""
+    fields, reader = _written_projector("gemma4v", 5376, tmp_path)
+    assert fields["clip.vision.projector_type"] == "gemma4v" and "clip.projector_type" not in fields
+    names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
+    assert len(names) == 2 + 27 * 14 + 3 == 383
+    assert names["v.position_embd.weight"] == [1152, 10240, 2] and names["v.blk.0.attn_q_norm.weight"] == [72]

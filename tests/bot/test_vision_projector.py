@@ -159,7 +159,8 @@ def test_the_measuring_script_gives_the_published_projector_buffers(text_model: 
 @pytest.mark.parametrize("row", MMPROJ_ROWS, ids=lambda r: "+".join(r["presets"]))
 def test_every_measured_projector_buffer_is_its_presets(row: dict[str, Any]) -> None:
     """Each row's buffer is what its presets count (Gemma 3's SigLIP 121.25 MiB, Qwen3.5's small tower 223.30 MiB and
-    its large one 248.10 MiB, whatever the text width, Pixtral 64.62 MiB), and the Qwen3.5 and Pixtral projectors
+    its large one 248.10 MiB, whatever the text width, Pixtral 64.62 MiB, Gemma 4 150.63 MiB), and the Qwen3.5,
+    Pixtral and Gemma 4 projectors
     written from their configs' vision towers weigh what the published files do, less their headers (under 0.03
     MiB)."""
     for preset_id in row["presets"]:
@@ -173,7 +174,8 @@ def test_every_measured_projector_buffer_is_its_presets(row: dict[str, Any]) -> 
     ("preset", "question"),
     [("gemma-3-12b", "gemma 3 12b on a 3060 with images"), ("gemma-3-27b", "gemma 3 27b on a 4090 with images"),
      ("qwen3.5-9b", "qwen3.5 9b on a 3060 with images"), ("qwen3.5-2b", "qwen3.5 2b vision 6gb gpu"),
-     ("mistral-small-3.2-24b", "mistral small 3.2 on a 4090 with images")],
+     ("mistral-small-3.2-24b", "mistral small 3.2 on a 4090 with images"),
+     ("gemma-4-31b", "gemma 4 31b on 2x 4090 with images")],
 )  # fmt: skip
 def test_a_measured_projector_buffer_is_in_the_total(preset: str, question: str) -> None:
     """The answer counts the measured warmup buffer beside the projector file."""

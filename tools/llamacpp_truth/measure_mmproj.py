@@ -10,7 +10,7 @@ the warmup image size and ``alloc_compute_meta: CPU compute buffer size``. Nothi
 
 Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B),
 ``qwen35-small`` and ``qwen35-large`` (Qwen3.5's two ViTs with the Qwen3-VL merger: 0.8B–4B, and 9B and the MoE
-models), ``pixtral`` (Mistral Small 3.1/3.2, Magistral, Devstral Small 2, Ministral 3).
+models), ``pixtral`` (Mistral Small 3.1/3.2, Magistral, Devstral Small 2), ``gemma4v`` (Gemma 4 31B and 26B-A4B).
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ sys.path.insert(0, HERE)
 # Pixtral tower of Mistral Small 3.1/3.2, Magistral Small, Devstral Small 2 and Ministral 3 (vision_config of
 # Mistral3ForConditionalGeneration: hidden_size 1024, intermediate_size 4096, 24 layers, 16 heads of 64, image_size
 # 1540, patch_size 14, silu; spatial_merge_size 2; LlavaVisionModel's layer_norm_eps 1e-5), as transformers' and
-# vLLM's test copies of Mistral-Small-3.1-24B's config.json print it.
+# vLLM's test copies of Mistral-Small-3.1-24B's config.json print it. Gemma 4 31B's and 26B-A4B's tower (vision_config
+# in configs-2026's google--gemma-4-31B-it.json, transformers' _LARGE_MODEL_VISION_CONFIG: hidden 1152, intermediate
+# 4304, 27 layers, 16 heads of 72, patch 16, position_embedding_size 10240, standardize; Gemma4VisionAudioModel
+# writes image_size 224, "unused").
 _PREPROCESSOR = {"layer_norm_eps": 1e-6, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
 _QWEN35 = {"projector_type": "qwen3vl_merger", "image_size": 768, "patch_size": 16, "num_attention_heads": 16,
            "spatial_merge_size": 2, "num_position_embeddings": 2304, **_PREPROCESSOR}  # fmt: skip
@@ -49,6 +52,9 @@ PROJECTORS = {
     "pixtral": {"projector_type": "pixtral", "image_size": 1540, "patch_size": 14, "hidden_size": 1024,
                 "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16, "spatial_merge_size": 2,
                 **_PREPROCESSOR, "layer_norm_eps": 1e-5},
+    "gemma4v": {"projector_type": "gemma4v", "image_size": 224, "patch_size": 16, "hidden_size": 1152,
+                "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16, "head_dim": 72,
+                "position_embedding_size": 10240, **_PREPROCESSOR},
 }  # fmt: skip
 
 
@@ -70,6 +76,10 @@ def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type:
     ]  # fmt: skip
     if v["projector_type"] == "gemma3":
         keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_gelu", True)]
+    elif v["projector_type"] == "gemma4v":  # Gemma4VisionAudioModel (no audio tower in the large models' files)
+        keys = [k for k in keys if k[0] != "add_clip_projector_type"]
+        keys += [("add_clip_vision_projector_type", "gemma4v"),
+                 ("add_vision_attention_layernorm_eps", v["layer_norm_eps"])]  # fmt: skip
     elif v["projector_type"] == "pixtral":  # LlavaVisionModel: eps, silu, the merge size (Mistral Small 3.1 on)
         keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_silu", True),
                  ("add_vision_spatial_merge_size", v["spatial_merge_size"])]  # fmt: skip
@@ -93,6 +103,8 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
     f16, f32 = np.float16, np.float32
     if v["projector_type"] == "pixtral":
         return _pixtral_tensors(v, n_embd_text)
+    if v["projector_type"] == "gemma4v":
+        return _gemma4v_tensors(v, n_embd_text)
     gemma = v["projector_type"] == "gemma3"
     n_pos = (v["image_size"] // p) ** 2 if gemma else v["num_position_embeddings"]
     out: list[tuple[str, tuple[int, ...], type]] = [("v.patch_embd.weight", (e, 3, p, p), f16)]
@@ -119,6 +131,31 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
     else:  # the merger: 2 × 2 patches (4e) through fc1 (4e) and fc2 to the text width (mm.0, mm.2)
         out += [("mm.0.weight", (4 * e, 4 * e), f16), ("mm.0.bias", (4 * e,), f32),
                 ("mm.2.weight", (n_embd_text, 4 * e), f16), ("mm.2.bias", (n_embd_text,), f32)]  # fmt: skip
+    return out
+
+
+def _gemma4v_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type]]:  # type: ignore[type-arg]
+    """Gemma 4's tower as tensor_mapping.py names it: the patch projection (no bias), the x and y position tables (F32),
+    per block q, k, v and out (no bias), q and k norms of the head size, four RMS norms (input, post-attention,
+    pre- and post-feed-forward), a gated MLP and the layer scalar; the standardizer's bias and scale; the projection
+    to the text width (clip.cpp's GEMMA4V case, models/gemma4v.cpp)."""
+    e, ff, p, hd = v["hidden_size"], v["intermediate_size"], v["patch_size"], v["head_dim"]
+    f16, f32 = np.float16, np.float32
+    out: list[tuple[str, tuple[int, ...], type]] = [
+        ("v.patch_embd.weight", (e, 3, p, p), f16),
+        ("v.position_embd.weight", (2, v["position_embedding_size"], e), f32),
+    ]
+    for il in range(v["num_hidden_layers"]):
+        out += [(f"v.blk.{il}.{name}.weight", (e, e), f16) for name in ("attn_q", "attn_k", "attn_v", "attn_out")]
+        out += [
+            (f"v.blk.{il}.attn_q_norm.weight", (hd,), f32), (f"v.blk.{il}.attn_k_norm.weight", (hd,), f32),
+            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln2.weight", (e,), f32),
+            (f"v.blk.{il}.attn_post_norm.weight", (e,), f32), (f"v.blk.{il}.ffn_post_norm.weight", (e,), f32),
+            (f"v.blk.{il}.ffn_gate.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.weight", (ff, e), f16),
+            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16), (f"v.blk.{il}.out_scale.weight", (1,), f32),
+        ]  # fmt: skip
+    out += [("v.std_bias", (e,), f32), ("v.std_scale", (e,), f32)]
+    out.append(("mm.input_projection.weight", (n_embd_text, e), f16))
     return out
 
 
