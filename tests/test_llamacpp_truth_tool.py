@@ -778,3 +778,15 @@ def test_the_gemma4_projector_writer_writes_what_clip_loads(tmp_path: Path) -> N
     names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
     assert len(names) == 2 + 27 * 14 + 3 == 383
     assert names["v.position_embd.weight"] == [1152, 10240, 2] and names["v.blk.0.attn_q_norm.weight"] == [72]
+
+
+def test_the_llama4_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
+    """Llama 4's tower as Llama4VisionModel writes it: the unfold convolution as one matrix, the class embedding, the
+    position table of 24 × 24 patches and the class token, the pre-norm's two (5), 34 blocks of 16 (q, k, v, out,
+    two LayerNorms, up, down: weight and bias each), the post-norm's two and the adapter's and projector's three
+    matrices (5): 554 tensors."""
+    fields, reader = _written_projector("llama4", 5120, tmp_path)
+    assert fields["clip.projector_type"] == "llama4" and fields["clip.vision.projector.scale_factor"] == 2
+    names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
+    assert len(names) == 5 + 34 * 16 + 5 == 554
+    assert names["v.position_embd.weight"] == [1408, 24 * 24 + 1] and names["mm.model.fc.weight"] == [4096, 5120]

@@ -160,14 +160,14 @@ def test_the_measuring_script_gives_the_published_projector_buffers(text_model: 
 def test_every_measured_projector_buffer_is_its_presets(row: dict[str, Any]) -> None:
     """Each row's buffer is what its presets count (Gemma 3's SigLIP 121.25 MiB, Qwen3.5's small tower 223.30 MiB and
     its large one 248.10 MiB, whatever the text width, Pixtral 64.62 MiB, Gemma 4 150.63 MiB), and the Qwen3.5,
-    Pixtral and Gemma 4 projectors
-    written from their configs' vision towers weigh what the published files do, less their headers (under 0.03
+    Pixtral, Gemma 4 and Llama 4 (19.89 MiB) projectors
+    written from their configs' vision towers weigh what the published files do, less their headers (under 0.05
     MiB)."""
     for preset_id in row["presets"]:
         preset = load_catalog().models[preset_id]
         assert preset.mmproj_compute_bytes == int(row["compute_buffer_mib"] * MIB), preset_id
         if row["projector"] != "gemma3":  # the Gemma 3 files hold 1.3 MiB more than the converter writes
-            assert 0 < preset.mmproj_bytes / MIB - row["model_size_mib"] < 0.03, preset_id  # the file adds its header
+            assert 0 < preset.mmproj_bytes / MIB - row["model_size_mib"] < 0.05, preset_id  # the file adds its header
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ the warmup image size and ``alloc_compute_meta: CPU compute buffer size``. Nothi
 
 Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B),
 ``qwen35-small`` and ``qwen35-large`` (Qwen3.5's two ViTs with the Qwen3-VL merger: 0.8B–4B, and 9B and the MoE
-models), ``pixtral`` (Mistral Small 3.1/3.2, Magistral, Devstral Small 2), ``gemma4v`` (Gemma 4 31B and 26B-A4B).
+models), ``pixtral`` (Mistral Small 3.1/3.2, Magistral, Devstral Small 2), ``gemma4v`` (Gemma 4 31B and 26B-A4B),
+``llama4`` (Llama 4 Scout and Maverick).
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ sys.path.insert(0, HERE)
 # vLLM's test copies of Mistral-Small-3.1-24B's config.json print it. Gemma 4 31B's and 26B-A4B's tower (vision_config
 # in configs-2026's google--gemma-4-31B-it.json, transformers' _LARGE_MODEL_VISION_CONFIG: hidden 1152, intermediate
 # 4304, 27 layers, 16 heads of 72, patch 16, position_embedding_size 10240, standardize; Gemma4VisionAudioModel
-# writes image_size 224, "unused").
+# writes image_size 224, "unused"). Llama 4 Scout's and Maverick's tower (vision_config in configs-2026's
+# meta-llama--Llama-4-Scout-17B-16E-Instruct.json: hidden 1408, intermediate 5632, 34 layers, 16 heads, image 336,
+# patch 14, pixel_shuffle_ratio 0.5, projector_input_dim and projector_output_dim 4096, norm_eps 1e-5).
 _PREPROCESSOR = {"layer_norm_eps": 1e-6, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
 _QWEN35 = {"projector_type": "qwen3vl_merger", "image_size": 768, "patch_size": 16, "num_attention_heads": 16,
            "spatial_merge_size": 2, "num_position_embeddings": 2304, **_PREPROCESSOR}  # fmt: skip
@@ -55,6 +58,9 @@ PROJECTORS = {
     "gemma4v": {"projector_type": "gemma4v", "image_size": 224, "patch_size": 16, "hidden_size": 1152,
                 "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16, "head_dim": 72,
                 "position_embedding_size": 10240, **_PREPROCESSOR},
+    "llama4": {"projector_type": "llama4", "image_size": 336, "patch_size": 14, "hidden_size": 1408,
+               "intermediate_size": 5632, "num_hidden_layers": 34, "num_attention_heads": 16, "scale_factor": 2,
+               "projector_input_dim": 4096, "projector_output_dim": 4096, **_PREPROCESSOR, "layer_norm_eps": 1e-5},
 }  # fmt: skip
 
 
@@ -80,6 +86,9 @@ def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type:
         keys = [k for k in keys if k[0] != "add_clip_projector_type"]
         keys += [("add_clip_vision_projector_type", "gemma4v"),
                  ("add_vision_attention_layernorm_eps", v["layer_norm_eps"])]  # fmt: skip
+    elif v["projector_type"] == "llama4":  # Llama4VisionModel
+        keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]),
+                 ("add_vision_projector_scale_factor", v["scale_factor"]), ("add_vision_use_gelu", True)]  # fmt: skip
     elif v["projector_type"] == "pixtral":  # LlavaVisionModel: eps, silu, the merge size (Mistral Small 3.1 on)
         keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_silu", True),
                  ("add_vision_spatial_merge_size", v["spatial_merge_size"])]  # fmt: skip
@@ -105,6 +114,8 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
         return _pixtral_tensors(v, n_embd_text)
     if v["projector_type"] == "gemma4v":
         return _gemma4v_tensors(v, n_embd_text)
+    if v["projector_type"] == "llama4":
+        return _llama4_tensors(v, n_embd_text)
     gemma = v["projector_type"] == "gemma3"
     n_pos = (v["image_size"] // p) ** 2 if gemma else v["num_position_embeddings"]
     out: list[tuple[str, tuple[int, ...], type]] = [("v.patch_embd.weight", (e, 3, p, p), f16)]
@@ -156,6 +167,39 @@ def _gemma4v_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ..
         ]  # fmt: skip
     out += [("v.std_bias", (e,), f32), ("v.std_scale", (e,), f32)]
     out.append(("mm.input_projection.weight", (n_embd_text, e), f16))
+    return out
+
+
+def _llama4_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type]]:  # type: ignore[type-arg]
+    """Llama 4's tower: the unfold convolution as one matrix (3 × 14 × 14 → e), the class embedding and the position
+    table of the patches and the class token, the pre- and post-norms, 34 blocks with biased q, k, v, out, two
+    LayerNorms and a GELU MLP; the pixel-shuffle MLP (4e → 4096 → 4096, no bias) and the projection to the text
+    width (clip.cpp's LLAMA4 case, models/llama4.cpp; Llama4VisionModel writes multi_modal_projector.linear_1 as
+    mm.model.fc)."""
+    e, ff, p, t = v["hidden_size"], v["intermediate_size"], v["patch_size"], n_embd_text
+    f16, f32 = np.float16, np.float32
+    n_pos = (v["image_size"] // p) ** 2 + 1
+    shuffled = e * v["scale_factor"] ** 2
+    out: list[tuple[str, tuple[int, ...], type]] = [
+        ("v.patch_embd.weight", (e, 3 * p * p), f16), ("v.class_embd", (e,), f32),
+        ("v.position_embd.weight", (n_pos, e), f32),
+        ("v.pre_ln.weight", (e,), f32), ("v.pre_ln.bias", (e,), f32),
+    ]  # fmt: skip
+    for il in range(v["num_hidden_layers"]):
+        for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            out += [(f"v.blk.{il}.{name}.weight", (e, e), f16), (f"v.blk.{il}.{name}.bias", (e,), f32)]
+        out += [
+            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln1.bias", (e,), f32),
+            (f"v.blk.{il}.ln2.weight", (e,), f32), (f"v.blk.{il}.ln2.bias", (e,), f32),
+            (f"v.blk.{il}.ffn_up.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.bias", (ff,), f32),
+            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16), (f"v.blk.{il}.ffn_down.bias", (e,), f32),
+        ]  # fmt: skip
+    out += [
+        ("v.post_ln.weight", (e,), f32), ("v.post_ln.bias", (e,), f32),
+        ("mm.model.mlp.1.weight", (v["projector_input_dim"], shuffled), f16),
+        ("mm.model.mlp.2.weight", (v["projector_output_dim"], v["projector_input_dim"]), f16),
+        ("mm.model.fc.weight", (t, v["projector_output_dim"]), f16),
+    ]  # fmt: skip
     return out
 
 
