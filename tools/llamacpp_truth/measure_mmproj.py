@@ -55,6 +55,10 @@ PROJECTORS = {
     "pixtral": {"projector_type": "pixtral", "image_size": 1540, "patch_size": 14, "hidden_size": 1024,
                 "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16, "spatial_merge_size": 2,
                 **_PREPROCESSOR, "layer_norm_eps": 1e-5},
+    # Ministral 3's files keep the patch convolution in F32: 1.15 MiB more than Mistral Small 3.2's, at either width
+    "pixtral-f32-patch": {"projector_type": "pixtral", "image_size": 1540, "patch_size": 14, "hidden_size": 1024,
+                          "intermediate_size": 4096, "num_hidden_layers": 24, "num_attention_heads": 16,
+                          "spatial_merge_size": 2, **_PREPROCESSOR, "layer_norm_eps": 1e-5, "patch_dtype": "f32"},
     "gemma4v": {"projector_type": "gemma4v", "image_size": 224, "patch_size": 16, "hidden_size": 1152,
                 "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16, "head_dim": 72,
                 "position_embedding_size": 10240, **_PREPROCESSOR},
@@ -209,8 +213,9 @@ def _pixtral_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ..
     [IMG_BREAK] embedding of the text width (clip.cpp's PIXTRAL case; Mistral 3's projector has no bias)."""
     e, ff, p, t = v["hidden_size"], v["intermediate_size"], v["patch_size"], n_embd_text
     f16, f32 = np.float16, np.float32
+    patch = f32 if v.get("patch_dtype") == "f32" else f16
     out: list[tuple[str, tuple[int, ...], type]] = [
-        ("v.patch_embd.weight", (e, 3, p, p), f16),
+        ("v.patch_embd.weight", (e, 3, p, p), patch),
         ("v.pre_ln.weight", (e,), f32),
     ]
     for il in range(v["num_hidden_layers"]):
