@@ -50,6 +50,8 @@ def _state_by_hand(c: dict[str, Any]) -> int:
         ("팔콘 h1 0.5b 4k", "ko", "falcon-h1-0.5b", "Falcon-H1-0.5B-Instruct", 4096),
         ("falcon h1 3b 32k on a 4060", "en", "falcon-h1-3b", "Falcon-H1-3B-Base", 32768),
         ("팔콘 h1 3b 32k 4060에서 돌아가?", "ko", "falcon-h1-3b", "Falcon-H1-3B-Base", 32768),
+        ("falcon h1 1.5b 32k on a 3060", "en", "falcon-h1-1.5b", "Falcon-H1-1.5B-Instruct", 32768),
+        ("팔콘 h1 1.5b 8k 3060에서 돌아가?", "ko", "falcon-h1-1.5b", "Falcon-H1-1.5B-Instruct", 8192),
     ],
 )
 def test_every_layer_holds_kv_and_state(question: str, lang: str, preset: str, config: str, context: int) -> None:
@@ -68,6 +70,9 @@ def test_the_hand_counts_are_llama_cpps() -> None:
     # 3B at 32,768 tokens: 32 × 32,768 × 2 × 2 × 128 × 2 B = 1,024 MiB; state 32 × 4 × (3 × 4,608 + 256 × 4,096) B
     assert _kv_by_hand(_config("Falcon-H1-3B-Base"), 32768) == 1024 * MIB
     assert _state_by_hand(_config("Falcon-H1-3B-Base")) == 135_987_200
+    # 1.5B at 4,096 tokens: 24 × 4,096 × 2 × 2 × 128 × 2 B = 96 MiB; state 72.98 MiB (llama.cpp's log lines)
+    assert _kv_by_hand(_config("Falcon-H1-1.5B-Instruct"), 4096) == 96 * MIB
+    assert round(_state_by_hand(_config("Falcon-H1-1.5B-Instruct")) / MIB, 2) == 72.98
 
 
 def test_the_3b_has_the_published_parameter_count() -> None:
@@ -77,6 +82,18 @@ def test_the_3b_has_the_published_parameter_count() -> None:
     by_hand = _tensors_by_hand(_config("Falcon-H1-3B-Base"))
     assert sum(int(np.prod(shape)) for shape in by_hand.values()) == 3_149_387_264
     assert {row["model_n_params_api"] for row in ROWS if row["arch_model"] == "Falcon-H1-3B-Base"} == {3_149_387_264}
+
+
+def test_the_1_5b_agrees_with_the_base_models_parameter_count() -> None:
+    """An MLX copy of Falcon-H1-1.5B-Base (huggingface.co/sdkv2/falcon-h1-1.5b-mlx-bf16, presets' falcon-h1-1.5b
+    source note) holds 1,554,859,392 parameters: the reconstructed Instruct config's tensors by hand, less one token's
+    row of token_embd and of the head (2 × 2,048; the Base's vocabulary is 65,536), count the same. An
+    intermediate_size one off would move the count by 3 × 2,048 × 24 = 147,456."""
+    c = _config("Falcon-H1-1.5B-Instruct")
+    by_hand = _tensors_by_hand(c)
+    instruct = sum(int(np.prod(shape)) for shape in by_hand.values())
+    assert instruct - 2 * c["hidden_size"] == 1_554_859_392
+    assert {row["model_n_params_api"] for row in ROWS if row["arch_model"] == "Falcon-H1-1.5B-Instruct"} == {instruct}
 
 
 def _tensors_by_hand(c: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -101,12 +118,14 @@ def _tensors_by_hand(c: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return out
 
 
-@pytest.mark.parametrize("name", ["Falcon-H1-0.5B-Instruct", "Falcon-H1-7B-Instruct", "Falcon-H1-3B-Base"])
+@pytest.mark.parametrize(
+    "name", ["Falcon-H1-0.5B-Instruct", "Falcon-H1-1.5B-Instruct", "Falcon-H1-7B-Instruct", "Falcon-H1-3B-Base"]
+)
 def test_the_tensors_are_the_loaders_and_llama_cpp_loaded_as_many(name: str) -> None:
     c = _config(name)
     by_hand = _tensors_by_hand(c)
     rows = [row for row in ROWS if row["arch_model"] == name]
-    assert len(rows) == {"Falcon-H1-0.5B-Instruct": 8, "Falcon-H1-7B-Instruct": 13, "Falcon-H1-3B-Base": 13}[name]
+    assert len(rows) == (8 if name == "Falcon-H1-0.5B-Instruct" else 13)
     for row in rows:
         assert row["gguf_tensor_facts"]["n_tensors"] == len(by_hand)
         assert row["model_n_params_api"] == sum(int(np.prod(shape)) for shape in by_hand.values())
