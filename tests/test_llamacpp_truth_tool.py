@@ -780,6 +780,31 @@ def test_the_gemma4_projector_writer_writes_what_clip_loads(tmp_path: Path) -> N
     assert names["v.position_embd.weight"] == [1152, 10240, 2] and names["v.blk.0.attn_q_norm.weight"] == [72]
 
 
+def test_the_gemma4_e_projector_writer_writes_both_towers(tmp_path: Path) -> None:
+    """Gemma 4 E2B's and E4B's file as Gemma4VisionAudioModel writes it (conversion/gemma.py at 0c1e57098): the vision
+    tower with every linear clipped (4 bounds of one F32 each beside q, k, v, out, gate, up and down) and neither layer
+    scalar nor standardizer: 2 + 16 × (13 + 7 × 4) + 1 = 659 tensors; the audio conformer: 2 convolutions and their
+    norms, the input projection, the output projection and its bias, mm.a's projection (8) and 12 blocks of 22 tensors
+    and 10 clipped linears (q, k, v, out, up and down of both FFN halves, two pointwise convolutions): 8 + 12 × (22 +
+    10 × 4) = 752; 1,411 in all. Their F16 and F32 bytes, each padded to 32, add up to 985,569,408 for E2B's width
+    (1,536), 84,672 bytes under the published mmproj-F16.gguf (985,654,080): that file's header of 1,411 tensor records
+    and its keys. The file written here, header and all, is 736 bytes short of the published one: its general.* keys
+    (name, license, ...), which the writer leaves out."""
+    fields, reader = _written_projector("gemma4e", 1536, tmp_path)
+    assert fields["clip.vision.projector_type"] == "gemma4v" and fields["clip.audio.projector_type"] == "gemma4a"
+    assert fields["clip.has_audio_encoder"] is True and fields["clip.audio.projection_dim"] == 1536
+    assert (fields["clip.audio.block_count"], fields["clip.audio.feed_forward_length"]) == (12, 4 * 1024)
+    assert fields["clip.audio.num_mel_bins"] == 128
+    names = {t.name: [int(n) for n in t.shape] for t in reader.tensors}
+    assert sum(name.startswith("v.") or name.startswith("mm.input") for name in names) == 2 + 16 * (13 + 7 * 4) + 1
+    assert sum(name.startswith("a.") or name.startswith("mm.a.") for name in names) == 8 + 12 * (22 + 10 * 4)
+    assert names["a.input_projection.weight"] == [32 * 128 // 4, 1024] and names["a.blk.0.conv_dw.weight"] == [5, 1024]
+    assert names["mm.a.input_projection.weight"] == [1536, 1536] and names["v.blk.0.attn_q.input_max"] == [1]
+    padded = sum((int(t.n_bytes) + 31) // 32 * 32 for t in reader.tensors)
+    assert padded == 985_569_408 == 985_654_080 - 84_672
+    assert 985_654_080 - (tmp_path / "mmproj.gguf").stat().st_size == 736
+
+
 def test_the_llama4_projector_writer_writes_what_clip_loads(tmp_path: Path) -> None:
     """Llama 4's tower as Llama4VisionModel writes it: the unfold convolution as one matrix, the class embedding, the
     position table of 24 × 24 patches and the class token, the pre-norm's two (5), 34 blocks of 16 (q, k, v, out,

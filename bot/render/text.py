@@ -296,7 +296,7 @@ def images_line(
     if vision_bytes and compute_bytes:
         return tr(
             _("Images: the vision projector {file} adds {size} on the GPU, in the total ({compute} of it for the "
-              "encoder's compute)"),
+              "projector's compute buffers)"),
             file=mmproj, size=tr.small_size(vision_bytes), compute=tr.small_size(compute_bytes),
         )  # fmt: skip
     if vision_bytes:

@@ -174,6 +174,28 @@ def test_the_vision_projector_is_its_own_line_and_field(hub: FakeHub, files: dic
         assert "--no-mmproj" in text  # -hf would load the projector too: the command runs what was answered
 
 
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("en", "without its compute buffer, which was not measured for this projector"),
+        ("ko", "측정된 적이 없어 빠져 있어요"),
+    ],
+)
+def test_a_repos_projector_with_images_counts_its_file_and_says_its_buffer_is_unknown(
+    hub: FakeHub, files: dict[str, list[Path]], lang: str, words: str
+) -> None:
+    """With images, a repo's mmproj file is in the total; no measurement stands for its warmup buffer (only presets'
+    projectors were measured), so the answer says so rather than guessing one."""
+    size = files["mmproj"][0].stat().st_size
+    plain = run_json(f"{REPO} Q4_K_M 8k 3060")
+    data = run_json(f"{REPO} Q4_K_M 8k 3060 with images")
+    assert data["estimate"]["vision_bytes"] == size and data["estimate"]["vision_compute_bytes"] == 0
+    assert data["estimate"]["total_bytes"] - plain["estimate"]["total_bytes"] == size
+    out = io.StringIO()
+    assert run([f"{REPO} Q4_K_M 8k 3060 with images", "--lang", lang], out) == 0
+    assert words in out.getvalue()
+
+
 @pytest.mark.parametrize("lang", ["en", "ko"])
 def test_the_bot_answers_which_quant_and_shows_the_projector(
     hub: FakeHub, files: dict[str, list[Path]], context: int, lang: str

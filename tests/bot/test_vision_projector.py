@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
@@ -24,8 +25,10 @@ from vramfit.calc.presets import ModelPreset, load_catalog
 # llama.cpp logged it in ggml-org/llama.cpp#22790: "alloc_compute_meta: CUDA0 compute buffer size = 121.25 MiB"
 GEMMA3_4B_MMPROJ = 851_251_104
 GEMMA3_4B_COMPUTE = int(121.25 * MIB)
-# unsloth/gemma-4-E4B-it-GGUF mmproj-F16.gguf; no published log measured its compute buffer
+# unsloth/gemma-4-E4B-it-GGUF mmproj-F16.gguf, and the two warmup buffers llama.cpp's mtmd allocated for a projector of
+# its shape (tests/data/groundtruth/llamacpp_mmproj.jsonl: the vision tower's 101.27 MiB, the audio conformer's 101.19)
 GEMMA4_E4B_MMPROJ = 990_372_672
+GEMMA4_E4B_COMPUTE = int((101.27 + 101.19) * MIB)
 
 
 @pytest.mark.parametrize(
@@ -53,13 +56,13 @@ def test_the_flag_is_the_words_and_the_command_loads_the_projector_it_counted() 
     flagged = run_json("gemma 4 e4b 3060", "--mmproj")
     worded = ask("gemma 4 e4b with images on a 3060")
     assert flagged["estimate"] == worded["estimate"]
-    assert flagged["estimate"]["vision_bytes"] == GEMMA4_E4B_MMPROJ  # the file alone: no compute measured
-    assert flagged["estimate"]["vision_compute_bytes"] == 0
+    assert flagged["estimate"]["vision_bytes"] == GEMMA4_E4B_MMPROJ + GEMMA4_E4B_COMPUTE
+    assert flagged["estimate"]["vision_compute_bytes"] == GEMMA4_E4B_COMPUTE
     out = io.StringIO()
     assert run(["gemma 4 e4b with images on a 3060"], out) == 0
     text = out.getvalue()
     assert "--mmproj mmproj-F16.gguf" in text
-    assert "without its compute buffer, which was not measured" in text  # the uncertainty is said, not guessed away
+    assert "(202 MiB of it for the projector's compute buffers)" in text
     out = io.StringIO()
     assert run(["gemma 4 e4b on a 3060"], out) == 0
     assert "--mmproj" in out.getvalue() and "not in the total above" in out.getvalue()  # said, not counted
@@ -106,23 +109,23 @@ def test_every_preset_projector_names_where_its_bytes_were_read() -> None:
     assert len(with_projector) >= 18
     for preset in with_projector:
         assert f"{preset.mmproj_bytes:,}" in preset.mmproj_source, preset.id  # the byte count as the source gave it
-        if preset.mmproj_compute_bytes:
-            mib = preset.mmproj_compute_bytes / MIB
-            assert f"compute buffer size = {mib:.2f} MiB" in preset.mmproj_source, preset.id
+        if preset.mmproj_compute_bytes:  # the log lines quoted: one a context (Gemma 4 E's file makes two)
+            quoted = [float(mib) for mib in re.findall(r"compute buffer size = ([0-9.]+) MiB", preset.mmproj_source)]
+            assert quoted and preset.mmproj_compute_bytes == int(sum(quoted) * MIB), preset.id
     assert json.dumps([m.id for m in with_projector])  # ids serialise (the card's buttons carry them)
 
 
 @pytest.mark.parametrize(
     ("question", "lang", "line"),
     [
-        ("gemma 4 e4b on a 3060 with images", "en", "🖼️ Images: mmproj-F16.gguf +944 MiB, in the total (compute buffer"),
-        ("젬마4 e4b 3060 이미지도", "ko", "🖼️ 이미지: mmproj-F16.gguf +944MiB, 합계에 포함 (연산 버퍼는 측정 안 됨"),
+        ("gemma 4 e4b on a 3060 with images", "en", "🖼️ Images: mmproj-F16.gguf +1.1 GiB, in the total\n"),
+        ("젬마4 e4b 3060 이미지도", "ko", "🖼️ 이미지: mmproj-F16.gguf +1.1GiB, 합계에 포함\n"),
     ],
 )
 def test_the_discord_card_counts_the_projector(question: str, lang: str, line: str) -> None:
     """The bot's card (the answering service and the embed renderer the Discord app uses) says the projector is in."""
     card = CalcBackend().answer(question, lang, {})  # type: ignore[arg-type]
-    assert card.images and card.estimate.vision_bytes == GEMMA4_E4B_MMPROJ  # type: ignore[union-attr]
+    assert card.images and card.estimate.vision_bytes == GEMMA4_E4B_MMPROJ + GEMMA4_E4B_COMPUTE  # type: ignore[union-attr]
     assert line in embed_as_text(render_card(card, lang))  # type: ignore[arg-type]
 
 
@@ -159,15 +162,18 @@ def test_the_measuring_script_gives_the_published_projector_buffers(text_model: 
 @pytest.mark.parametrize("row", MMPROJ_ROWS, ids=lambda r: "+".join(r["presets"]))
 def test_every_measured_projector_buffer_is_its_presets(row: dict[str, Any]) -> None:
     """Each row's buffer is what its presets count (Gemma 3's SigLIP 121.25 MiB, Qwen3.5's small tower 223.30 MiB and
-    its large one 248.10 MiB, whatever the text width, Pixtral 64.62 MiB, Gemma 4 150.63 MiB), and the Qwen3.5,
-    Pixtral, Gemma 4 and Llama 4 (19.89 MiB) projectors
-    written from their configs' vision towers weigh what the published files do, less their headers (under 0.05
-    MiB)."""
+    its large one 248.10 MiB, whatever the text width, Pixtral 64.62 MiB, Gemma 4 150.63 MiB; Gemma 4 E's file holds
+    a vision tower and an audio conformer, which mtmd loads as two contexts with a buffer each, 101.27 + 101.19 MiB),
+    and the Qwen3.5, Pixtral, Gemma 4 and Llama 4 (19.89 MiB) projectors written from their configs' towers weigh
+    what the published files do, less their headers (under 0.05 MiB; Gemma 4 E's 1,411 tensor records and its 880
+    one-float clip bounds, each padded to 32 bytes, make 0.10 MiB)."""
     for preset_id in row["presets"]:
         preset = load_catalog().models[preset_id]
-        assert preset.mmproj_compute_bytes == int(row["compute_buffer_mib"] * MIB), preset_id
+        buffers = row["compute_buffer_mib"] + row.get("audio_compute_buffer_mib", 0)
+        assert preset.mmproj_compute_bytes == int(buffers * MIB), preset_id
         if row["projector"] != "gemma3":  # the Gemma 3 files hold 1.3 MiB more than the converter writes
-            assert 0 < preset.mmproj_bytes / MIB - row["model_size_mib"] < 0.05, preset_id  # the file adds its header
+            header = 0.11 if "audio_compute_buffer_mib" in row else 0.05
+            assert 0 < preset.mmproj_bytes / MIB - row["model_size_mib"] < header, preset_id  # the file adds its header
 
 
 @pytest.mark.parametrize(
@@ -175,12 +181,13 @@ def test_every_measured_projector_buffer_is_its_presets(row: dict[str, Any]) -> 
     [("gemma-3-12b", "gemma 3 12b on a 3060 with images"), ("gemma-3-27b", "gemma 3 27b on a 4090 with images"),
      ("qwen3.5-9b", "qwen3.5 9b on a 3060 with images"), ("qwen3.5-2b", "qwen3.5 2b vision 6gb gpu"),
      ("mistral-small-3.2-24b", "mistral small 3.2 on a 4090 with images"),
-     ("gemma-4-31b", "gemma 4 31b on 2x 4090 with images")],
+     ("gemma-4-31b", "gemma 4 31b on 2x 4090 with images"), ("gemma-4-e4b", "gemma 4 e4b on a 3060 with images"),
+     ("gemma-4-e2b", "젬마4 e2b 이미지도 3060에서 돌아가?")],
 )  # fmt: skip
 def test_a_measured_projector_buffer_is_in_the_total(preset: str, question: str) -> None:
-    """The answer counts the measured warmup buffer beside the projector file."""
+    """The answer counts the measured warmup buffers beside the projector file (both of Gemma 4 E's contexts)."""
     (row,) = [r for r in MMPROJ_ROWS if preset in r["presets"]]
-    measured = int(row["compute_buffer_mib"] * MIB)
+    measured = int((row["compute_buffer_mib"] + row.get("audio_compute_buffer_mib", 0)) * MIB)
     answer = ask(question, "en")
     assert answer["request"]["model"]["id"] == preset
     assert answer["estimate"]["vision_compute_bytes"] == measured

@@ -11,7 +11,8 @@ the warmup image size and ``alloc_compute_meta: CPU compute buffer size``. Nothi
 Projectors: ``gemma3`` (SigLIP so400m, 896 × 896 images, 27 blocks, pooled to 256 tokens; Gemma 3 4B/12B/27B),
 ``qwen35-small`` and ``qwen35-large`` (Qwen3.5's two ViTs with the Qwen3-VL merger: 0.8B–4B, and 9B and the MoE
 models), ``pixtral`` (Mistral Small 3.1/3.2, Magistral, Devstral Small 2), ``gemma4v`` (Gemma 4 31B and 26B-A4B),
-``llama4`` (Llama 4 Scout and Maverick).
+``llama4`` (Llama 4 Scout and Maverick), ``gemma4e`` (Gemma 4 E2B and E4B: a vision tower and an audio conformer in
+one file, which mtmd loads as two clip contexts, each with its own warmup and compute buffer; both are printed).
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ sys.path.insert(0, HERE)
 # writes image_size 224, "unused"). Llama 4 Scout's and Maverick's tower (vision_config in configs-2026's
 # meta-llama--Llama-4-Scout-17B-16E-Instruct.json: hidden 1408, intermediate 5632, 34 layers, 16 heads, image 336,
 # patch 14, pixel_shuffle_ratio 0.5, projector_input_dim and projector_output_dim 4096, norm_eps 1e-5).
+# Gemma 4 E2B's and E4B's towers (vision_config and audio_config in configs-2026's google--gemma-4-E4B-it.json:
+# vision hidden 768, intermediate 3072, 16 layers, 12 heads of 64, patch 16, position_embedding_size 10240,
+# standardize false, use_clipped_linears true; audio hidden 1024, 12 layers, 8 heads, conv_kernel_size 5,
+# subsampling_conv_channels [128, 32], output_proj_dims 1536, use_clipped_linears true; Gemma4VisionAudioModel
+# writes the audio feed_forward_length as 4 × hidden and 128 mel bins, input_feat_size's default).
 _PREPROCESSOR = {"layer_norm_eps": 1e-6, "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]}
 _QWEN35 = {"projector_type": "qwen3vl_merger", "image_size": 768, "patch_size": 16, "num_attention_heads": 16,
            "spatial_merge_size": 2, "num_position_embeddings": 2304, **_PREPROCESSOR}  # fmt: skip
@@ -62,6 +68,12 @@ PROJECTORS = {
     "gemma4v": {"projector_type": "gemma4v", "image_size": 224, "patch_size": 16, "hidden_size": 1152,
                 "intermediate_size": 4304, "num_hidden_layers": 27, "num_attention_heads": 16, "head_dim": 72,
                 "position_embedding_size": 10240, **_PREPROCESSOR},
+    "gemma4e": {"projector_type": "gemma4v", "image_size": 224, "patch_size": 16, "hidden_size": 768,
+                "intermediate_size": 3072, "num_hidden_layers": 16, "num_attention_heads": 12, "head_dim": 64,
+                "position_embedding_size": 10240, "standardize": False, "clipped_linears": True, **_PREPROCESSOR,
+                "audio": {"projector_type": "gemma4a", "hidden_size": 1024, "intermediate_size": 4096,
+                          "num_hidden_layers": 12, "num_attention_heads": 8, "num_mel_bins": 128, "conv_kernel_size": 5,
+                          "subsampling_conv_channels": [128, 32], "output_proj_dims": 1536, "layer_norm_eps": 1e-6}},
     "llama4": {"projector_type": "llama4", "image_size": 336, "patch_size": 14, "hidden_size": 1408,
                "intermediate_size": 5632, "num_hidden_layers": 34, "num_attention_heads": 16, "scale_factor": 2,
                "projector_input_dim": 4096, "projector_output_dim": 4096, **_PREPROCESSOR, "layer_norm_eps": 1e-5},
@@ -86,10 +98,21 @@ def write_mmproj(path: str, kind: str, n_embd_text: int, gguf) -> None:  # type:
     ]  # fmt: skip
     if v["projector_type"] == "gemma3":
         keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]), ("add_vision_use_gelu", True)]
-    elif v["projector_type"] == "gemma4v":  # Gemma4VisionAudioModel (no audio tower in the large models' files)
+    elif v["projector_type"] == "gemma4v":  # Gemma4VisionAudioModel (an audio tower only in the E models' files)
         keys = [k for k in keys if k[0] != "add_clip_projector_type"]
+        if "audio" in v:  # MmprojModel's audio keys, after the vision ones
+            a = v["audio"]
+            keys += [("add_clip_has_audio_encoder", True), ("add_audio_projection_dim", n_embd_text),
+                     ("add_audio_embedding_length", a["hidden_size"]),
+                     ("add_audio_feed_forward_length", a["intermediate_size"]),
+                     ("add_audio_block_count", a["num_hidden_layers"]),
+                     ("add_audio_head_count", a["num_attention_heads"])]  # fmt: skip
         keys += [("add_clip_vision_projector_type", "gemma4v"),
                  ("add_vision_attention_layernorm_eps", v["layer_norm_eps"])]  # fmt: skip
+        if "audio" in v:
+            keys += [("add_clip_audio_projector_type", "gemma4a"),
+                     ("add_audio_num_mel_bins", v["audio"]["num_mel_bins"]),
+                     ("add_audio_attention_layernorm_eps", v["audio"]["layer_norm_eps"])]  # fmt: skip
     elif v["projector_type"] == "llama4":  # Llama4VisionModel
         keys += [("add_vision_attention_layernorm_eps", v["layer_norm_eps"]),
                  ("add_vision_projector_scale_factor", v["scale_factor"]), ("add_vision_use_gelu", True)]  # fmt: skip
@@ -116,6 +139,8 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
     f16, f32 = np.float16, np.float32
     if v["projector_type"] == "pixtral":
         return _pixtral_tensors(v, n_embd_text)
+    if v["projector_type"] == "gemma4v" and "audio" in v:
+        return _gemma4v_tensors(v, n_embd_text) + _gemma4a_tensors(v["audio"], n_embd_text)
     if v["projector_type"] == "gemma4v":
         return _gemma4v_tensors(v, n_embd_text)
     if v["projector_type"] == "llama4":
@@ -152,25 +177,81 @@ def _tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type
 def _gemma4v_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type]]:  # type: ignore[type-arg]
     """Gemma 4's tower as tensor_mapping.py names it: the patch projection (no bias), the x and y position tables (F32),
     per block q, k, v and out (no bias), q and k norms of the head size, four RMS norms (input, post-attention,
-    pre- and post-feed-forward), a gated MLP and the layer scalar; the standardizer's bias and scale; the projection
-    to the text width (clip.cpp's GEMMA4V case, models/gemma4v.cpp)."""
+    pre- and post-feed-forward), a gated MLP and, in the large models, the layer scalar; the standardizer's bias and
+    scale where the config standardizes; the projection to the text width (clip.cpp's GEMMA4V case,
+    models/gemma4v.cpp). The E models' tower clips every linear (four bounds beside each of q, k, v, out, gate, up and
+    down), has no layer scalar and does not standardize; clip.cpp loads the scalar and the standardizer as optional."""
     e, ff, p, hd = v["hidden_size"], v["intermediate_size"], v["patch_size"], v["head_dim"]
+    clipped = v.get("clipped_linears", False)
     f16, f32 = np.float16, np.float32
     out: list[tuple[str, tuple[int, ...], type]] = [
         ("v.patch_embd.weight", (e, 3, p, p), f16),
         ("v.position_embd.weight", (2, v["position_embedding_size"], e), f32),
     ]
     for il in range(v["num_hidden_layers"]):
-        out += [(f"v.blk.{il}.{name}.weight", (e, e), f16) for name in ("attn_q", "attn_k", "attn_v", "attn_out")]
-        out += [
-            (f"v.blk.{il}.attn_q_norm.weight", (hd,), f32), (f"v.blk.{il}.attn_k_norm.weight", (hd,), f32),
-            (f"v.blk.{il}.ln1.weight", (e,), f32), (f"v.blk.{il}.ln2.weight", (e,), f32),
-            (f"v.blk.{il}.attn_post_norm.weight", (e,), f32), (f"v.blk.{il}.ffn_post_norm.weight", (e,), f32),
-            (f"v.blk.{il}.ffn_gate.weight", (ff, e), f16), (f"v.blk.{il}.ffn_up.weight", (ff, e), f16),
-            (f"v.blk.{il}.ffn_down.weight", (e, ff), f16), (f"v.blk.{il}.out_scale.weight", (1,), f32),
-        ]  # fmt: skip
-    out += [("v.std_bias", (e,), f32), ("v.std_scale", (e,), f32)]
+        b = f"v.blk.{il}."
+        shapes = {"attn_q": (e, e), "attn_k": (e, e), "attn_v": (e, e), "attn_out": (e, e), "ffn_gate": (ff, e),
+                  "ffn_up": (ff, e), "ffn_down": (e, ff)}  # fmt: skip
+        for name, shape in shapes.items():
+            out.append((f"{b}{name}.weight", shape, f16))
+            out += _clip_scalars(f"{b}{name}.weight") if clipped else []
+        out += [(f"{b}{name}.weight", (hd,), f32) for name in ("attn_q_norm", "attn_k_norm")]
+        out += [(f"{b}{name}.weight", (e,), f32) for name in ("ln1", "ln2", "attn_post_norm", "ffn_post_norm")]
+        out += [] if clipped else [(f"{b}out_scale.weight", (1,), f32)]
+    if v.get("standardize", True):
+        out += [("v.std_bias", (e,), f32), ("v.std_scale", (e,), f32)]
     out.append(("mm.input_projection.weight", (n_embd_text, e), f16))
+    return out
+
+
+def _clip_scalars(weight: str) -> list[tuple[str, tuple[int, ...], type]]:
+    """A Gemma4ClippableLinear's four bounds beside its weight: 0-D in the checkpoint, written 1-D and so F32
+    (Gemma4VisionAudioModel.modify_tensors; clip.cpp reads them with get_scalar into clamp_info_map)."""
+    stem = weight.removesuffix(".weight")
+    return [(f"{stem}.{bound}", (1,), np.float32) for bound in ("input_min", "input_max", "output_min", "output_max")]
+
+
+def _gemma4a_tensors(a: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ...], type]]:  # type: ignore[type-arg]
+    """Gemma 4's audio conformer as Gemma4VisionAudioModel and tensor_mapping.py name it and clip.cpp's GEMMA4A case
+    loads it (models/gemma4a.cpp): two subsampling convolutions (3 × 3, stride 2, 128 then 32 channels) with their
+    norms and the input projection (32 channels × 128 / 4 mel bins → hidden), all F32 (tensor_force_quant's "_conv"
+    rule, applied to the checkpoint's names); per block a macaron half-step FFN (norm, up, down, post-norm), attention
+    (pre-norm, q, k, v, out, the relative-position key projection, the per-dimension scale of the head size, post-norm),
+    the light convolution (norm, pointwise 1 to 2 × hidden for the GLU, depthwise of the kernel size in F32, norm,
+    pointwise 2), the second FFN half-step and the block's output norm, every linear but the relative one clipped; the
+    output projection (hidden → output_proj_dims, with bias) and mm.a's projection to the text width."""
+    h, ff, k, out_dims = a["hidden_size"], a["intermediate_size"], a["conv_kernel_size"], a["output_proj_dims"]
+    c0, c1 = a["subsampling_conv_channels"]
+    mel_after = a["num_mel_bins"] // 4
+    head = h // a["num_attention_heads"]
+    f16, f32 = np.float16, np.float32
+    out: list[tuple[str, tuple[int, ...], type]] = [
+        ("a.conv1d.0.weight", (c0, 1, 3, 3), f32), ("a.conv1d.0.norm.weight", (c0,), f32),
+        ("a.conv1d.1.weight", (c1, c0, 3, 3), f32), ("a.conv1d.1.norm.weight", (c1,), f32),
+        ("a.input_projection.weight", (h, c1 * mel_after), f32),
+        ("a.pre_encode.out.weight", (out_dims, h), f16), ("a.pre_encode.out.bias", (out_dims,), f32),
+        ("mm.a.input_projection.weight", (n_embd_text, out_dims), f16),
+    ]  # fmt: skip
+
+    def clipped(name: str, shape: tuple[int, ...]) -> list[tuple[str, tuple[int, ...], type]]:
+        return [(name, shape, f16), *_clip_scalars(name)]
+
+    for il in range(a["num_hidden_layers"]):
+        b = f"a.blk.{il}."
+        out += [(b + "ffn_norm.weight", (h,), f32), *clipped(b + "ffn_up.weight", (ff, h))]
+        out += [*clipped(b + "ffn_down.weight", (h, ff)), (b + "ffn_post_norm.weight", (h,), f32)]
+        out.append((b + "attn_pre_norm.weight", (h,), f32))
+        for name in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            out += clipped(b + name + ".weight", (h, h))
+        out += [
+            (b + "attn_k_rel.weight", (h, h), f16), (b + "per_dim_scale.weight", (head,), f32),
+            (b + "attn_post_norm.weight", (h,), f32), (b + "conv_norm.weight", (h,), f32),
+            *clipped(b + "conv_pw1.weight", (2 * h, h)), (b + "conv_dw.weight", (h, k), f32),
+            (b + "norm_conv.weight", (h,), f32), *clipped(b + "conv_pw2.weight", (h, h)),
+            (b + "ffn_norm_1.weight", (h,), f32), *clipped(b + "ffn_up_1.weight", (ff, h)),
+            *clipped(b + "ffn_down_1.weight", (h, ff)), (b + "ffn_post_norm_1.weight", (h,), f32),
+            (b + "ln2.weight", (h,), f32),
+        ]  # fmt: skip
     return out
 
 
@@ -286,25 +367,31 @@ def main() -> None:
     if a.out and ctx:
         text = "".join(LOG)
 
-        def mib(pattern: str) -> float | None:
-            found = re.search(pattern, text)
-            return float(found[1]) if found else None
-
+        # a file with an audio tower too loads it as a second clip context after the vision one: its own model
+        # size, warmup and compute buffer lines (clip_init: ctx_vision, then ctx_audio)
+        sizes = [float(x) for x in re.findall(r"model size:\s+([0-9.]+) MiB", text)]
+        buffers = [float(x) for x in re.findall(r"CPU compute buffer size =\s+([0-9.]+) MiB", text)]
         row = {
             "projector": a.projector,
             "text_model": a.text_model,
             "n_embd_text": n_embd_text,
             "vision_config": PROJECTORS[a.projector],
             "flash_attn": a.flash_attn,
-            "model_size_mib": mib(r"model size:\s+([0-9.]+) MiB"),
+            "model_size_mib": sizes[0] if sizes else None,
             "warmup_image_size": re.findall(r"warmup with image size = ([0-9]+ x [0-9]+)", text)[-1],
-            "compute_buffer_mib": mib(r"CPU compute buffer size =\s+([0-9.]+) MiB"),
+            "compute_buffer_mib": buffers[0] if buffers else None,
             "log_excerpt": [line.rstrip() for line in LOG if any(k in line for k in (
                 "model size", "warmup", "compute buffer", "flash attention", "projection_dim", "loaded"))],
             "backend": "CPU (llama-cpp-python CPU build, libmtmd, use_gpu false)",
             "llama_cpp_python_version": L.__version__,
             "llama_cpp_commit": "0c1e57098",
         }  # fmt: skip
+        if "audio" in PROJECTORS[a.projector]:
+            row |= {
+                "audio_model_size_mib": sizes[1] if len(sizes) > 1 else None,
+                "warmup_audio_size": int(re.findall(r"warmup with audio size = ([0-9]+)", text)[-1]),
+                "audio_compute_buffer_mib": buffers[1] if len(buffers) > 1 else None,
+            }
         with open(a.out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
     if ctx:
