@@ -7,20 +7,34 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
   input mask and a few hidden-size activations: ``4 · ub · (1 + 4·h + n_ctx · (1 + n_head))``. This is Ollama's
   ``GraphSize`` for llama and reproduces llama.cpp's CUDA logs to the MiB: Llama 3 8B at 8192 → 560.00 MiB,
   Llama 3.3 70B at 15360 → 2014.00 MiB, Qwen2.5-32B at 4096 → 368.0 MiB, Llama 2 13B at 40960 → 3320 MiB.
-* attention, flash attention on: no KQ matrix; the f32 mask and its f16 copy, ``4 · ub · (4·h + 1.5 · n_ctx)``.
+* attention, flash attention on: no KQ matrix; the mask, built in f16 (llama-graph.cpp build_attn_inp_kq_mask at
+  0c1e57098; older builds built it in f32 and copied it to f16), and four hidden-size activations:
+  ``4 · ub · 4·h + 2 · ub · n_ctx``. On the CPU backend at 0c1e57098 Llama 3.2 1B at 131,072 tokens logs 258.5 MiB,
+  its output stage: an f32 mask and its copy would make this stage 400 MiB. On CUDA and ROCm, a K or V cache in any
+  type but f16 adds the f16 copy of one layer's K and V, every cell (``kv_dequant_bytes``,
+  :attr:`calc.kv.KvCache.dequant_layer_bytes`; ggml-cuda's flash attention reserves it beside its output since PR
+  #23907): unsloth measured Qwen3.5-4B at 262,144 tokens with q8_0 K and V at 1.30 GiB of compute on CUDA (unsloth
+  PR #6718), this stage 1.27 GiB (20 MiB of activations, the 256 MiB mask, 1 GiB of f16 K and V).
 * output: the f32 logits of the micro-batch and the final hidden state, ``4 · ub · (h + n_vocab)``: Llama 3 8B at
   2048 → 258.50 MiB, Gemma 2 2B → 504.5 MiB, Gemma 3 27B → 522.5 MiB (all as logged on CUDA).
 
-A quantized KV cache (q8_0, q4_0: llama.cpp needs flash attention for a quantized V) leaves these buffers as they
-are, so nothing here depends on the cache's type. Measured on CUDA: Gemma 3 27B with q8_0 K and V, flash attention, two
-sequences of 16,384 tokens, logs 522.5 MiB, the f16 cache's output stage (lcpp-14097 in measured.jsonl). On the CPU
+Apart from that f16 copy a quantized KV cache (q8_0, q4_0: llama.cpp needs flash attention for a quantized V) leaves
+these buffers as they are. Measured on CUDA: Gemma 3 27B with q8_0 K and V, flash attention, two sequences of 16,384
+tokens, logs 522.5 MiB, the f16 cache's output stage, which stays the larger (lcpp-14097 in measured.jsonl). On the CPU
 backend (llamacpp_cpu.jsonl, llama.cpp 0c1e57098, 118 pairs of loads) q8_0 or q4_0 K and V with flash attention hold
 from 29 MiB less to 46 MiB more than f16 at the same settings (Llama 3.2 1B +4.0 MiB from 8,192 to 131,072 tokens,
 Gemma 4 31B +24.3 MiB at 32,768, Gemma 4 E4B +45.8 MiB at 4,096, Nemotron 3 Nano −29.2 MiB at 32,768), a q8_0 K cache
 without it from 4 MiB less to 4.5 MiB more (10 pairs); the graph allocator's reuse, not modelled. An MLA model (DeepSeek
 V3.1, 4 layers) holds exactly f16's buffer with q8_0 and q4_0 caches. What users
-report as gigabytes more with a quantized cache on CUDA (flash attention off: the K·Q product dequantizes K into
-CUDA's memory pool, outside the compute buffer) was not measured here.
+report as gigabytes more with a quantized cache on CUDA is that f16 copy at long contexts; with flash attention off
+the K·Q product dequantizes K into CUDA's memory pool instead, outside the compute buffer, which was not measured here.
+
+The output stage is that of a context reserving a whole micro-batch of outputs, llama.cpp's library default
+(``n_outputs_max`` 0: n_batch; the CPU rows). llama-server at 0c1e57098 reserves one output per slot, times one plus
+the draft length (server-context.cpp server_output_limits), and its buffer is smaller where the output stage was the
+larger: Llama 3.2 1B on the CPU backend with flash attention, 72.01 MiB at 8,192 tokens and 192.01 MiB at 131,072
+with ``n_outputs_max`` 1 or 4, against 258.50 MiB with the default. These numbers keep the default's, so they err
+high for llama-server by up to the output stage; modelling the server's stages needs its own measurements.
 
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs
 (GGML_SCHED_MAX_COPIES): every GPU holds its own buffer plus three extra copies of the mask and hidden state; the
@@ -56,6 +70,9 @@ from pydantic import BaseModel, ConfigDict
 from vramfit.calc.architecture import Architecture
 
 F32 = 4
+F16 = 2
+# The backends whose flash attention copies a quantized cache to f16 (ggml-cuda; ROCm builds compile the same code)
+DEQUANT_BACKENDS = frozenset({"cuda", "rocm"})
 PIPELINE_COPIES = 4  # GGML_SCHED_MAX_COPIES: llama.cpp's pipeline parallelism across GPUs
 
 
@@ -68,12 +85,17 @@ class ComputeBuffers(BaseModel):
     per_gpu_bytes: tuple[int, ...]
     attention_bytes: int
     output_bytes: int
+    kv_dequant_bytes: int = 0  # what the f16 copy of a quantized cache added to gpu_bytes (CUDA, ROCm)
 
 
-def attention_stage_bytes(arch: Architecture, n_ctx: int, n_ubatch: int, flash_attn: bool) -> int:
+def attention_stage_bytes(
+    arch: Architecture, n_ctx: int, n_ubatch: int, flash_attn: bool, kv_dequant_bytes: int = 0
+) -> int:
+    """The attention stage; ``kv_dequant_bytes``: the f16 copy of a quantized layer that flash attention makes on
+    CUDA and ROCm (0 elsewhere, and without flash attention)."""
     hidden = arch.hidden_size
     if flash_attn:
-        return F32 * n_ubatch * (4 * hidden + (3 * n_ctx) // 2)
+        return F32 * n_ubatch * 4 * hidden + F16 * n_ubatch * n_ctx + kv_dequant_bytes
     return F32 * n_ubatch * (1 + 4 * hidden + n_ctx * (1 + arch.max_heads))
 
 
@@ -89,20 +111,31 @@ def compute_buffers(
     flash_attn: bool = True,
     gpu_count: int = 1,
     output_on_gpu: bool = True,
+    kv_dequant_bytes: int = 0,
 ) -> ComputeBuffers:
-    """Compute buffers for a KV cache of ``n_ctx`` cells (the largest layer's), on ``gpu_count`` GPUs."""
-    attention = attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn)
+    """Compute buffers for a KV cache of ``n_ctx`` cells (the largest layer's), on ``gpu_count`` GPUs;
+    ``kv_dequant_bytes``: the f16 copy of a quantized layer that CUDA's and ROCm's flash attention makes."""
     output = output_stage_bytes(arch, n_ubatch)
-    per_gpu: list[int] = []
-    for index in range(gpu_count):
-        last = index == gpu_count - 1
-        stage = max(attention, output) if (last and output_on_gpu) else attention
-        if gpu_count > 1:
-            # Extra pipeline copies of the graph inputs: the KQ mask and the hidden state entering the GPU.
-            stage += (PIPELINE_COPIES - 1) * F32 * n_ubatch * (n_ctx + arch.hidden_size)
-        per_gpu.append(stage)
+
+    def per_gpu(dequant: int) -> list[int]:
+        attention = attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, dequant)
+        stages: list[int] = []
+        for index in range(gpu_count):
+            last = index == gpu_count - 1
+            stage = max(attention, output) if (last and output_on_gpu) else attention
+            if gpu_count > 1:
+                # Extra pipeline copies of the graph inputs: the KQ mask and the hidden state entering the GPU.
+                stage += (PIPELINE_COPIES - 1) * F32 * n_ubatch * (n_ctx + arch.hidden_size)
+            stages.append(stage)
+        return stages
+
+    with_copy, without = per_gpu(kv_dequant_bytes), per_gpu(0)
     return ComputeBuffers(
-        gpu_bytes=sum(per_gpu), per_gpu_bytes=tuple(per_gpu), attention_bytes=attention, output_bytes=output
+        gpu_bytes=sum(with_copy),
+        per_gpu_bytes=tuple(with_copy),
+        attention_bytes=attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, kv_dequant_bytes),
+        output_bytes=output,
+        kv_dequant_bytes=sum(with_copy) - sum(without),
     )
 
 
@@ -120,18 +153,20 @@ def offloaded_compute_bytes(
     output_on_gpu: bool = True,
     output_weight_bytes: int = 0,
     cpu_expert_tensor_bytes: int = 0,
+    kv_dequant_bytes: int = 0,
 ) -> int:
     """One GPU's compute buffer when some layers (their KV: ``cpu_kv_layer_bytes``, the largest CPU layer's K + V),
     the output layer (``output_weight_bytes``) or routed-expert tensors (``cpu_expert_tensor_bytes``, the largest)
-    stay on the CPU; ``gpu_kv``: some layer's KV is on the GPU."""
+    stay on the CPU; ``gpu_kv``: some layer's KV is on the GPU; ``kv_dequant_bytes``: the f16 copy of a quantized
+    layer that CUDA's and ROCm's flash attention makes, wherever the layer's cache is."""
     ub = min(n_ctx, n_ubatch)
     hidden = F32 * ub * arch.hidden_size
     mask_f32, mask_f16 = F32 * n_ctx * ub, 2 * n_ctx * ub
     offload = ub >= OP_OFFLOAD_MIN_BATCH
-    stages = [attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn)] if gpu_kv else []
+    stages = [attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, kv_dequant_bytes)] if gpu_kv else []
     if cpu_kv_layer_bytes and offload:
-        if flash_attn:
-            stages.append(cpu_kv_layer_bytes + mask_f32 + mask_f16 + 3 * hidden)
+        if flash_attn:  # the f32 mask and its f16 copy of the builds these logs came from (lcpp-12213)
+            stages.append(cpu_kv_layer_bytes + mask_f32 + mask_f16 + 3 * hidden + kv_dequant_bytes)
         else:
             kq = F32 * n_ctx * ub * arch.max_heads
             stages.append(cpu_kv_layer_bytes + mask_f32 + kq + 3 * hidden)

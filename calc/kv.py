@@ -16,6 +16,10 @@ llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.c
 * Block types carry their scales: q8_0 is 34 bytes per 32 values (1.0625 B), q4_0 18 bytes per 32 (0.5625 B).
 * DeepSeek V4 (llama_kv_cache_dsv4, src/llama-kv-cache-dsv4.cpp): a window cache plus compressed caches that grow
   with the context by 1/4 and 1/128 (:func:`_dsv4_cache`); its compressor state is in :mod:`calc.recurrent`.
+* With flash attention, a K or V cache in any type but f16 is copied to f16 for the tile and tensor-core kernels of
+  CUDA and ROCm, into memory the attention's output reserves beside itself (ggml-cuda fattn-common.cuh
+  ``ggml_cuda_flash_attn_ext_get_f16_extra_data``, since llama.cpp PR #23907; 0c1e57098): the whole layer as the
+  graph views it, every cell (``KvCache.dequant_layer_bytes``, the largest layer's; V is K's view in an MLA cache).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from vramfit.calc.ggml import GgmlType, row_bytes
 from vramfit.calc.request import KvType
 
 KV_PAD = 256  # llama.cpp pads n_ctx and sliding-window cache sizes to 256 cells
+F16_BYTES = 2  # one f16 value
 
 # KV element types → ggml storage; fp8 (vLLM's fp8_e4m3) is one byte per value.
 KV_GGML_TYPE: dict[KvType, GgmlType] = {
@@ -78,6 +83,9 @@ class KvCache(BaseModel):
     buffers: tuple[int, ...] = ()
     type_k: KvType
     type_v: KvType
+    # With flash attention: the f16 copy of the largest layer's K and V where their type is not f16, which CUDA's and
+    # ROCm's flash attention reserves in the compute buffer (module docstring); 0 with an f16 cache or without it.
+    dequant_layer_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
@@ -124,7 +132,7 @@ def kv_cache(
         return _dsv4_cache(arch, context, users, type_k, n_ubatch=n_ubatch, unified=unified, swa_full=swa_full)
     full = context_cells(context, users, unified)
     window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
-    k_total = v_total = window_total = indexer_total = 0
+    k_total = v_total = window_total = indexer_total = dequant = 0
     per_layer: list[int] = []
     v_widths = [arch.layer_head_dims(il)[1] * h for il, h in enumerate(arch.n_kv_heads) if h]
     v_max = max(v_widths, default=0) if not flash_attn else 0  # the transposed V cache is padded to the widest
@@ -141,6 +149,10 @@ def kv_cache(
             k += indexer
             indexer_total += indexer
         v = 0 if arch.is_mla else kv_row_bytes(type_v, max(head_v * heads, v_max)) * cells
+        if flash_attn:  # the f16 copy of this layer's K and V (V: K's own view in an MLA cache)
+            k_f16 = F16_BYTES * head_k * heads * cells if type_k != KvType.F16 else 0
+            v_f16 = F16_BYTES * head_v * heads * cells if type_v != KvType.F16 and not arch.is_mla else 0
+            dequant = max(dequant, k_f16 + v_f16)
         k_total += k
         v_total += v
         if arch.layer_is_swa(il):
@@ -156,6 +168,7 @@ def kv_cache(
         indexer_bytes=indexer_total,
         type_k=type_k,
         type_v=type_v,
+        dequant_layer_bytes=dequant,
     )
 
 

@@ -219,6 +219,7 @@ class Tip:
     verdict: Verdict
     usable_bytes: int = 0  # what the GPU(s) of the tip may hold
     lower_quality: bool = False  # a quant below Q3_K_M: people should know what it costs
+    buffer_bytes: int = 0  # a quantized KV cache: what flash attention's f16 copy of one layer adds (CUDA, ROCm)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ from vramfit.bot.sources.references import (
 )
 from vramfit.calc import solve
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
+from vramfit.calc.estimate import estimate as estimate_bytes
 from vramfit.calc.estimate import fit_gpu
 from vramfit.calc.file_types import parse_file_type
 from vramfit.calc.gpu import GIB, Gpu, generic_gpu
@@ -508,12 +509,17 @@ class CalcBackend:
     ) -> Iterable[Tip]:
         """What would make the request fit ``choice``: less context, a quantized KV cache, a smaller quant, more
         GPUs; each with the total it leads to. ``max_context``: the answer's figure for ``choice``, if known."""
+
         def tip(
             kind: Any, value: str, changed: Request, changed_choice: GpuChoice = choice, lower: bool = False
         ) -> Tip:
             fit = fit_gpu(changed, changed_choice, with_max_context=False)
+            buffers = 0
+            if kind == "kv_cache":  # the buffer a quantized cache adds, said beside the bytes it saves
+                gpu = changed_choice.gpu
+                buffers = estimate_bytes(changed, changed_choice.count, gpu.backend).kv_dequant_bytes
             return Tip(kind=kind, value=value, total_bytes=fit.total_bytes, verdict=_verdict(fit.verdict),
-                       usable_bytes=fit.usable_bytes, lower_quality=lower)  # fmt: skip
+                       usable_bytes=fit.usable_bytes, lower_quality=lower, buffer_bytes=buffers)  # fmt: skip
 
         # In the order of what each costs in quality: a q8_0 KV cache (next to nothing), a shorter context, a
         # smaller quant (below Q3_K_M said to cost quality), more GPUs (money; never for a laptop or a Mac).

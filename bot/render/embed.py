@@ -249,9 +249,7 @@ def _unified_line(fit: GpuFit, tr: Tr) -> str:
     )
 
 
-def _context_and_speed(
-    card: Card, tr: Tr, *, context: bool = True, speed: bool = True, short: bool = False
-) -> str:
+def _context_and_speed(card: Card, tr: Tr, *, context: bool = True, speed: bool = True, short: bool = False) -> str:
     """ "Largest context 57,344 tokens · ≈ 41 tok/s (likely 25–48) · first token after …" for the first named GPU
     (either part may be missing); ``context`` / ``speed`` False leave that part out (a speed question shows its speed
     first, on its own). ``short``: the phone card's form, "Max context 57,344 · ≈ 41 tok/s (25–48) · first token ≈
@@ -343,10 +341,15 @@ def _gpu_line(fit: GpuFit, tr: Tr) -> str:
 def _tip_line(tip: Tip, tr: Tr) -> str:
     templates = {
         "kv_cache": _("Quantize the KV cache to {value}: {total} of {usable}"),
-        # measured: next to no quality loss (labels.LOW_BIT_KV_NOTE), the same compute buffer with flash attention on
-        # CUDA (calc.compute: Gemma 3 27B's 522.5 MiB with q8_0 K and V, as with f16)
-        "kv_cache_q8": _("Quantize the KV cache to {value} (next to no quality loss, no larger buffers): {total} of "
-                         "{usable}"),
+        # measured: next to no quality loss (labels.LOW_BIT_KV_NOTE); the compute buffer as f16's unless flash
+        # attention's f16 copy of one layer on CUDA or ROCm outgrows the other stages (calc.compute, Tip.buffer_bytes)
+        "kv_cache_q8": _(
+            "Quantize the KV cache to {value} (next to no quality loss, no larger buffers): {total} of {usable}"
+        ),
+        "kv_cache_q8_buffers": _(
+            "Quantize the KV cache to {value} (next to no quality loss, {buffers} more for "
+            "flash attention's buffers): {total} of {usable}"
+        ),
         "context": _("Lower the context to {value}: {total} of {usable}"),
         "quant": _("A smaller quant, {value}: {total} of {usable}"),
         "quant_lower": _("A smaller quant, {value} (lower quality): {total} of {usable}"),
@@ -355,8 +358,9 @@ def _tip_line(tip: Tip, tr: Tr) -> str:
     value = format_tokens_short(int(tip.value)) if tip.kind == "context" and tip.value.isdigit() else tip.value
     kind: str = "quant_lower" if tip.kind == "quant" and tip.lower_quality else tip.kind
     if tip.kind == "kv_cache" and tip.value == "q8_0":  # its quality cost: labels.LOW_BIT_KV_NOTE
-        kind = "kv_cache_q8"
-    text = tr(templates[kind], value=clean(value), total=tr.gib(tip.total_bytes), usable=tr.gib(tip.usable_bytes))
+        kind = "kv_cache_q8_buffers" if tip.buffer_bytes else "kv_cache_q8"
+    text = tr(templates[kind], value=clean(value), total=tr.gib(tip.total_bytes), usable=tr.gib(tip.usable_bytes),
+              buffers=tr.small_size(tip.buffer_bytes))  # fmt: skip
     return f"{EMOJI[tip.verdict]} {text}"
 
 
@@ -486,8 +490,10 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     elif card.images:
         e = card.estimate
         if e.vision_bytes:
-            key = _("Images: {file} +{size}, in the total") if e.vision_compute_bytes else _(
-                "Images: {file} +{size}, in the total (compute buffer not measured)"
+            key = (
+                _("Images: {file} +{size}, in the total")
+                if e.vision_compute_bytes
+                else _("Images: {file} +{size}, in the total (compute buffer not measured)")
             )
             lines.append("🖼️ " + tr(key, file=clean(card.model.mmproj), size=tr.small_size(e.vision_bytes)))
         elif card.model.vision_encoder:

@@ -373,6 +373,15 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     )
     # DeepSeek V4's fixed per-sequence buffers are its KV compressor's, not a recurrent layer's (calc/recurrent.py).
     state_label = tr(_("Compressor state")) if request.model.architecture.compress_ratios else tr(_("Recurrent state"))
+    dequant_note = (
+        tr(
+            _("(+{size} for flash attention's f16 copy of one layer of the {kv} cache)"),
+            size=tr.small_size(est.kv_dequant_bytes),
+            kv=request.kv_cache.value,
+        )
+        if est.kv_dequant_bytes
+        else ""
+    )
     rows = [
         (tr(_("Weights")), est.weights_bytes, host),
         (tr(_("KV cache")), est.kv_cache_bytes, naive),
@@ -381,7 +390,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
             if est.recurrent_state_bytes
             else []
         ),
-        (tr(_("Compute buffers")), est.compute_bytes, ""),
+        (tr(_("Compute buffers")), est.compute_bytes, dequant_note),
         (tr(_("Runtime")), est.runtime_bytes, runtime_note),
         *([(tr(_("Draft model")), est.draft_bytes, draft_note(tr, request, est))] if est.draft_bytes else []),
         *(

@@ -15,7 +15,13 @@ from typing import NamedTuple
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.attention_flops import attention_flops_per_token
-from vramfit.calc.compute import ComputeBuffers, compute_buffers, offloaded_compute_bytes, output_stage_bytes
+from vramfit.calc.compute import (
+    DEQUANT_BACKENDS,
+    ComputeBuffers,
+    compute_buffers,
+    offloaded_compute_bytes,
+    output_stage_bytes,
+)
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
 from vramfit.calc.families import family_of
@@ -98,10 +104,15 @@ class _Parts:
         self.ram_speed_assumed = request.ram_speed is None
         # The answer's prompt is the context asked for, read from an empty cache (its time to first token).
         self.prompt_attention_flops = attention_flops_per_token(self.arch, request.context, n_ubatch=request.n_ubatch)
-        self._compute: dict[tuple[int, bool], ComputeBuffers] = {}
+        self._compute: dict[tuple[int, bool, int], ComputeBuffers] = {}
 
-    def compute(self, gpu_count: int, output_on_gpu: bool = True) -> ComputeBuffers:
-        key = (gpu_count, output_on_gpu)
+    def kv_dequant(self, backend: str) -> int:
+        """The f16 copy of a quantized cache's largest layer where flash attention makes one (CUDA, ROCm)."""
+        return self.kv.dequant_layer_bytes if backend in DEQUANT_BACKENDS else 0
+
+    def compute(self, gpu_count: int, output_on_gpu: bool = True, backend: str = "cuda") -> ComputeBuffers:
+        dequant = self.kv_dequant(backend)
+        key = (gpu_count, output_on_gpu, dequant)
         if key not in self._compute:
             self._compute[key] = compute_buffers(
                 self.arch,
@@ -110,10 +121,11 @@ class _Parts:
                 flash_attn=self.flash_attn,
                 gpu_count=gpu_count,
                 output_on_gpu=output_on_gpu,
+                kv_dequant_bytes=dequant,
             )
         return self._compute[key]
 
-    def offloaded_compute(self, *, cpu_layers: bool, cpu_experts: bool) -> int:
+    def offloaded_compute(self, *, cpu_layers: bool, cpu_experts: bool, backend: str = "cuda") -> int:
         """The GPU's compute buffer (one GPU) with layers, or routed experts, left on the CPU
         (:func:`calc.compute.offloaded_compute_bytes`)."""
         return offloaded_compute_bytes(
@@ -125,6 +137,7 @@ class _Parts:
             output_on_gpu=not cpu_layers,
             output_weight_bytes=self.weights.output_bytes,
             cpu_expert_tensor_bytes=self.weights.largest_expert_tensor_bytes if cpu_experts else 0,
+            kv_dequant_bytes=self.kv_dequant(backend),
         )
 
 
@@ -152,13 +165,14 @@ def _gpu_backend(request: Request) -> str:
 def estimate(request: Request, gpu_count: int | None = None, backend: str | None = None) -> Estimate:
     """Memory by component for ``gpu_count`` devices (default: the first named GPU's count, else 1)."""
     count = gpu_count if gpu_count is not None else (request.gpus[0].count if request.gpus else 1)
+    backend = backend or _gpu_backend(request)
     parts = _parts(request)
     weights, kv = parts.weights, parts.kv
-    compute = parts.compute(count)
-    runtime = runtime_bytes(backend or _gpu_backend(request), count)
+    compute = parts.compute(count, backend=backend)
+    runtime = runtime_bytes(backend, count)
     vision = vision_bytes(request)
-    draft = draft_parts(request, count)
-    mtp = mtp_bytes(request, count)
+    draft = draft_parts(request, count, backend)
+    mtp = mtp_bytes(request, count, backend)
     total = weights.gpu_bytes + kv.total_bytes + parts.state.total_bytes + compute.gpu_bytes + runtime + vision
     total += draft.total + mtp
     return Estimate(
@@ -186,7 +200,8 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         vision_compute_bytes=request.model.mmproj_compute_bytes if vision else 0,
         draft_bytes=draft.total,
         mtp_bytes=mtp,
-        mtp_head_bytes=mtp_cost(request, count),
+        mtp_head_bytes=mtp_cost(request, count, backend),
+        kv_dequant_bytes=compute.kv_dequant_bytes,
         draft_weights_bytes=draft.weights,
         draft_kv_bytes=draft.kv,
         draft_compute_bytes=draft.compute,
@@ -233,7 +248,7 @@ def mtp_usable(request: Request) -> bool:
     return arch.nextn_layers > 0 and family_of(arch.arch).mtp_graph
 
 
-def mtp_bytes(request: Request, gpu_count: int) -> int:
+def mtp_bytes(request: Request, gpu_count: int, backend: str = "cuda") -> int:
     """What ``--spec-type draft-mtp`` adds, as llama.cpp 0c1e57098 allocates it (measured: llamacpp_draft.jsonl):
     the MTP blocks, which load_mtp brings in (skipped otherwise, TENSOR_SKIP); a second context on the same weights
     whose cache holds only those layers, for the main context's whole size, f16 unless -ctkd/-ctvd
@@ -241,10 +256,10 @@ def mtp_bytes(request: Request, gpu_count: int) -> int:
     it back (llm_arch_supports_rs_rollback; n_rs_seq = --spec-draft-n-max, common.h need_n_rs_seq); and the MTP
     context's compute buffer, taken as the main context's (the same graph reserve for one micro-batch and the
     output head: 521.02 MiB beside 521.02 on CPU for Qwen3.5 0.8B at 32K)."""
-    return mtp_cost(request, gpu_count) if request.mtp else 0
+    return mtp_cost(request, gpu_count, backend) if request.mtp else 0
 
 
-def mtp_cost(request: Request, gpu_count: int) -> int:
+def mtp_cost(request: Request, gpu_count: int, backend: str = "cuda") -> int:
     """:func:`mtp_bytes` whether or not the request drafts with the head: what it would add (0: no usable head)."""
     if not mtp_usable(request):
         return 0
@@ -255,10 +270,10 @@ def mtp_cost(request: Request, gpu_count: int) -> int:
     full_layers = [b for il, b in enumerate(cache.layer_bytes) if b and not arch.layer_is_swa(il)]
     mtp_cache = max(full_layers, default=0) * arch.nextn_layers
     snapshots = parts.state.total_bytes * request.draft_max if family_of(arch.arch).rs_rollback else 0
-    return parts.weights.mtp_bytes + mtp_cache + snapshots + parts.compute(gpu_count).gpu_bytes
+    return parts.weights.mtp_bytes + mtp_cache + snapshots + parts.compute(gpu_count, backend=backend).gpu_bytes
 
 
-def draft_parts(request: Request, gpu_count: int) -> DraftParts:
+def draft_parts(request: Request, gpu_count: int, backend: str = "cuda") -> DraftParts:
     """What the draft model adds on the GPUs (llama.cpp's --fit adds the same three, common/fit.cpp add_extra_memory:
     model, context and compute of the draft measured at the main context's size). One CUDA context serves both."""
     draft = draft_request(request)
@@ -268,7 +283,7 @@ def draft_parts(request: Request, gpu_count: int) -> DraftParts:
     return DraftParts(
         weights=parts.weights.gpu_bytes,
         kv=parts.kv.total_bytes + parts.state.total_bytes,
-        compute=parts.compute(gpu_count).gpu_bytes,
+        compute=parts.compute(gpu_count, backend=backend).gpu_bytes,
     )
 
 
@@ -290,11 +305,11 @@ def total_bytes(request: Request, gpu_count: int, backend: str) -> int:
         parts.weights.gpu_bytes
         + parts.kv.total_bytes
         + parts.state.total_bytes
-        + parts.compute(gpu_count).gpu_bytes
+        + parts.compute(gpu_count, backend=backend).gpu_bytes
         + runtime_bytes(backend, gpu_count)
         + vision_bytes(request)
-        + draft_parts(request, gpu_count).total
-        + mtp_bytes(request, gpu_count)
+        + draft_parts(request, gpu_count, backend).total
+        + mtp_bytes(request, gpu_count, backend)
     )
 
 
@@ -316,11 +331,12 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         verdict, gpu_layers = Verdict.NO, 0
     if verdict is None:
         if count == 1:
-            fixed = parts.offloaded_compute(cpu_layers=True, cpu_experts=False) + runtime
+            fixed = parts.offloaded_compute(cpu_layers=True, cpu_experts=False, backend=gpu.backend) + runtime
         else:  # a layer split over several GPUs with the rest on the CPU: the full-offload rule, output on the CPU
-            fixed = parts.compute(count, output_on_gpu=False).gpu_bytes + runtime
+            fixed = parts.compute(count, output_on_gpu=False, backend=gpu.backend).gpu_bytes + runtime
         # the projector and the draft model (-ngld is its own) stay on the GPU whatever -ngl says
-        fixed += vision_bytes(request) + draft_parts(request, count).total + mtp_bytes(request, count)
+        fixed += vision_bytes(request) + draft_parts(request, count, gpu.backend).total
+        fixed += mtp_bytes(request, count, gpu.backend)
         gpu_layers = min(layers_that_fit(parts.per_layer, usable - fixed), arch.n_layers)
         verdict = Verdict.PARTIAL if gpu_layers > 0 else Verdict.NO
     ceiling = None
@@ -496,7 +512,10 @@ def _expert_offload(
     if not blocks:
         return None
     # With experts on the CPU the GPU's compute buffer holds a copy of one expert tensor at a time.
-    compute_change = parts.offloaded_compute(cpu_layers=False, cpu_experts=True) - parts.compute(1).gpu_bytes
+    compute_change = (
+        parts.offloaded_compute(cpu_layers=False, cpu_experts=True, backend=gpu.backend)
+        - parts.compute(1, backend=gpu.backend).gpu_bytes
+    )
     split = smallest_expert_split(expert_bytes, lambda moved: total - moved + compute_change, usable)
     if split is None:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.groundtruth import REPO_ROOT, eval_rows, llamacpp_rows
+from tests.groundtruth import MIB, REPO_ROOT, eval_rows, llamacpp_rows
 from vramfit.bot.cli import EXIT_ERROR, run
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.llama_quant import metadata_bytes
@@ -461,3 +461,29 @@ def test_a_config_is_named_by_its_file_or_its_folder(place: str, named: str, sug
     out = io.StringIO()
     assert run(["--json", "--config", str(ok)], out) == 0
     assert json.loads(out.getvalue())["request"]["model"]["name"] == named.replace("gemma-3n-E4B-it", "Llama-3.2-1B")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "lang", "added", "said"),
+    [
+        # CUDA: the attention stage with the copy, 20 MiB of activations + the 256 MiB f16 mask + 1 GiB of f16 K and V
+        # of one layer (2 × 262,144 × 4 × 256 × 2 B), 1,300 MiB, over the f16 cache's output stage of
+        # 4 · 512 · (2,560 + 248,320) B = 490 MiB
+        ("4090", "en", (1300 - 490) * MIB, "(+810 MiB for flash attention's f16 copy of one layer of the q8_0 cache)"),
+        ("4090", "ko", (1300 - 490) * MIB, "(q8_0 캐시 한 레이어를 플래시 어텐션이 f16으로 복사하느라 +810MiB)"),
+        ("m4 max 128gb", "en", 0, None),  # Metal's flash attention reads the quantized cache as it is
+    ],
+)
+def test_a_quantized_cache_on_cuda_adds_flash_attentions_f16_copy(
+    gpu: str, lang: str, added: int, said: str | None
+) -> None:
+    question = f"qwen3.5 4b 256k on a {gpu} with q8_0 kv cache"
+    data = vram("--lang", lang, question, "--json")
+    assert data["request"]["kv_cache"] == "q8_0"
+    assert data["estimate"]["kv_dequant_bytes"] == added
+    out = io.StringIO()
+    assert run(["--lang", lang, question], out) == 0
+    if said:
+        assert said in out.getvalue()
+    else:
+        assert "flash attention's f16 copy" not in out.getvalue()

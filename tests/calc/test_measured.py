@@ -7,11 +7,12 @@ from the model's config.json.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from tests.groundtruth import MIB, architectures, measured_rows
+from tests.groundtruth import DATA, MIB, architectures, llamacpp_rows, measured_rows
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.compute import compute_buffers
 from vramfit.calc.file_types import parse_file_type
@@ -140,7 +141,8 @@ def test_llama3_8b_compute_buffer_at_8k() -> None:
 def test_a_quantized_kv_cache_leaves_the_compute_buffer_as_f16s() -> None:
     """Gemma 3 27B, q8_0 K and V with flash attention, 32,768 cells for two sequences, one RTX 4070 Ti Super: llama.cpp
     logs a 522.5 MiB CUDA compute buffer (lcpp-14097), the output stage of f16's, 4 · 512 · (5,376 + 262,144) bytes
-    (hidden size; the GGUF's 262,144 tokens)."""
+    (hidden size; the GGUF's 262,144 tokens): flash attention's f16 copy of a global layer (256 MiB) leaves the
+    attention stage under it."""
     row = _rows()["lcpp-14097-gemma3-27b-iq3m-4070tis-c32768-np2-iswa-q8kv"]
     assert row["compute_mib"] == 522.5 and "q8_0" in str(row["kv_type"]) and row["flash_attn"]
     arch = arch_from_groundtruth("gemma-3-27b-it")
@@ -148,4 +150,64 @@ def test_a_quantized_kv_cache_leaves_the_compute_buffer_as_f16s() -> None:
     assert expected == 522.5 * MIB
     for type_k in (KvType.F16, KvType.Q8_0, KvType.Q4_0):
         cache = kv_cache(arch, 16384, 2, type_k, type_k, flash_attn=True, n_ubatch=512)
-        assert compute_buffers(arch, cache.full_cells, n_ubatch=512, flash_attn=True).gpu_bytes == expected
+        copy = cache.dequant_layer_bytes  # CUDA's f16 copy of a global layer: 32,768 × 2,048 × 2 B each for K and V
+        assert copy == (0 if type_k == KvType.F16 else 2 * 32768 * 2048 * 2)
+        buffers = compute_buffers(arch, cache.full_cells, n_ubatch=512, flash_attn=True, kv_dequant_bytes=copy)
+        assert buffers.gpu_bytes == expected and buffers.kv_dequant_bytes == 0  # the output stage stays the larger
+
+
+def _config_arch(name: str) -> Architecture:
+    return from_hf_config(json.loads((DATA / "configs" / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def test_the_flash_attention_mask_is_f16_at_the_mirrored_revision() -> None:
+    """llama.cpp 0c1e57098 builds the mask in f16 with flash attention (llama-graph.cpp build_attn_inp_kq_mask). On
+    the CPU backend Llama 3.2 1B at 131,072 tokens logs 258.5 MiB, its output stage 4 · 512 · (2,048 + 128,256) B =
+    254.5 MiB; the attention stage, 4 · 512 · 4 · 2,048 + 2 · 512 · 131,072 B = 144 MiB, stays under it. The f32 mask
+    and its f16 copy of older builds would make that stage 400 MiB."""
+    (row,) = [r for r in llamacpp_rows() if r["arch_model"] == "Llama-3.2-1B" and r["n_ctx"] == 131072
+              and r["flash_attn"] and r["type_k"] == "f16" and r["n_ubatch"] == 512]  # fmt: skip
+    assert row["compute_buffer_mib"] == 258.5
+    arch = from_hf_config(row["config"])
+    buffers = compute_buffers(arch, 131072, flash_attn=True)
+    assert buffers.attention_bytes == 4 * 512 * 4 * 2048 + 2 * 512 * 131072 == 144 * MIB
+    assert buffers.gpu_bytes == buffers.output_bytes == 4 * 512 * (2048 + 128256)
+    assert _within(buffers.gpu_bytes, 258.5 * MIB, 0.02)
+    older_rule = 4 * 512 * (4 * 2048 + 3 * 131072 // 2)  # an f32 mask and its f16 copy: 55 % over what was logged
+    assert older_rule == 400 * MIB
+
+
+@pytest.mark.parametrize(
+    ("name", "cells", "type_k", "type_v", "copy"),
+    [
+        # every layer with KV, 4 heads of 256: K and V of one layer at 262,144 cells in f16, 1 GiB
+        ("Qwen3.5-4B", 262144, KvType.Q8_0, KvType.Q8_0, 2 * 262144 * 4 * 256 * 2),
+        ("Qwen3.5-4B", 262144, KvType.Q4_0, KvType.Q4_0, 2 * 262144 * 4 * 256 * 2),
+        ("Qwen3.5-4B", 262144, KvType.Q8_0, KvType.F16, 262144 * 4 * 256 * 2),  # an f16 V is read as it is
+        ("Qwen3.5-4B", 262144, KvType.F16, KvType.F16, 0),
+        # MLA: V is a view of the latent K (576 values a token), copied once
+        ("DeepSeek-V3.1", 32768, KvType.Q8_0, KvType.Q8_0, 32768 * 576 * 2),
+    ],
+)
+def test_cuda_flash_attention_copies_a_quantized_layer_to_f16(
+    name: str, cells: int, type_k: KvType, type_v: KvType, copy: int
+) -> None:
+    """ggml-cuda's flash attention reserves an f16 copy of a K or V view that is not f16 beside its output, sized
+    by the whole view (fattn-common.cuh ggml_cuda_flash_attn_ext_get_f16_extra_data, PR #23907; 0c1e57098): one
+    layer's K and V at every cell, worked out here from the config."""
+    arch = _config_arch(name)
+    cache = kv_cache(arch, cells, 1, type_k, type_v, flash_attn=True)
+    assert cache.dequant_layer_bytes == copy
+    assert kv_cache(arch, cells, 1, type_k, KvType.F16, flash_attn=False).dequant_layer_bytes == 0  # no FA, no copy
+
+
+def test_the_f16_copy_is_unsloths_measured_compute_buffer() -> None:
+    """unsloth measured Qwen3.5-4B at 262,144 tokens with q8_0 K and V at 1.30 GiB of compute on CUDA (unslothai/
+    unsloth PR #6718: "Measured Qwen3.5-4B at 256k: 1.30 GiB compute at q8_0"): the attention stage with the copy,
+    4 · 512 · 4 · 2,560 B of activations + 2 · 512 · 262,144 B of f16 mask + 1 GiB of f16 K and V = 1,300 MiB."""
+    arch = _config_arch("Qwen3.5-4B")
+    cache = kv_cache(arch, 262144, 1, KvType.Q8_0, KvType.Q8_0, flash_attn=True)
+    buffers = compute_buffers(arch, cache.full_cells, flash_attn=True, kv_dequant_bytes=cache.dequant_layer_bytes)
+    assert buffers.gpu_bytes == 4 * 512 * 4 * 2560 + 2 * 512 * 262144 + 2**30 == 1300 * MIB
+    assert _within(buffers.gpu_bytes, 1.30 * 1024 * MIB, 0.03)
+    assert buffers.kv_dequant_bytes == buffers.gpu_bytes - buffers.output_bytes  # over the f16 cache's largest stage
