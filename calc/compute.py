@@ -15,6 +15,11 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
   :attr:`calc.kv.KvCache.dequant_layer_bytes`; ggml-cuda's flash attention reserves it beside its output since PR
   #23907): unsloth measured Qwen3.5-4B at 262,144 tokens with q8_0 K and V at 1.30 GiB of compute on CUDA (unsloth
   PR #6718), this stage 1.27 GiB (20 MiB of activations, the 256 MiB mask, 1 GiB of f16 K and V).
+* attention of an absorbed-MLA model (DeepSeek V3, Kimi K2, GLM-4.7-Flash, GLM-5; src/models/deepseek2.cpp): in
+  place of the four hidden states, three latent-wide f32 tensors a head (Qcur, ``kv_lora_rank + rope`` wide;
+  q_nope_absorbed and the attention's output, ``kv_lora_rank`` each), ``4 · ub · n_head · (3 · kv_lora_rank +
+  rope)``: DeepSeek V3.1 on the CPU backend at 0c1e57098 logs 410.01 MiB at 2,048 tokens (this rule 402) and 924.01
+  without flash attention (916), where four hidden states made 35–40 % less.
 * output: the f32 logits of the micro-batch and the final hidden state, ``4 · ub · (h + n_vocab)``: Llama 3 8B at
   2048 → 258.50 MiB, Gemma 2 2B → 504.5 MiB, Gemma 3 27B → 522.5 MiB (all as logged on CUDA).
 
@@ -93,10 +98,12 @@ def attention_stage_bytes(
 ) -> int:
     """The attention stage; ``kv_dequant_bytes``: the f16 copy of a quantized layer that flash attention makes on
     CUDA and ROCm (0 elsewhere, and without flash attention)."""
-    hidden = arch.hidden_size
+    activations = 4 * arch.hidden_size
+    if arch.is_mla and not arch.compress_ratios:  # absorbed MLA: three latent-wide tensors per head (docstring)
+        activations = arch.max_heads * (3 * arch.kv_lora_rank + arch.qk_rope_head_dim)
     if flash_attn:
-        return F32 * n_ubatch * 4 * hidden + F16 * n_ubatch * n_ctx + kv_dequant_bytes
-    return F32 * n_ubatch * (1 + 4 * hidden + n_ctx * (1 + arch.max_heads))
+        return F32 * n_ubatch * activations + F16 * n_ubatch * n_ctx + kv_dequant_bytes
+    return F32 * n_ubatch * (1 + activations + n_ctx * (1 + arch.max_heads))
 
 
 def output_stage_bytes(arch: Architecture, n_ubatch: int) -> int:

@@ -40,8 +40,9 @@ def test_a_log_attached_in_a_thread_gets_the_cause_and_what_fits(lang: str) -> N
             failed = {"en": "the compute buffer asked for 8,900.0 MiB on device 0",
                       "ko": "연산 버퍼 할당 8,900.0MiB를 device 0에서 받지 못했어요"}[lang]  # fmt: skip
             assert failed in body
-            # What fits, from the calculator: DeepSeek-R1 Q2_K with every layer on 15 RTX 3090s
-            assert "15× GeForce RTX 3090" in body and "llama-server -c 32256 -ngl 99" in body
+            # What fits, from the calculator: DeepSeek-R1 Q2_K with every layer on 15 RTX 3090s (its MLA stage at 32,768
+            # tokens, 8,656 MiB and three pipeline copies of the inputs, 8,890 MiB a GPU: the log asked 8,900.0)
+            assert "15× GeForce RTX 3090" in body and "llama-server -c 30976 -ngl 99" in body
             assert sent.json["allowed_mentions"]["parse"] == []
 
     run(scenario())
@@ -81,7 +82,7 @@ def test_a_forum_post_with_a_log_is_answered_without_a_mention(lang: str) -> Non
             sent = await world.fake.wait_request("POST", rf"/channels/{thread['id']}/messages", timeout=15)
             embed = embed_of(sent.json)
             assert embed["title"] == TITLE[lang].format(engine="llama.cpp")  # the language of the post's title
-            assert "8,900.0" in embed["description"] and "32256" in embed["description"]
+            assert "8,900.0" in embed["description"] and "30976" in embed["description"]
 
     run(scenario())
 

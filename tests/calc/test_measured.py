@@ -211,3 +211,29 @@ def test_the_f16_copy_is_unsloths_measured_compute_buffer() -> None:
     assert buffers.gpu_bytes == 4 * 512 * 4 * 2560 + 2 * 512 * 262144 + 2**30 == 1300 * MIB
     assert _within(buffers.gpu_bytes, 1.30 * 1024 * MIB, 0.03)
     assert buffers.kv_dequant_bytes == buffers.gpu_bytes - buffers.output_bytes  # over the f16 cache's largest stage
+
+
+MLA_ROWS = [
+    r for r in llamacpp_rows()
+    if r["arch_model"] == "DeepSeek-V3.1-4L16E" and r["type_k"] == "f16" and r["n_seq"] == 1
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("row", MLA_ROWS, ids=lambda r: f"c{r['n_ctx']}-fa{r['flash_attn']}-ub{r['n_ubatch']}")
+def test_an_mla_models_attention_stage_is_its_latent_tensors(row: dict[str, Any]) -> None:
+    """DeepSeek V3.1 (128 heads, kv_lora_rank 512, rope 64) on llama.cpp 0c1e57098's CPU backend: with the absorbed
+    latent attention (src/models/deepseek2.cpp) the stage holds three latent-wide f32 tensors a head and token
+    (Qcur, 512 + 64 wide; q_nope_absorbed and the attention's output, 512 each): 4 · 512 · 128 · (3 · 512 + 64) B =
+    400 MiB at a micro-batch of 512, then the mask (f16 with flash attention; f32 beside the f32 KQ of every head
+    without). It logs 410.01 MiB at 2,048 tokens and 440.01 at 32,768 with flash attention, 924.01 at 2,048 and
+    2,472.01 at 8,192 without; four hidden states in its place made 266.5 MiB and 572 MiB (the output stage, and the
+    dense rule), 35–40 % short."""
+    arch = from_hf_config(row["config"])
+    assert arch.is_mla and arch.max_heads == 128
+    ub, n_ctx = int(row["n_ubatch"]), int(row["n_ctx"])
+    cache = kv_cache(arch, n_ctx, 1, KvType.F16, flash_attn=bool(row["flash_attn"]), n_ubatch=ub)
+    buffers = compute_buffers(arch, cache.full_cells, n_ubatch=ub, flash_attn=bool(row["flash_attn"]))
+    latent = 4 * ub * 128 * (3 * 512 + 64)
+    mask = 2 * ub * n_ctx if row["flash_attn"] else 4 * ub * (1 + n_ctx * 129)
+    assert buffers.attention_bytes == latent + mask
+    assert _within(buffers.gpu_bytes, row["compute_buffer_mib"] * MIB, 0.025), (buffers.gpu_bytes / MIB, row)
