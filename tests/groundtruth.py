@@ -36,6 +36,13 @@ def llamacpp_rows() -> tuple[dict[str, Any], ...]:
 
 
 @cache
+def output_limit_rows() -> tuple[dict[str, Any], ...]:
+    """llama.cpp loads with llama-server's output limit beside the library default (``groundtruth/
+    llamacpp_outputs.jsonl``, tools/llamacpp_truth/measure_outputs.py, LLAMACPP.md)."""
+    return _jsonl(data_file("groundtruth", "llamacpp_outputs.jsonl"))
+
+
+@cache
 def measured_rows() -> tuple[dict[str, Any], ...]:
     """Published engine logs, each with its source and quote (``groundtruth/measured.jsonl``, MEASURED.md)."""
     return _jsonl(data_file("groundtruth", "measured.jsonl"))

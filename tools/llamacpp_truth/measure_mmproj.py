@@ -30,6 +30,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+from llama_log import LINES as LOG  # noqa: E402
+from llama_log import capture  # noqa: E402
+
 # Gemma 3's vision tower (SiglipVisionConfig in google/gemma-3-4b-it's config.json, as in tests/data/configs/
 # gemma-3-4b-it.json: hidden_size 1152, intermediate_size 4304, 27 layers, 16 heads, image_size 896, patch_size 14)
 # and its preprocessor (image_mean and image_std 0.5). Qwen3.5's two towers (vision_config in tests/data/configs/
@@ -314,14 +317,6 @@ def _pixtral_tensors(v: dict, n_embd_text: int) -> list[tuple[str, tuple[int, ..
     return out
 
 
-LOG: list[str] = []
-
-
-@ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-def _log(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-    LOG.append(text.decode("utf-8", "replace"))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("projector", choices=sorted(PROJECTORS))
@@ -347,8 +342,8 @@ def main() -> None:
     n_embd_text = int(entry.get("hidden_size") or entry["hf_config"]["text_config"]["hidden_size"])
     write_mmproj(mmproj_path, a.projector, n_embd_text, gguf)
 
-    L.llama_log_set(_log, ctypes.c_void_p(0))
-    M.mtmd_log_set(_log, ctypes.c_void_p(0))  # clip's own log (the projector's buffers, the warmup)
+    L.llama_log_set(capture, ctypes.c_void_p(0))
+    M.mtmd_log_set(capture, ctypes.c_void_p(0))  # clip's own log (the projector's buffers, the warmup)
     L.llama_backend_init()
     mparams = L.llama_model_default_params()
     mparams.n_gpu_layers = 0
