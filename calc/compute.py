@@ -11,8 +11,9 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
   0c1e57098; older builds built it in f32 and copied it to f16), and four hidden-size activations:
   ``4 · ub · 4·h + 2 · ub · n_ctx``. On the CPU backend at 0c1e57098 Llama 3.2 1B at 131,072 tokens logs 258.5 MiB,
   its output stage: an f32 mask and its copy would make this stage 400 MiB. On CUDA and ROCm, a K or V cache in any
-  type but f16 adds the f16 copy of one layer's K and V, every cell (``kv_dequant_bytes``,
-  :attr:`calc.kv.KvCache.dequant_layer_bytes`; ggml-cuda's flash attention reserves it beside its output since PR
+  type but f16 adds the f16 copy of one layer's K and V, every cell (``flash_attn_copy_bytes``,
+  :func:`flash_attn_reserved_bytes`; Metal reserves that copy for every type, f16 too;
+  :attr:`calc.kv.KvCache.f16_copy_layer_bytes`; ggml-cuda's flash attention reserves it beside its output since PR
   #23907): unsloth measured Qwen3.5-4B at 262,144 tokens with q8_0 K and V at 1.30 GiB of compute on CUDA (unsloth
   PR #6718), this stage 1.27 GiB (20 MiB of activations, the 256 MiB mask, 1 GiB of f16 K and V).
 * attention of an absorbed-MLA model (DeepSeek V3, Kimi K2, GLM-4.7-Flash, GLM-5; src/models/deepseek2.cpp): in
@@ -74,11 +75,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from vramfit.calc.architecture import Architecture
+from vramfit.calc.kv import KvCache
 
 F32 = 4
 F16 = 2
 # The backends whose flash attention copies a quantized cache to f16 (ggml-cuda; ROCm builds compile the same code)
-DEQUANT_BACKENDS = frozenset({"cuda", "rocm"})
+CUDA_COPY_BACKENDS = frozenset({"cuda", "rocm"})
+METAL_FA_GROUPS = 32  # ggml-metal-ops.cpp ggml_metal_op_flash_attn_ext_extra_tmp: nwg, and at most 32 query rows
 PIPELINE_COPIES = 4  # GGML_SCHED_MAX_COPIES: llama.cpp's pipeline parallelism across GPUs
 
 
@@ -91,20 +94,40 @@ class ComputeBuffers(BaseModel):
     per_gpu_bytes: tuple[int, ...]
     attention_bytes: int
     output_bytes: int
-    kv_dequant_bytes: int = 0  # what the f16 copy of a quantized cache added to gpu_bytes (CUDA, ROCm)
+    flash_attn_copy_bytes: int = 0  # what flash attention's reservation added to gpu_bytes (CUDA, ROCm, Metal)
 
 
 def attention_stage_bytes(
-    arch: Architecture, n_ctx: int, n_ubatch: int, flash_attn: bool, kv_dequant_bytes: int = 0
+    arch: Architecture, n_ctx: int, n_ubatch: int, flash_attn: bool, flash_attn_copy_bytes: int = 0
 ) -> int:
-    """The attention stage; ``kv_dequant_bytes``: the f16 copy of a quantized layer that flash attention makes on
-    CUDA and ROCm (0 elsewhere, and without flash attention)."""
+    """The attention stage; ``flash_attn_copy_bytes``: what flash attention reserves beside its output on the GPU's
+    backend (:func:`flash_attn_reserved_bytes`; 0 without flash attention)."""
     activations = 4 * arch.hidden_size
     if arch.is_mla and not arch.compress_ratios:  # absorbed MLA: three latent-wide tensors per head (docstring)
         activations = arch.max_heads * (3 * arch.kv_lora_rank + arch.qk_rope_head_dim)
     if flash_attn:
-        return F32 * n_ubatch * activations + F16 * n_ubatch * n_ctx + kv_dequant_bytes
+        return F32 * n_ubatch * activations + F16 * n_ubatch * n_ctx + flash_attn_copy_bytes
     return F32 * n_ubatch * (1 + activations + n_ctx * (1 + arch.max_heads))
+
+
+def flash_attn_reserved_bytes(arch: Architecture, cache: KvCache, backend: str, n_ubatch: int = 512) -> int:
+    """What a backend's flash attention reserves beside its output for the largest layer (llama.cpp 0c1e57098):
+
+    * CUDA and ROCm: the f16 copy of a K or V cache that is not f16 (:attr:`calc.kv.KvCache.f16_copy_layer_bytes`);
+    * Metal: the f16 copy of K and V whatever their type (:attr:`calc.kv.KvCache.f16_layer_bytes`) and the partial
+      results of its workgroups, ``4 · min(ub, 32) · n_head · 32 · (v_head + 2)`` (ggml-metal.cpp
+      ``ggml_backend_metal_buffer_type_get_alloc_size``: ``extra_kv_f16`` and ``extra_tmp``; its padding, block and
+      index lists, a few MiB at most, are left out). Read from the source; no Mac log measured it here;
+    * Vulkan and the rest: nothing.
+
+    Without flash attention the cache has no such copy (``cache`` then holds zeros)."""
+    if backend in CUDA_COPY_BACKENDS:
+        return cache.f16_copy_layer_bytes
+    if backend == "metal" and cache.f16_layer_bytes:
+        v_head = arch.kv_lora_rank if arch.is_mla else arch.head_dim_v
+        rows = min(n_ubatch, METAL_FA_GROUPS)
+        return cache.f16_layer_bytes + F32 * rows * arch.max_heads * METAL_FA_GROUPS * (v_head + 2)
+    return 0
 
 
 def output_stage_bytes(arch: Architecture, n_ubatch: int) -> int:
@@ -119,10 +142,10 @@ def compute_buffers(
     flash_attn: bool = True,
     gpu_count: int = 1,
     output_on_gpu: bool = True,
-    kv_dequant_bytes: int = 0,
+    flash_attn_copy_bytes: int = 0,
 ) -> ComputeBuffers:
     """Compute buffers for a KV cache of ``n_ctx`` cells (the largest layer's), on ``gpu_count`` GPUs;
-    ``kv_dequant_bytes``: the f16 copy of a quantized layer that CUDA's and ROCm's flash attention makes."""
+    ``flash_attn_copy_bytes``: what flash attention reserves beside its output (:func:`flash_attn_reserved_bytes`)."""
     output = output_stage_bytes(arch, n_ubatch)
 
     def per_gpu(dequant: int) -> list[int]:
@@ -137,13 +160,13 @@ def compute_buffers(
             stages.append(stage)
         return stages
 
-    with_copy, without = per_gpu(kv_dequant_bytes), per_gpu(0)
+    with_copy, without = per_gpu(flash_attn_copy_bytes), per_gpu(0)
     return ComputeBuffers(
         gpu_bytes=sum(with_copy),
         per_gpu_bytes=tuple(with_copy),
-        attention_bytes=attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, kv_dequant_bytes),
+        attention_bytes=attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, flash_attn_copy_bytes),
         output_bytes=output,
-        kv_dequant_bytes=sum(with_copy) - sum(without),
+        flash_attn_copy_bytes=sum(with_copy) - sum(without),
     )
 
 
@@ -161,20 +184,20 @@ def offloaded_compute_bytes(
     output_on_gpu: bool = True,
     output_weight_bytes: int = 0,
     cpu_expert_tensor_bytes: int = 0,
-    kv_dequant_bytes: int = 0,
+    flash_attn_copy_bytes: int = 0,
 ) -> int:
     """One GPU's compute buffer when some layers (their KV: ``cpu_kv_layer_bytes``, the largest CPU layer's K + V),
     the output layer (``output_weight_bytes``) or routed-expert tensors (``cpu_expert_tensor_bytes``, the largest)
-    stay on the CPU; ``gpu_kv``: some layer's KV is on the GPU; ``kv_dequant_bytes``: the f16 copy of a quantized
-    layer that CUDA's and ROCm's flash attention makes, wherever the layer's cache is."""
+    stay on the CPU; ``gpu_kv``: some layer's KV is on the GPU; ``flash_attn_copy_bytes``: what flash attention
+    reserves beside its output (:func:`flash_attn_reserved_bytes`), wherever the layer's cache is."""
     ub = min(n_ctx, n_ubatch)
     hidden = F32 * ub * arch.hidden_size
     mask_f32, mask_f16 = F32 * n_ctx * ub, 2 * n_ctx * ub
     offload = ub >= OP_OFFLOAD_MIN_BATCH
-    stages = [attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, kv_dequant_bytes)] if gpu_kv else []
+    stages = [attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, flash_attn_copy_bytes)] if gpu_kv else []
     if cpu_kv_layer_bytes and offload:
         if flash_attn:  # the f32 mask and its f16 copy of the builds these logs came from (lcpp-12213)
-            stages.append(cpu_kv_layer_bytes + mask_f32 + mask_f16 + 3 * hidden + kv_dequant_bytes)
+            stages.append(cpu_kv_layer_bytes + mask_f32 + mask_f16 + 3 * hidden + flash_attn_copy_bytes)
         else:
             kq = F32 * n_ctx * ub * arch.max_heads
             stages.append(cpu_kv_layer_bytes + mask_f32 + kq + 3 * hidden)

@@ -19,7 +19,9 @@ llama.cpp rules mirrored here (src/llama-kv-cache.cpp, src/llama-kv-cache-iswa.c
 * With flash attention, a K or V cache in any type but f16 is copied to f16 for the tile and tensor-core kernels of
   CUDA and ROCm, into memory the attention's output reserves beside itself (ggml-cuda fattn-common.cuh
   ``ggml_cuda_flash_attn_ext_get_f16_extra_data``, since llama.cpp PR #23907; 0c1e57098): the whole layer as the
-  graph views it, every cell (``KvCache.dequant_layer_bytes``, the largest layer's; V is K's view in an MLA cache).
+  graph views it, every cell (``KvCache.f16_copy_layer_bytes``, the largest layer's; V is K's view in an MLA cache).
+  Metal reserves that f16 copy whatever the cache's type, f16 too ("always reserve the temp buffer to avoid graph
+  reallocations", ggml-metal-ops.cpp ``ggml_metal_op_flash_attn_ext_extra_kv_f16``): ``KvCache.f16_layer_bytes``.
 """
 
 from __future__ import annotations
@@ -85,7 +87,9 @@ class KvCache(BaseModel):
     type_v: KvType
     # With flash attention: the f16 copy of the largest layer's K and V where their type is not f16, which CUDA's and
     # ROCm's flash attention reserves in the compute buffer (module docstring); 0 with an f16 cache or without it.
-    dequant_layer_bytes: int = 0
+    f16_copy_layer_bytes: int = 0
+    # With flash attention: the largest layer's K and V views in f16 whatever their type (Metal's reservation).
+    f16_layer_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
@@ -132,7 +136,7 @@ def kv_cache(
         return _dsv4_cache(arch, context, users, type_k, n_ubatch=n_ubatch, unified=unified, swa_full=swa_full)
     full = context_cells(context, users, unified)
     window_cells = full if swa_full or not arch.sliding_window else swa_cells(arch, context, users, n_ubatch, unified)
-    k_total = v_total = window_total = indexer_total = dequant = 0
+    k_total = v_total = window_total = indexer_total = dequant = f16_layer = 0
     per_layer: list[int] = []
     v_widths = [arch.layer_head_dims(il)[1] * h for il, h in enumerate(arch.n_kv_heads) if h]
     v_max = max(v_widths, default=0) if not flash_attn else 0  # the transposed V cache is padded to the widest
@@ -150,9 +154,11 @@ def kv_cache(
             indexer_total += indexer
         v = 0 if arch.is_mla else kv_row_bytes(type_v, max(head_v * heads, v_max)) * cells
         if flash_attn:  # the f16 copy of this layer's K and V (V: K's own view in an MLA cache)
-            k_f16 = F16_BYTES * head_k * heads * cells if type_k != KvType.F16 else 0
-            v_f16 = F16_BYTES * head_v * heads * cells if type_v != KvType.F16 and not arch.is_mla else 0
-            dequant = max(dequant, k_f16 + v_f16)
+            k_f16 = F16_BYTES * head_k * heads * cells
+            v_f16 = 0 if arch.is_mla else F16_BYTES * head_v * heads * cells
+            f16_layer = max(f16_layer, k_f16 + v_f16)
+            copied = (k_f16 if type_k != KvType.F16 else 0) + (v_f16 if type_v != KvType.F16 else 0)
+            dequant = max(dequant, copied)
         k_total += k
         v_total += v
         if arch.layer_is_swa(il):
@@ -168,7 +174,8 @@ def kv_cache(
         indexer_bytes=indexer_total,
         type_k=type_k,
         type_v=type_v,
-        dequant_layer_bytes=dequant,
+        f16_copy_layer_bytes=dequant,
+        f16_layer_bytes=f16_layer,
     )
 
 

@@ -52,7 +52,7 @@ class Estimate(BaseModel):
     vision_compute_bytes: int = Field(
         default=0, description="the compute buffer part of vision_bytes (0: not measured)"
     )
-    kv_dequant_bytes: int = Field(
+    flash_attn_copy_bytes: int = Field(
         default=0,
         description="llama.cpp with flash attention on CUDA or ROCm and a K or V cache not in f16: what the f16 copy "
         "of one layer's cache, which flash attention reserves, adds to compute_bytes (in it)",

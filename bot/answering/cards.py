@@ -219,7 +219,7 @@ class Tip:
     verdict: Verdict
     usable_bytes: int = 0  # what the GPU(s) of the tip may hold
     lower_quality: bool = False  # a quant below Q3_K_M: people should know what it costs
-    buffer_bytes: int = 0  # a quantized KV cache: what flash attention's f16 copy of one layer adds (CUDA, ROCm)
+    buffer_bytes: int = 0  # a quantized KV cache: what it adds to the compute buffers (CUDA's f16 copy of a layer)
 
 
 @dataclass(frozen=True, slots=True)

@@ -515,9 +515,10 @@ class CalcBackend:
         ) -> Tip:
             fit = fit_gpu(changed, changed_choice, with_max_context=False)
             buffers = 0
-            if kind == "kv_cache":  # the buffer a quantized cache adds, said beside the bytes it saves
-                gpu = changed_choice.gpu
-                buffers = estimate_bytes(changed, changed_choice.count, gpu.backend).kv_dequant_bytes
+            if kind == "kv_cache":  # the buffer a quantized cache adds (CUDA's f16 copy), said beside what it saves
+                backend, count = changed_choice.gpu.backend, changed_choice.count
+                before = estimate_bytes(request, count, backend).compute_bytes
+                buffers = max(0, estimate_bytes(changed, count, backend).compute_bytes - before)
             return Tip(kind=kind, value=value, total_bytes=fit.total_bytes, verdict=_verdict(fit.verdict),
                        usable_bytes=fit.usable_bytes, lower_quality=lower, buffer_bytes=buffers)  # fmt: skip
 

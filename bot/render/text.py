@@ -375,11 +375,10 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     state_label = tr(_("Compressor state")) if request.model.architecture.compress_ratios else tr(_("Recurrent state"))
     dequant_note = (
         tr(
-            _("(+{size} for flash attention's f16 copy of one layer of the {kv} cache)"),
-            size=tr.small_size(est.kv_dequant_bytes),
-            kv=request.kv_cache.value,
+            _("(+{size} for flash attention's f16 copy of one layer's K and V)"),
+            size=tr.small_size(est.flash_attn_copy_bytes),
         )
-        if est.kv_dequant_bytes
+        if est.flash_attn_copy_bytes
         else ""
     )
     rows = [

@@ -16,9 +16,9 @@ from typing import NamedTuple
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.attention_flops import attention_flops_per_token
 from vramfit.calc.compute import (
-    DEQUANT_BACKENDS,
     ComputeBuffers,
     compute_buffers,
+    flash_attn_reserved_bytes,
     offloaded_compute_bytes,
     output_stage_bytes,
 )
@@ -106,12 +106,12 @@ class _Parts:
         self.prompt_attention_flops = attention_flops_per_token(self.arch, request.context, n_ubatch=request.n_ubatch)
         self._compute: dict[tuple[int, bool, int], ComputeBuffers] = {}
 
-    def kv_dequant(self, backend: str) -> int:
-        """The f16 copy of a quantized cache's largest layer where flash attention makes one (CUDA, ROCm)."""
-        return self.kv.dequant_layer_bytes if backend in DEQUANT_BACKENDS else 0
+    def flash_copy(self, backend: str) -> int:
+        """What the backend's flash attention reserves beside its output (calc.compute.flash_attn_reserved_bytes)."""
+        return flash_attn_reserved_bytes(self.arch, self.kv, backend, self.n_ubatch)
 
     def compute(self, gpu_count: int, output_on_gpu: bool = True, backend: str = "cuda") -> ComputeBuffers:
-        dequant = self.kv_dequant(backend)
+        dequant = self.flash_copy(backend)
         key = (gpu_count, output_on_gpu, dequant)
         if key not in self._compute:
             self._compute[key] = compute_buffers(
@@ -121,7 +121,7 @@ class _Parts:
                 flash_attn=self.flash_attn,
                 gpu_count=gpu_count,
                 output_on_gpu=output_on_gpu,
-                kv_dequant_bytes=dequant,
+                flash_attn_copy_bytes=dequant,
             )
         return self._compute[key]
 
@@ -137,7 +137,7 @@ class _Parts:
             output_on_gpu=not cpu_layers,
             output_weight_bytes=self.weights.output_bytes,
             cpu_expert_tensor_bytes=self.weights.largest_expert_tensor_bytes if cpu_experts else 0,
-            kv_dequant_bytes=self.kv_dequant(backend),
+            flash_attn_copy_bytes=self.flash_copy(backend),
         )
 
 
@@ -201,7 +201,7 @@ def estimate(request: Request, gpu_count: int | None = None, backend: str | None
         draft_bytes=draft.total,
         mtp_bytes=mtp,
         mtp_head_bytes=mtp_cost(request, count, backend),
-        kv_dequant_bytes=compute.kv_dequant_bytes,
+        flash_attn_copy_bytes=compute.flash_attn_copy_bytes,
         draft_weights_bytes=draft.weights,
         draft_kv_bytes=draft.kv,
         draft_compute_bytes=draft.compute,

@@ -14,7 +14,7 @@ import pytest
 
 from tests.groundtruth import DATA, MIB, architectures, llamacpp_rows, measured_rows
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.compute import compute_buffers
+from vramfit.calc.compute import compute_buffers, flash_attn_reserved_bytes
 from vramfit.calc.file_types import parse_file_type
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache
@@ -150,10 +150,10 @@ def test_a_quantized_kv_cache_leaves_the_compute_buffer_as_f16s() -> None:
     assert expected == 522.5 * MIB
     for type_k in (KvType.F16, KvType.Q8_0, KvType.Q4_0):
         cache = kv_cache(arch, 16384, 2, type_k, type_k, flash_attn=True, n_ubatch=512)
-        copy = cache.dequant_layer_bytes  # CUDA's f16 copy of a global layer: 32,768 × 2,048 × 2 B each for K and V
+        copy = cache.f16_copy_layer_bytes  # CUDA's f16 copy of a global layer: 32,768 × 2,048 × 2 B each for K and V
         assert copy == (0 if type_k == KvType.F16 else 2 * 32768 * 2048 * 2)
-        buffers = compute_buffers(arch, cache.full_cells, n_ubatch=512, flash_attn=True, kv_dequant_bytes=copy)
-        assert buffers.gpu_bytes == expected and buffers.kv_dequant_bytes == 0  # the output stage stays the larger
+        buffers = compute_buffers(arch, cache.full_cells, n_ubatch=512, flash_attn=True, flash_attn_copy_bytes=copy)
+        assert buffers.gpu_bytes == expected and buffers.flash_attn_copy_bytes == 0  # the output stage stays the larger
 
 
 def _config_arch(name: str) -> Architecture:
@@ -197,8 +197,8 @@ def test_cuda_flash_attention_copies_a_quantized_layer_to_f16(
     layer's K and V at every cell, worked out here from the config."""
     arch = _config_arch(name)
     cache = kv_cache(arch, cells, 1, type_k, type_v, flash_attn=True)
-    assert cache.dequant_layer_bytes == copy
-    assert kv_cache(arch, cells, 1, type_k, KvType.F16, flash_attn=False).dequant_layer_bytes == 0  # no FA, no copy
+    assert cache.f16_copy_layer_bytes == copy
+    assert kv_cache(arch, cells, 1, type_k, KvType.F16, flash_attn=False).f16_copy_layer_bytes == 0  # no FA, no copy
 
 
 def test_the_f16_copy_is_unsloths_measured_compute_buffer() -> None:
@@ -207,10 +207,10 @@ def test_the_f16_copy_is_unsloths_measured_compute_buffer() -> None:
     4 · 512 · 4 · 2,560 B of activations + 2 · 512 · 262,144 B of f16 mask + 1 GiB of f16 K and V = 1,300 MiB."""
     arch = _config_arch("Qwen3.5-4B")
     cache = kv_cache(arch, 262144, 1, KvType.Q8_0, KvType.Q8_0, flash_attn=True)
-    buffers = compute_buffers(arch, cache.full_cells, flash_attn=True, kv_dequant_bytes=cache.dequant_layer_bytes)
+    buffers = compute_buffers(arch, cache.full_cells, flash_attn=True, flash_attn_copy_bytes=cache.f16_copy_layer_bytes)
     assert buffers.gpu_bytes == 4 * 512 * 4 * 2560 + 2 * 512 * 262144 + 2**30 == 1300 * MIB
     assert _within(buffers.gpu_bytes, 1.30 * 1024 * MIB, 0.03)
-    assert buffers.kv_dequant_bytes == buffers.gpu_bytes - buffers.output_bytes  # over the f16 cache's largest stage
+    assert buffers.flash_attn_copy_bytes == buffers.gpu_bytes - buffers.output_bytes  # over the largest f16 stage
 
 
 MLA_ROWS = [
@@ -237,3 +237,27 @@ def test_an_mla_models_attention_stage_is_its_latent_tensors(row: dict[str, Any]
     mask = 2 * ub * n_ctx if row["flash_attn"] else 4 * ub * (1 + n_ctx * 129)
     assert buffers.attention_bytes == latent + mask
     assert _within(buffers.gpu_bytes, row["compute_buffer_mib"] * MIB, 0.025), (buffers.gpu_bytes / MIB, row)
+
+
+@pytest.mark.parametrize(
+    ("name", "type_kv", "backend", "reserved"),
+    [
+        # Qwen3.5-4B at 262,144 cells: one layer's K and V in f16 are 2 × 262,144 × 4 × 256 × 2 B = 1 GiB
+        ("Qwen3.5-4B", KvType.Q8_0, "cuda", 2**30),
+        ("Qwen3.5-4B", KvType.Q8_0, "rocm", 2**30),
+        ("Qwen3.5-4B", KvType.F16, "cuda", 0),  # CUDA reads an f16 cache as it is
+        # Metal: the copy whatever the type, and 4 · 32 rows · 16 heads · 32 workgroups · (256 + 2) B of partials
+        ("Qwen3.5-4B", KvType.F16, "metal", 2**30 + 4 * 32 * 16 * 32 * 258),
+        ("Qwen3.5-4B", KvType.Q8_0, "metal", 2**30 + 4 * 32 * 16 * 32 * 258),
+        ("Qwen3.5-4B", KvType.Q8_0, "vulkan", 0),
+        # MLA: the latent K only (576 a cell), partials of the 512-wide latent V for 128 heads
+        ("DeepSeek-V3.1", KvType.F16, "metal", 262144 * 576 * 2 + 4 * 32 * 128 * 32 * 514),
+    ],
+)
+def test_what_each_backends_flash_attention_reserves(name: str, type_kv: KvType, backend: str, reserved: int) -> None:
+    """llama.cpp 0c1e57098: ggml-cuda reserves beside the attention's output an f16 copy of a K or V cache that is
+    not f16 (fattn-common.cuh); ggml-metal reserves it for every type ("always reserve the temp buffer",
+    ggml-metal-ops.cpp extra_kv_f16) and the partial results of its workgroups (extra_tmp); Vulkan nothing."""
+    arch = _config_arch(name)
+    cache = kv_cache(arch, 262144, 1, type_kv, type_kv, flash_attn=True)
+    assert flash_attn_reserved_bytes(arch, cache, backend) == reserved
