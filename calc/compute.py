@@ -1,7 +1,7 @@
 """Compute buffers: the scratch memory llama.cpp's graph allocator reserves on each GPU.
 
 llama.cpp sizes the buffer by reserving its worst-case graph (one micro-batch of ``n_ubatch`` tokens against the
-whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml-alloc reuses memory between them):
+whole KV cache). A few stages dominate, and the buffer is the largest of them (ggml-alloc reuses memory between them):
 
 * attention, flash attention off: the f32 KQ matrix of every head, ``4 · n_ubatch · n_ctx · n_head``, plus the
   input mask and a few hidden-size activations: ``4 · ub · (1 + 4·h + n_ctx · (1 + n_head))``. This is Ollama's
@@ -21,6 +21,10 @@ whole KV cache). Two stages dominate, and the buffer is the larger of them (ggml
   q_nope_absorbed and the attention's output, ``kv_lora_rank`` each), ``4 · ub · n_head · (3 · kv_lora_rank +
   rope)``: DeepSeek V3.1 on the CPU backend at 0c1e57098 logs 410.01 MiB at 2,048 tokens (this rule 402) and 924.01
   without flash attention (916), where four hidden states made 35–40 % less.
+* feed-forward of a dense layer (:func:`feed_forward_stage_bytes`): gate, up and their product at the widest dense
+  layer and four hidden states beside the mask, ``4 · ub · (3 · n_ff + 4 · h)`` plus the mask; exact on every dense
+  model of llamacpp_outputs.jsonl, and the largest stage of a wide model with a small vocabulary at long contexts (OLMo
+  2 32B and EXAONE 4.0 32B at 32,768 tokens, 234 MiB, where the logits take 206).
 * output: the f32 logits of the micro-batch and the final hidden state, ``4 · ub · (h + n_vocab)``: Llama 3 8B at
   2048 → 258.50 MiB, Gemma 2 2B → 504.5 MiB, Gemma 3 27B → 522.5 MiB (all as logged on CUDA).
 
@@ -110,6 +114,19 @@ def attention_stage_bytes(
     return F32 * n_ubatch * (1 + activations + n_ctx * (1 + arch.max_heads))
 
 
+def feed_forward_stage_bytes(arch: Architecture, n_ctx: int, n_ubatch: int, flash_attn: bool) -> int:
+    """A dense feed-forward block's stage: gate, up and their product at the widest dense layer and four hidden-size
+    activations, ``4 · ub · (3 · n_ff + 4 · h)``, beside the mask every layer reads (f16 with flash attention, f32
+    without). llama.cpp 0c1e57098 on the CPU backend, 4,096 tokens, one output (llamacpp_outputs.jsonl): Qwen3 8B
+    104.01 MiB besides the mask, OLMo 2 7B 96.51, Command R 35B 196.01, EXAONE 4.0 32B 200.51, as this gives. 0 for a
+    model without dense layers (mixture-of-experts blocks are not sized here)."""
+    widest = max(arch.ffn_size, default=0)
+    if not widest:
+        return 0
+    mask = F16 * n_ubatch * n_ctx if flash_attn else F32 * n_ubatch * n_ctx
+    return F32 * n_ubatch * (3 * widest + 4 * arch.hidden_size) + mask
+
+
 def flash_attn_reserved_bytes(arch: Architecture, cache: KvCache, backend: str, n_ubatch: int = 512) -> int:
     """What a backend's flash attention reserves beside its output for the largest layer (llama.cpp 0c1e57098):
 
@@ -147,9 +164,10 @@ def compute_buffers(
     """Compute buffers for a KV cache of ``n_ctx`` cells (the largest layer's), on ``gpu_count`` GPUs;
     ``flash_attn_copy_bytes``: what flash attention reserves beside its output (:func:`flash_attn_reserved_bytes`)."""
     output = output_stage_bytes(arch, n_ubatch)
+    feed_forward = feed_forward_stage_bytes(arch, n_ctx, n_ubatch, flash_attn)
 
     def per_gpu(dequant: int) -> list[int]:
-        attention = attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, dequant)
+        attention = max(attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, dequant), feed_forward)
         stages: list[int] = []
         for index in range(gpu_count):
             last = index == gpu_count - 1

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.groundtruth import MIB, llamacpp_rows, output_limit_rows
-from vramfit.calc.compute import compute_buffers
+from vramfit.calc.compute import compute_buffers, feed_forward_stage_bytes
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache
 from vramfit.calc.request import KvType
@@ -60,3 +60,21 @@ def test_llama_servers_limit_takes_only_logits_away(model: str) -> None:
     longer = _row(model, 32768, 4, 4)
     if longer["context_ok"]:  # Gemma 4 31B's 32K cache did not fit the measuring machine
         assert longer["compute_buffer_mib"] - server["compute_buffer_mib"] >= 2 * 512 * 28672 / MIB - 0.01
+
+
+DENSE = ["Qwen2.5-0.5B", "Llama-3.2-1B", "Qwen3-0.6B", "Qwen3-8B", "SmolLM3-3B", "OLMo-2-7B", "OLMo-2-32B-8L",
+         "EXAONE-3.5-7.8B", "EXAONE-4.0-32B-4L", "Command-R-35B-4L"]  # fmt: skip
+
+
+@pytest.mark.parametrize("model", DENSE)
+@pytest.mark.parametrize("n_ctx", [4096, 32768])
+def test_a_dense_models_feed_forward_stage(model: str, n_ctx: int) -> None:
+    """With one output a micro-batch the logits no longer set the buffer of a dense model without sliding windows:
+    its feed-forward stage does, 4 · 512 · (3 · n_ff + 4 · hidden) bytes beside the f16 mask (2 · 512 · n_ctx), to
+    the 0.01 MiB llama.cpp logs (Qwen3 8B: 4 · 512 · (3 · 12,288 + 4 · 4,096) B = 104 MiB, 108.01 logged at 4,096
+    tokens and 136.01 at 32,768)."""
+    arch = from_hf_config(CONFIGS[model])
+    measured = _row(model, n_ctx, 1, 1)["compute_buffer_mib"] * MIB
+    by_hand = 4 * 512 * (3 * max(arch.ffn_size) + 4 * arch.hidden_size) + 2 * 512 * n_ctx
+    assert feed_forward_stage_bytes(arch, n_ctx, 512, True) == by_hand
+    assert abs(by_hand - measured) <= 0.02 * MIB, (by_hand / MIB, measured / MIB)
