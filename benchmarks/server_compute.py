@@ -7,8 +7,10 @@ outputs. The library default keeps the logits of every token; llama-server keeps
 ``-np``), and its buffer is smaller wherever the logits were the largest stage. The rows are
 tests/data/groundtruth/llamacpp_outputs.jsonl (tools/llamacpp_truth/measure_outputs.py, CPU backend). The table
 gives, per model, the library default's buffer at 4,096 tokens and the server's at 4,096 and 32,768 tokens (four
-slots, flash attention), in MiB, and vramfit's estimate with the ratio to each: vramfit sizes the library default's
-buffer, so for llama-server it errs high by up to the logits of a micro-batch.
+slots, flash attention), in MiB, and vramfit's estimate for llama-server with its ratio to each (``/default``: the
+estimate for the library default against that). vramfit sizes the server's buffer for dense models without sliding
+windows (their feed-forward stage, ``calc.compute.plain_dense``) and the library default's for the others, which errs
+high for llama-server by up to the logits of a micro-batch.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.groundtruth import MIB, llamacpp_rows, output_limit_rows
-from vramfit.calc.compute import compute_buffers
+from vramfit.calc.compute import compute_buffers, plain_dense, server_outputs
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache
 from vramfit.calc.request import KvType
 
 
-def estimate_mib(config: dict[str, object], n_ctx: int, users: int, unified: bool) -> float:
+def estimate_mib(config: dict[str, object], n_ctx: int, server: bool) -> float:
+    """vramfit's buffer: as llama-server's (one output a slot, four slots) where the calculator sizes it so
+    (``plain_dense``), else every token's; ``server`` False: every token's (the library default)."""
     arch = from_hf_config(config)  # type: ignore[arg-type]
-    cache = kv_cache(arch, n_ctx // users, users, KvType.F16, flash_attn=True, unified=unified)
-    return compute_buffers(arch, cache.full_cells, flash_attn=True).gpu_bytes / MIB
+    cache = kv_cache(arch, n_ctx, 1, KvType.F16, flash_attn=True)
+    outputs = server_outputs(1) if server and plain_dense(arch) else None
+    return compute_buffers(arch, cache.full_cells, flash_attn=True, n_outputs=outputs).gpu_bytes / MIB
 
 
 def main() -> None:
@@ -44,9 +49,9 @@ def main() -> None:
         default = rows[(model, 4096, True, 0, 1)]["compute_buffer_mib"]
         server4 = rows[(model, 4096, True, 4, 4)]["compute_buffer_mib"]
         server32 = rows[(model, 32768, True, 4, 4)]["compute_buffer_mib"]
-        est4 = estimate_mib(configs[model], 4096, 4, True)
-        est32 = estimate_mib(configs[model], 32768, 4, True)
-        to_default.append(est4 / default)
+        est4 = estimate_mib(configs[model], 4096, True)
+        est32 = estimate_mib(configs[model], 32768, True)
+        to_default.append(estimate_mib(configs[model], 4096, False) / default)
         to_server.append(est4 / server4)
         if server32 is None:  # the context was not created (its KV cache did not fit this machine's memory)
             print(f"{model[:32]:32} {default:10.2f} {server4:10.2f} {'—':>10} {est4:11.2f} {est4 / default:8.2f} "

@@ -39,13 +39,15 @@ V3.1, 4 layers) holds exactly f16's buffer with q8_0 and q4_0 caches. What users
 report as gigabytes more with a quantized cache on CUDA is that f16 copy at long contexts; with flash attention off
 the K·Q product dequantizes K into CUDA's memory pool instead, outside the compute buffer, which was not measured here.
 
-The output stage is that of a context reserving a whole micro-batch of outputs, llama.cpp's library default
-(``n_outputs_max`` 0: n_batch; the CPU rows, within 16 % for all 54 measured architectures at 4,096 tokens:
-tests/calc/test_output_limit.py). llama-server at 0c1e57098 reserves one output a slot, times one plus the draft
-length (server-context.cpp server_output_limits), and its buffer is smaller where the output stage was the larger:
-Llama 3.2 1B at 4,096 tokens 68.01 MiB against 258.50 with the default (llamacpp_outputs.jsonl). These numbers keep
-the default's, so for llama-server they err high by up to the logits of a micro-batch (benchmarks/server_compute.py:
-a median 2.58×); sizing the server's own stages (feed-forward, recurrent, sliding-window masks) is the next step.
+The output stage of llama.cpp's library default keeps every token's logits (``n_outputs_max`` 0: n_batch; the CPU
+rows, within 16 % for all 54 measured architectures at 4,096 tokens: tests/calc/test_output_limit.py). llama-server
+at 0c1e57098 reserves one output a slot, times one plus the draft length (:func:`server_outputs`; llama.cpp PR
+#23861), and its buffer is smaller where the logits were the largest stage: Llama 3.2 1B at 4,096 tokens 68.01 MiB
+against 258.50 (llamacpp_outputs.jsonl). For a dense model without sliding windows (:func:`plain_dense`) the
+calculator sizes the server's buffer, its feed-forward stage, as measured to 0.02 MiB on every such model; for the
+others it keeps the library default's, which errs high for llama-server (benchmarks/server_compute.py) until their
+stages (experts, recurrent layers, sliding-window masks, indexers) are measured and sized. A log of a build before
+that PR (no ``n_outputs_max`` line) is compared with every token's outputs (``Request.n_outputs_max`` 0).
 
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs
 (GGML_SCHED_MAX_COPIES): every GPU holds its own buffer plus three extra copies of the mask and hidden state; the
@@ -147,8 +149,37 @@ def flash_attn_reserved_bytes(arch: Architecture, cache: KvCache, backend: str, 
     return 0
 
 
-def output_stage_bytes(arch: Architecture, n_ubatch: int) -> int:
-    return F32 * n_ubatch * (arch.hidden_size + arch.vocab_size)
+def output_stage_bytes(arch: Architecture, n_ubatch: int, n_outputs: int | None = None) -> int:
+    """The micro-batch's final hidden state and the logits of its outputs: every token's (``n_outputs`` None, the
+    library default) or ``min(n_ubatch, n_outputs)`` (llama-server's limit, :func:`server_outputs`)."""
+    rows = n_ubatch if n_outputs is None else min(n_ubatch, n_outputs)
+    return F32 * (n_ubatch * arch.hidden_size + rows * arch.vocab_size)
+
+
+SERVER_AUTO_SLOTS = 4  # tools/server/server.cpp: with no -np, "n_parallel = 4 and kv_unified = true"
+
+
+def server_outputs(users: int, draft_max: int = 0) -> int:
+    """llama-server's ``n_outputs_max`` at 0c1e57098: one output a slot times one plus the draft length
+    (server-context.cpp server_output_limits, common_speculative_get_output_limits); the slots are the users asked
+    for, four when there is one (the command passes -np only above one)."""
+    slots = users if users > 1 else SERVER_AUTO_SLOTS
+    return slots * (1 + draft_max)
+
+
+def plain_dense(arch: Architecture) -> bool:
+    """A model whose llama-server buffer is its dense feed-forward stage beside the mask, as measured on every such
+    model (llamacpp_outputs.jsonl): no experts, recurrent layers, sliding windows, latent attention, per-layer
+    embeddings or compressed caches. The others keep the library default's buffer, which errs high for llama-server."""
+    return (
+        arch.n_experts == 0
+        and not any(arch.recurrent_layers)
+        and not arch.sliding_window
+        and not arch.is_mla
+        and not arch.per_layer_input_size
+        and not arch.compress_ratios
+        and max(arch.ffn_size, default=0) > 0
+    )
 
 
 def compute_buffers(
@@ -160,10 +191,12 @@ def compute_buffers(
     gpu_count: int = 1,
     output_on_gpu: bool = True,
     flash_attn_copy_bytes: int = 0,
+    n_outputs: int | None = None,
 ) -> ComputeBuffers:
     """Compute buffers for a KV cache of ``n_ctx`` cells (the largest layer's), on ``gpu_count`` GPUs;
-    ``flash_attn_copy_bytes``: what flash attention reserves beside its output (:func:`flash_attn_reserved_bytes`)."""
-    output = output_stage_bytes(arch, n_ubatch)
+    ``flash_attn_copy_bytes``: what flash attention reserves beside its output (:func:`flash_attn_reserved_bytes`);
+    ``n_outputs``: the outputs a micro-batch reserves (None: every token's, the library default)."""
+    output = output_stage_bytes(arch, n_ubatch, n_outputs)
     feed_forward = feed_forward_stage_bytes(arch, n_ctx, n_ubatch, flash_attn)
 
     def per_gpu(dequant: int) -> list[int]:

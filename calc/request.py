@@ -118,7 +118,15 @@ class Request(BaseModel):
         default=3,
         ge=1,
         le=64,
-        description="tokens drafted a step (--spec-draft-n-max, default 3 at 0c1e57098): no buffer depends on it",
+        description="tokens drafted a step (--spec-draft-n-max, default 3 at 0c1e57098): llama-server reserves that "
+        "many more outputs a slot",
+    )
+    n_outputs_max: int | None = Field(
+        default=None,
+        ge=0,
+        description="llama.cpp's n_outputs_max, the outputs a micro-batch reserves: None as llama-server sets it "
+        "(one a slot, times one plus the draft; llama.cpp PR #23861), 0 every token's (the library default, and "
+        "builds before that PR)",
     )
     draft_kv_cache: KvType = Field(
         default=KvType.F16,

@@ -179,6 +179,8 @@ def diagnose(reading: LogReading) -> Diagnosis:
         "context": max(256, reading.n_ctx // seqs),
         "users": seqs,
         "n_ubatch": reading.n_ubatch or 512,
+        # the outputs the log's build reserved: every token's where it does not say (builds before the limit)
+        "n_outputs_max": reading.n_outputs_max if reading.n_outputs_max is not None else 0,
         "gpus": (choice,) if choice is not None else (),
     }
     if reading.flash_attn is not None:

@@ -32,7 +32,7 @@ _MODEL_BUFFER = re.compile(
 )
 _CONTEXT = re.compile(
     r"(?:llama_context|llama_new_context_with_model|llama_init_from_model):\s*"
-    r"(?P<key>n_seq_max|n_ctx|n_batch|n_ubatch|flash_attn)\s*=\s*(?P<value>\S+)"
+    r"(?P<key>n_seq_max|n_ctx|n_batch|n_ubatch|n_outputs_max|flash_attn)\s*=\s*(?P<value>\S+)"
 )
 # llama_context prints kv_unified (0c1e57098: llama-context.cpp:315); the scheduler says when it keeps copies of the
 # compute buffers for pipeline parallelism (several GPUs, every layer offloaded; GGML_SCHED_MAX_COPIES, default 4)

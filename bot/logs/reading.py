@@ -55,6 +55,9 @@ class LogReading(BaseModel):
     n_seq: int | None = None  # llama.cpp's n_seq_max (--parallel)
     n_batch: int | None = None
     n_ubatch: int | None = None
+    # the outputs a micro-batch reserves (llama.cpp PR #23861, printed by 0c1e57098's llama_context); None: a build
+    # that does not print it, which reserves every token's
+    n_outputs_max: int | None = None
     flash_attn: bool | None = None
     kv_unified: bool | None = None  # llama.cpp's --kv-unified as the context printed it
     build: str = ""  # llama.cpp's "build: 5331 (33eff402)" as the log prints it; "" when it does not

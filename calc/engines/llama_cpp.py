@@ -21,6 +21,8 @@ from vramfit.calc.compute import (
     flash_attn_reserved_bytes,
     offloaded_compute_bytes,
     output_stage_bytes,
+    plain_dense,
+    server_outputs,
 )
 from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
@@ -100,6 +102,13 @@ class _Parts:
         )
         self.flash_attn = request.flash_attn_effective
         self.n_ubatch = request.n_ubatch
+        # llama-server reserves one output a slot (calc.compute.server_outputs); where that is measured to hold
+        # (calc.compute.plain_dense) the buffer is sized so, elsewhere as the library default's (every token's), as
+        # for Ollama's runner and for a log of a build before the limit (n_outputs_max 0)
+        drafting = request.draft_max if (request.draft or request.mtp) else 0
+        outputs = server_outputs(request.users, drafting) if request.n_outputs_max is None else request.n_outputs_max
+        limited = plain_dense(self.arch) and request.runner != "ollama" and outputs > 0
+        self.n_outputs: int | None = outputs if limited else None
         self.ram_speed = request.ram_speed or ASSUMED_RAM_SPEED
         self.ram_speed_assumed = request.ram_speed is None
         # The answer's prompt is the context asked for, read from an empty cache (its time to first token).
@@ -122,6 +131,7 @@ class _Parts:
                 gpu_count=gpu_count,
                 output_on_gpu=output_on_gpu,
                 flash_attn_copy_bytes=dequant,
+                n_outputs=self.n_outputs,
             )
         return self._compute[key]
 
@@ -148,7 +158,9 @@ _PARTS_LOCK = threading.Lock()  # the bot calls the calculator from several work
 
 def _parts(request: Request) -> _Parts:
     gguf = id(request.model.gguf) if request.model.gguf is not None else None
-    key = (*_kv_shape(request), gguf, request.quant, request.ram_speed)  # the KV cache's, the weights', the speed's
+    # the KV cache's, the weights', the speed's, and what sets the outputs the compute buffer reserves
+    outputs = (request.n_outputs_max, request.runner, bool(request.draft or request.mtp), request.draft_max)
+    key = (*_kv_shape(request), gguf, request.quant, request.ram_speed, *outputs)
     with _PARTS_LOCK:
         parts = _PARTS_CACHE.get(key)
         if parts is None:

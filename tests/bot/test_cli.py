@@ -366,19 +366,19 @@ def test_help_in_korean() -> None:
 @pytest.mark.parametrize(
     ("lang", "warning", "footnote"),
     [
-        ("en", "⚠️ Llama 3 8B was trained for 8,192 tokens", "memory alone would allow 57,344 tokens"),
-        ("ko", "⚠️ Llama 3 8B 모델은 토큰 8,192개까지 학습됐어요", "메모리만 보면 토큰 57,344개까지 들어가요"),
+        ("en", "⚠️ Llama 3 8B was trained for 8,192 tokens", "memory alone would allow 57,856 tokens"),
+        ("ko", "⚠️ Llama 3 8B 모델은 토큰 8,192개까지 학습됐어요", "메모리만 보면 토큰 57,856개까지 들어가요"),
     ],
 )
 def test_the_trained_context_is_said_and_caps_the_largest_context(lang: str, warning: str, footnote: str) -> None:
     # config.json of Meta-Llama-3-8B-Instruct: max_position_embeddings 8192. On a 3060 12GB memory alone would hold
-    # 57,344 tokens (the README's own example), so the column shows the model's limit with a footnote.
+    # 57,856 tokens (the README's own example), so the column shows the model's limit with a footnote.
     out = io.StringIO()
     assert run(["--lang", lang, "llama3-8b 32k 3060"], out) == 0
     text = out.getvalue()
     assert warning in text and footnote in text
     row = next(line for line in text.splitlines() if "RTX 3060 12GB" in line)
-    assert "8,192*" in row and "57,344" not in row
+    assert "8,192*" in row and "57,856" not in row
 
 
 def test_what_fits_leaves_out_models_trained_for_less_than_the_context() -> None:

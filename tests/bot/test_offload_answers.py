@@ -410,8 +410,14 @@ def test_ollama_runs_flash_attention_as_ollama_does(question: str, flash: bool, 
     answer = json.loads(out)
     assert answer["request"]["flash_attn"] is flash
     _, plain = vram("--json", *same_as, "--gpu", "4090")
-    for key in ("kv_cache_bytes", "compute_bytes", "total_bytes"):
-        assert answer["estimate"][key] == json.loads(plain)["estimate"][key], key
+    estimate, server = answer["estimate"], json.loads(plain)["estimate"]
+    assert estimate["kv_cache_bytes"] == server["kv_cache_bytes"]
+    # Ollama's runner keeps every token's logits (llama.cpp's library default); llama-server one a slot, which for a
+    # dense model without sliding windows leaves the feed-forward stage the largest (calc.compute.plain_dense)
+    logits = 4 * 512 * 151936 if "qwen3" in question else 4 * 512 * 128256
+    difference = estimate["compute_bytes"] - server["compute_bytes"]
+    assert difference == 0 or 0 < difference <= logits
+    assert estimate["total_bytes"] - server["total_bytes"] == difference
     _, text = vram(question)
     assert ("OLLAMA_FLASH_ATTENTION=1" in text) is flash
 

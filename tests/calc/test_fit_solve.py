@@ -52,9 +52,10 @@ def test_layers_fill_from_the_last() -> None:
 
 def test_llama3_8b_fits_a_3060_at_8k() -> None:
     # GPU weights 4,617,396,224 B: the published Q4_K_M file (4,920,733,984 B) minus its 7,835,936-byte header
-    # minus token_embd in system RAM (128,256 × 4,096 Q4_K = 295,501,824 B). KV 1 GiB, logits buffer
-    # 4 × 512 × (4,096 + 128,256) = 271,056,896 B, CUDA runtime 457 MiB = 479,199,232 B.
-    total = 4_617_396_224 + GIB + 271_056_896 + 479_199_232
+    # minus token_embd in system RAM (128,256 × 4,096 Q4_K = 295,501,824 B). KV 1 GiB. Compute: llama-server
+    # reserves four outputs (one a slot), so the feed-forward stage is the largest, 4 × 512 × (3 × 14,336 +
+    # 4 × 4,096) B beside the f16 mask 2 × 512 × 8,192 B = 130,023,424 B. CUDA runtime 457 MiB = 479,199,232 B.
+    total = 4_617_396_224 + GIB + 4 * 512 * (3 * 14336 + 4 * 4096) + 2 * 512 * 8192 + 479_199_232
     fit = fit_gpu(llama3_8b(context=8192), GpuChoice(gpu=CATALOG.gpu("3060")))
     assert fit.total_bytes == total
     assert fit.verdict == Verdict.FITS
@@ -63,14 +64,15 @@ def test_llama3_8b_fits_a_3060_at_8k() -> None:
 
 
 def test_max_context_on_a_3060() -> None:
-    # Every layer stays on the GPU while total ≤ 12 GiB = 12,884,901,888 B. The logits buffer (271,056,896 B)
-    # stays the larger compute stage up to ~77k tokens, so the KV budget is 12,884,901,888 − 4,617,396,224 −
-    # 271,056,896 − 479,199,232 = 7,517,249,536 B at 131,072 B per token = 57,352.3 tokens → 57,344 (a multiple
-    # of 256). At that context the card is "tight".
+    # Every layer stays on the GPU while total ≤ 12 GiB = 12,884,901,888 B. The feed-forward stage (121,634,816 B
+    # and the f16 mask's 1,024 B a token) is the largest compute stage, so 12,884,901,888 − 4,617,396,224 −
+    # 121,634,816 − 479,199,232 = 7,666,671,616 B go at 131,072 B of KV and 1,024 B of mask a token: 58,038.9
+    # tokens → 57,856 (a multiple of 256). At that context the card is "tight".
     choice = GpuChoice(gpu=CATALOG.gpu("3060"))
-    assert max_context(llama3_8b(), choice) == 57_344
-    assert fit_gpu(llama3_8b(context=57_344), choice, with_max_context=False).verdict == Verdict.TIGHT
-    assert fit_gpu(llama3_8b(context=57_600), choice, with_max_context=False).verdict == Verdict.PARTIAL
+    assert (12 * GIB - 4_617_396_224 - 4 * 512 * (3 * 14336 + 4 * 4096) - 479_199_232) // (131_072 + 1_024) == 58_038
+    assert max_context(llama3_8b(), choice) == 57_856
+    assert fit_gpu(llama3_8b(context=57_856), choice, with_max_context=False).verdict == Verdict.TIGHT
+    assert fit_gpu(llama3_8b(context=58_112), choice, with_max_context=False).verdict == Verdict.PARTIAL
 
 
 def test_partial_offload_counts_layers() -> None:
