@@ -37,7 +37,7 @@ from vramfit.bot.answering.log_doctor import diagnose
 from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _
-from vramfit.bot.logs import MAX_LOG_BYTES, read_log
+from vramfit.bot.logs import MAX_LOG_BYTES, read_log, unread_error
 from vramfit.bot.parser import ParsedQuery, draft_model_ref, parse, parse_gpu_spec, slots
 from vramfit.bot.parser.numbers import parse_quantity
 from vramfit.bot.parser.text import clean
@@ -735,7 +735,7 @@ def _log_report(source: str, lang: Lang, want_json: bool, out: Any) -> int:
         return _fail(AnswerError("bad_file", why, subject=source, reason=why), lang, want_json, out)
     reading = read_log(raw.decode("utf-8", errors="replace"))
     if not reading.engine:
-        return _fail(AnswerError("not_a_log", "no engine's log lines"), lang, want_json, out)
+        return _fail(unread_error(reading), lang, want_json, out)
     diagnosis = diagnose(reading)
     if want_json:
         out.write(_json_line({"lang": lang, **log_report_json(diagnosis)}, out))

@@ -100,6 +100,9 @@ class LogReading(BaseModel):
     ollama_graph_full_gib: float | None = None
     ollama_available_gib: tuple[float, ...] = ()
     ollama_ps: tuple[tuple[str, str, str], ...] = ()  # (name, size, processor) per row
+    # The read ran out of time (bot.logs.scan.READ_CPU_SECONDS of CPU) and stopped before this line (1-based): what
+    # is above is read, the rest is not. None: every line was read.
+    unread_from_line: int | None = None
 
     @property
     def gpu_model_mib(self) -> float:

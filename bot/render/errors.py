@@ -27,6 +27,10 @@ SUBJECT_MESSAGES: dict[str, str] = {
         "The attached log is larger than **{subject}**, so I didn't read it: attach the start-up, from the model's "
         "loading to the error."
     ),
+    "log_not_read_in_time": _(
+        "I read the first **{subject}** lines of that log in the time one log gets and found no line llama.cpp, "
+        "Ollama or vLLM wrote. Paste the start-up, from the model's loading to the error."
+    ),
     "attachment_too_large": _(
         "The attached file is larger than **{subject}**, so I didn't read it: a config.json is a few KiB."
     ),

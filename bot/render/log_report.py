@@ -120,6 +120,9 @@ def render_log_report(d: Diagnosis, lang: Lang) -> str:
             lines.append(tr(_("vramfit's compute buffers are llama.cpp's on CUDA; this log ran on {backend}."),
                             backend=backend))  # fmt: skip
     lines += _ollama_lines(d, tr) + _vllm_lines(d, tr) + _failure_lines(d, tr)
+    if r.unread_from_line is not None:  # the read ran out of time: what is above is the log's first lines only
+        cut = _("⏱ Read up to line {line}: the rest took longer to read than one log gets, so it isn't in this report.")
+        lines += ["", tr(cut, line=format_number(r.unread_from_line - 1, tr.lang))]
     return "\n".join(lines) + "\n"
 
 

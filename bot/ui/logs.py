@@ -13,7 +13,7 @@ import discord
 
 from vramfit.bot.answering.log_doctor import Diagnosis, diagnose
 from vramfit.bot.errors import AnswerError
-from vramfit.bot.logs import MAX_LOG_BYTES, read_log
+from vramfit.bot.logs import MAX_LOG_BYTES, read_log, unread_error
 from vramfit.bot.ui.attachments import OffLoop
 
 log = logging.getLogger(__name__)
@@ -66,8 +66,17 @@ async def message_log(
     if not text.strip():
         return None
     diagnosis = await off_loop(_diagnosed, text)
-    return diagnosis if diagnosis.reading.engine else None
+    if diagnosis is None:
+        return None
+    if isinstance(diagnosis, AnswerError):
+        raise diagnosis
+    return diagnosis
 
 
-def _diagnosed(text: str) -> Diagnosis:
-    return diagnose(read_log(text))
+def _diagnosed(text: str) -> Diagnosis | AnswerError | None:
+    """The log read and diagnosed; None when nothing in it is an engine's, AnswerError when the read ran out of time
+    before it found an engine's line."""
+    reading = read_log(text)
+    if not reading.engine:
+        return None if reading.unread_from_line is None else unread_error(reading)
+    return diagnose(reading)

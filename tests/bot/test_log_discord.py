@@ -14,6 +14,7 @@ from tests.bot.test_bot_servers import FORUM_ID, auto_settings, enable_autoanswe
 from tests.fake_discord import EPHEMERAL
 from tests.fake_discord.harness import THREAD_ID, World, run
 from tests.fake_discord.sent import embed_of
+from tests.fake_discord.server import Recorded
 
 LOGS = Path("tests/data/logs")
 OOM = "ik_llama.cpp-deepseek-r1-q2k-15x3090-oom-compute.log"  # DeepSeek R1 Q2_K on 15 RTX 3090s, 32,768 tokens
@@ -115,3 +116,30 @@ def test_a_log_that_pings_or_breaks_markdown_stays_in_its_block() -> None:
             assert sent.json["allowed_mentions"]["parse"] == []
 
     run(scenario())
+
+
+def test_two_hostile_log_files_leave_the_other_questions_answered() -> None:
+    """Issue 43: a 600 KB attachment froze the event loop for 108 s, and two 2 MB files took both answer workers
+    while every other question was answered "too long or too complex". Now each file is read in linear time: both
+    get their answer (no engine's line in them), and a question asked between them gets its card."""
+    blob = "\n".join(["load_tensors: " + "QUJD" * 998] * 520).encode()  # 2 MB: the shape of a pasted base64 blob
+    osc = b"\x1b]a" * (2 << 20 // 3)
+
+    async def scenario() -> None:
+        async with World.start() as world:
+            since = world.fake.last_seq
+            for name, data in (("a.log", blob), ("b.log", osc)):
+                attached = world.fake.attach(name, data, content_type="text/plain")
+                await world.say("why did it crash?", attachments=[attached])
+            data = await world.ask("llama3 8b 32k 3060")
+            assert data.get("embeds"), data  # the card, not "too long or too complex"
+
+            def replies() -> list[Recorded] | None:
+                found = world.fake.find("POST", r"/channels/\d+/messages", since=since)
+                return found if len(found) >= 2 else None
+
+            # no engine's line in either: each is read through and the words beside it answered as a question
+            for reply in await world.fake.wait_until(replies, timeout=20):
+                assert "I don't know the model **why**" in reply.json["content"], reply.json
+
+    run(scenario(), timeout=60)
