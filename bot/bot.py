@@ -35,6 +35,7 @@ from vramfit.bot.storage import StorageError, Store, open_store
 from vramfit.bot.storage.defaults import GuildDefaults
 from vramfit.bot.translator import VramTranslator
 from vramfit.bot.tree import VramTree
+from vramfit.bot.ui.deliveries import CallbackWatch
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,10 @@ class VramBot(commands.AutoShardedBot):
         **options: Any,
     ) -> None:
         options.setdefault("shard_count", settings.shard_count)
+        # What Discord answered each interaction callback: a reply it refused with a rate limit can be posted in the
+        # channel at once, and one it may have taken is never sent twice (bot.ui.deliveries)
+        self.callbacks = CallbackWatch()
+        options.setdefault("http_trace", self.callbacks.trace_config())
         if settings.shard_ids is not None:
             options.setdefault("shard_ids", list(settings.shard_ids))
         super().__init__(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, TypedDict, cast
 
 from pydantic import ValidationError
@@ -319,6 +319,7 @@ class WhatFitsCard:
     models: tuple[ModelChoice, ...]
     model_prefix: str = ""  # only preset models whose id starts with this ("": all)
     stateful: bool = True  # False: the settings cannot be recomputed from a button
+    unparsed: tuple[str, ...] = ()  # words of the question no setting took; the card says them
 
     @property
     def intent(self) -> Intent:
@@ -356,6 +357,7 @@ class CompareCard:
     b: Card
     kv_per_token: tuple[int, int]  # bytes per token of context, full-attention layers, a and b
     reasons: tuple[KvDifference, ...]  # largest ratio first
+    unparsed: tuple[str, ...] = ()  # words no setting took, and the models past the two compared; the card says them
 
     @property
     def intent(self) -> Intent:
@@ -374,6 +376,13 @@ class CompareCard:
 
 AnyCard = Card | WhatFitsCard | CompareCard
 """What an answer can be: the fit card (with a solver's number or both engines), what fits a GPU, or a comparison."""
+
+
+def with_unread(card: AnyCard, words: tuple[str, ...]) -> AnyCard:
+    """``card`` saying ``words`` as not understood, after what it already says: nothing asked is dropped silently."""
+    if not words:
+        return card
+    return replace(card, unparsed=(*card.unparsed, *words))
 
 
 Answerer = Callable[[str, Lang | None, Overrides], AnyCard]

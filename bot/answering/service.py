@@ -42,6 +42,7 @@ from vramfit.bot.answering.cards import (
     ram_speed_code,
     ram_speed_of,
     rope_scaling_label,
+    with_unread,
 )
 from vramfit.bot.answering.chart_data import ChartSeries, chart_series
 from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
@@ -179,8 +180,7 @@ class CalcBackend:
                 parsed, fields, question_lang = self.build_query(preset_text, overrides)
             result = resolve(parsed, self.catalog, **fields)
             card = self.intent_card(result, lang or question_lang, parsed)
-            if parsed.unparsed and isinstance(card, Card):
-                card = dataclasses.replace(card, unparsed=parsed.unparsed)
+            card = with_unread(card, parsed.unparsed)
             model = fields.get("model")
             read_file = getattr(model, "gguf", None) is not None  # a file's header: every tensor's own type
             if parsed.quant_mix and isinstance(card, Card) and not read_file:

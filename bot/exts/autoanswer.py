@@ -24,7 +24,7 @@ from typing import Any
 import discord
 from discord.ext import commands
 
-from vramfit.bot.answering.cards import Overrides
+from vramfit.bot.answering.cards import Overrides, with_unread
 from vramfit.bot.answering.followups import (
     asks_memory_question,
     followup_lang,
@@ -45,7 +45,7 @@ from vramfit.bot.ui.buttons import card_view
 from vramfit.bot.ui.logs import may_carry_log, message_log, outside_code
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.replies import retry_text
-from vramfit.bot.ui.slash import MAX_QUERY
+from vramfit.bot.ui.slash import split_question
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,8 @@ class AutoAnswer(commands.Cog):
         try:
             if attachment is not None:  # the model is the attached config.json's, whatever the words name
                 overrides = Overrides(**overrides, model_ref=await attached_model(self.bot.off_loop, attachment))
-            card = await self.bot.answer(text[:MAX_QUERY], lang, overrides)
+            question, unread = split_question(text)
+            card = with_unread(await self.bot.answer(question, lang, overrides), unread)
         except AnswerError as error:
             log.debug("No card for message %s: %s", message.id, error.code)
             if mentioned or attachment is not None or error.code in ("unknown_model", "unknown_gpu"):

@@ -16,7 +16,7 @@ from discord import app_commands
 from discord.app_commands import locale_str as _
 from discord.ext import commands
 
-from vramfit.bot.answering.cards import Overrides, given_options
+from vramfit.bot.answering.cards import Overrides, given_options, with_unread
 from vramfit.bot.answering.followups import change_only, followup_lang, from_json, merge, to_json
 from vramfit.bot.bot import VramBot
 from vramfit.bot.cooldowns import UserCooldown
@@ -34,7 +34,15 @@ from vramfit.bot.ui.logs import message_log, outside_code
 from vramfit.bot.ui.mentions import mentions_bot, strip_mentions
 from vramfit.bot.ui.options import CONTEXT_OPTION, QUANT_OPTION, USERS_OPTION, gpu_choices, model_choices
 from vramfit.bot.ui.replies import repo_links, retry_text
-from vramfit.bot.ui.slash import ENGINE_CHOICES, KV_CHOICES, MAX_QUERY, QUANT_CHOICES, answer_interaction, card_command
+from vramfit.bot.ui.slash import (
+    ENGINE_CHOICES,
+    KV_CHOICES,
+    MAX_QUERY,
+    QUANT_CHOICES,
+    answer_interaction,
+    card_command,
+    split_question,
+)
 from vramfit.calc.request import MAX_CONTEXT, MAX_GPU_COUNT, MAX_USERS
 
 log = logging.getLogger(__name__)
@@ -129,7 +137,7 @@ class Vram(commands.Cog):
         if not text and attachment is None:
             await self._reply(message, defaults, lang, content=help_text(lang))
             return
-        question, overrides, followup_of = text[:MAX_QUERY], Overrides(), None
+        (question, unread), overrides, followup_of = split_question(text), Overrides(), None
         if attachment is None:
             followup_of = await self._previous_question(message, question)
         if followup_of is not None:  # "32k면?", "with 64gb ram?": the question asked here before, with the change
@@ -140,7 +148,7 @@ class Vram(commands.Cog):
             if attachment is not None:
                 overrides["model_ref"] = await attached_model(self.bot.off_loop, attachment)
             answer_lang = lang if followup_of is not None else defaults.lang
-            card = await self.bot.answer(question, answer_lang, overrides, defaults)
+            card = with_unread(await self.bot.answer(question, answer_lang, overrides, defaults), unread)
         except AnswerError as error:
             links = repo_links(error)  # an unknown model: link buttons to the Hub repos that may be it
             extra: dict[str, Any] = {"view": links} if links is not None else {}

@@ -292,7 +292,8 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     quant = slots.extract_quant(scratch, engine)
     users = slots.extract_users(scratch)
     context = slots.extract_context(scratch)
-    unparsed = _unparsed(scratch.text)
+    # a comparison takes two models: the others are said as not understood, never dropped silently
+    unparsed = (*_unparsed(scratch.text), *(cat.models[m].name for m in models.ids[2:]))
     intent = slots.detect_intent(intent_text, len(models.ids))
     if intent == "fit" and models.candidates and not models.ids:
         intent = "what_fits"

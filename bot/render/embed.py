@@ -451,8 +451,7 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
     description, colour = _headline(card, tr)
     lines: list[str] = []
     if card.unparsed:
-        words = ", ".join(f"`{clean(w)}`" for w in card.unparsed)
-        lines.append(tr(_("⚠️ Not understood: {words}"), words=words))
+        lines.append(_not_understood(card.unparsed, tr))
     if card.source_unread:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
@@ -691,6 +690,11 @@ def kv_explanation(card: CompareCard, tr: Tr) -> str:
     return tr(template, reasons=joined, **names)
 
 
+def _not_understood(words: tuple[str, ...], tr: Tr) -> str:
+    """"⚠️ Not understood: `5090ti`, `q9`": the words of a question that no setting took."""
+    return tr(_("⚠️ Not understood: {words}"), words=", ".join(f"`{clean(w)}`" for w in words))
+
+
 def render_compare(card: CompareCard, lang: Lang) -> discord.Embed:
     """Two models side by side in ten lines or fewer: the title (the GPU in it when one was named), why their KV
     caches differ, then one line each for the weights, the KV cache (with the cache per token at this context as the
@@ -724,6 +728,8 @@ def render_compare(card: CompareCard, lang: Lang) -> discord.Embed:
     elif not a.named_gpus and (a.fits or b.fits):  # the preset GPUs were tried
         smallest = tr(_("{a} vs {b}"), a=_smallest_gpu(a, tr), b=_smallest_gpu(b, tr))
         lines.append(tr(_("Smallest GPU that fits: {gpus}"), gpus=smallest))
+    if card.unparsed:
+        lines.insert(0, _not_understood(card.unparsed, tr))
     colour = NEUTRAL_COLOUR
     if a.named_gpus and a.fits and b.fits:
         colour = COLOUR[b.fits[0].verdict] if a.fits[0].verdict == b.fits[0].verdict else NEUTRAL_COLOUR
@@ -868,6 +874,8 @@ def render_what_fits(card: WhatFitsCard, lang: Lang) -> discord.Embed:
     ]
     if card.model_prefix:
         intro.append(tr(_("Only models whose id starts with `{prefix}`."), prefix=clean(card.model_prefix)))
+    if card.unparsed:
+        intro.insert(0, _not_understood(card.unparsed, tr))
     rows = [
         tr(
             _("{rank}. **{model}** · {quant} · {total} · {free} free"),

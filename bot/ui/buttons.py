@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -23,6 +24,13 @@ from vramfit.bot.answering.cards import AnyCard, Card, CompareCard
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _, format_tokens_short, lang_for_locale
 from vramfit.bot.render.embed import render_card, render_error, render_math
+from vramfit.bot.ui.deliveries import (
+    BUTTON_LEAD,
+    RESPONSE_WINDOW_SECONDS,
+    UNKNOWN_INTERACTION,
+    first_response,
+    post_late,
+)
 from vramfit.bot.ui.replies import interaction_context, retry_text, send_ephemeral, within_window
 from vramfit.bot.ui.state import STATE_PATTERN, CardState, custom_id
 
@@ -49,6 +57,13 @@ class _CardButton:
             await self.press(interaction, bot)
         except AnswerError as error:
             await send_ephemeral(interaction, render_error(error, lang))
+        except discord.NotFound as exc:
+            if exc.code != UNKNOWN_INTERACTION:
+                log.warning("Discord refused a button reply: %s", interaction_context(interaction), exc_info=True)
+                return
+            # the press reached the bot past Discord's window: said in the channel rather than not at all
+            late = _("Your button press reached me after Discord's window for it had closed: press it again.")
+            await post_late(interaction, lang, lead=BUTTON_LEAD, content=Tr(lang)(late))
         except discord.HTTPException:
             log.warning("Discord refused a button reply: %s", interaction_context(interaction), exc_info=True)
         except Exception:
@@ -94,26 +109,32 @@ class _StatefulButton(_CardButton):
 
     async def rerender(self, interaction: discord.Interaction[Any], bot: VramBot, state: CardState) -> None:
         """The card at the new settings: in place for the one who asked (and on a private copy), as a private copy
-        for anyone else, so a public (pinned) card changes only when its asker changes it."""
-        if not pressed_by_asker(interaction):
-            card = await bot.answer("", state.lang, state.overrides())
-            embed, view = render_card(card, state.lang), card_view(card, state.lang, pin=False)
-            if interaction.response.is_done():
-                await interaction.followup.send(embed=embed, view=view, ephemeral=True, allowed_mentions=NO_MENTIONS)
-            else:
-                await interaction.response.send_message(
-                    embed=embed, view=view, ephemeral=True, allowed_mentions=NO_MENTIONS
-                )
-            return
+        for anyone else, so a public (pinned) card changes only when its asker changes it. Deferred when the answer
+        is slow; posted in the channel, naming the presser, when Discord's window had closed."""
+        started = time.monotonic()
+        asker = pressed_by_asker(interaction)
         card = await within_window(
-            interaction, bot.answer("", state.lang, state.overrides()), defer_after=bot.settings.defer_after_seconds
+            interaction,
+            bot.answer("", state.lang, state.overrides()),
+            defer_after=bot.settings.defer_after_seconds,
+            ephemeral=not asker,
         )
         embed = render_card(card, state.lang)
-        view = card_view(card, state.lang, pin=interaction.guild_id is not None)
-        if interaction.response.is_done():  # deferred: edit the card's message through the webhook
-            await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+        view = card_view(card, state.lang, pin=asker and interaction.guild_id is not None)
+        if interaction.response.is_done():  # deferred
+            if asker:  # edit the card's message through the webhook
+                await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+            else:
+                await interaction.followup.send(embed=embed, view=view, ephemeral=True, allowed_mentions=NO_MENTIONS)
+            return
+        if asker:
+            send = interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
         else:
-            await interaction.response.edit_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+            send = interaction.response.send_message(embed=embed, view=view, ephemeral=True,
+                                                     allowed_mentions=NO_MENTIONS)  # fmt: skip
+        window_left = RESPONSE_WINDOW_SECONDS - (time.monotonic() - started)
+        if not await first_response(bot.callbacks, interaction, send, window_left):
+            await post_late(interaction, state.lang, lead=BUTTON_LEAD, embed=embed, view=view)
 
 
 def pressed_by_asker(interaction: discord.Interaction[Any]) -> bool:

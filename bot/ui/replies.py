@@ -39,18 +39,26 @@ def interaction_context(interaction: discord.Interaction[Any]) -> dict[str, Any]
 
 
 async def within_window(
-    interaction: discord.Interaction[Any], work: Coroutine[Any, Any, T], *, defer_after: float, thinking: bool = True
+    interaction: discord.Interaction[Any],
+    work: Coroutine[Any, Any, T],
+    *,
+    defer_after: float,
+    thinking: bool = True,
+    ephemeral: bool = False,
 ) -> T:
     """Await ``work``; if it is not done within ``defer_after`` seconds, defer the interaction first, so a slow
-    store, a slow source or a long question never misses Discord's 3-second window (the answer then follows)."""
+    store, a slow source or a long question never misses Discord's 3-second window (the answer then follows; with
+    ``ephemeral`` privately, as a button's answer to someone other than the card's asker)."""
     task = asyncio.ensure_future(work)
     await asyncio.wait((task,), timeout=defer_after)  # cheaper than wait_for(shield(...)): no wrapper tasks
     if task.done():
         return task.result()
     if not interaction.response.is_done():
         try:
-            if interaction.type == discord.InteractionType.component:
+            if interaction.type == discord.InteractionType.component and not ephemeral:
                 await interaction.response.defer()  # an edit of the card follows
+            elif ephemeral:
+                await interaction.response.defer(ephemeral=True, thinking=True)
             else:
                 await interaction.response.defer(thinking=thinking)
         except discord.HTTPException:

@@ -4,7 +4,6 @@ card (``/vram``, ``/vram-fit``, ``/vram-compare``) calls; :mod:`bot.ui.options` 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -16,12 +15,12 @@ from discord.app_commands import locale_str as _
 
 from vramfit.bot.answering.cards import AnyCard, Overrides
 from vramfit.bot.errors import AnswerError
-from vramfit.bot.i18n import Lang, Tr, lang_for_locale
-from vramfit.bot.i18n import _ as N_  # replies (extracted by pybabel as N_); `_` marks command strings
+from vramfit.bot.i18n import Lang, lang_for_locale
 from vramfit.bot.render.embed import render_card, render_error
 from vramfit.bot.storage.defaults import guild_defaults
 from vramfit.bot.ui.attachments import attached_model
 from vramfit.bot.ui.buttons import card_view
+from vramfit.bot.ui.deliveries import RESPONSE_WINDOW_SECONDS, first_response, post_late
 from vramfit.bot.ui.replies import repo_links, send_ephemeral, within_window
 
 if TYPE_CHECKING:  # annotations only: bot.bot is a layer above bot.ui (tests/import_layers.py)
@@ -31,7 +30,21 @@ log = logging.getLogger(__name__)
 
 NO_MENTIONS = discord.AllowedMentions.none()
 MAX_QUERY = 300
-RESPONSE_WINDOW_SECONDS = 2.8  # Discord accepts the first response to an interaction for 3 s
+MAX_UNREAD_SHOWN = 60
+
+
+def split_question(text: str) -> tuple[str, tuple[str, ...]]:
+    """A message's question cut to :data:`MAX_QUERY` characters at a word's end, and what was cut off, shortened, as
+    the card's "not understood" words (a GPU named at the end of a long message is said, not dropped)."""
+    if len(text) <= MAX_QUERY:
+        return text, ()
+    cut = text.rfind(" ", MAX_QUERY - 40, MAX_QUERY + 1)
+    cut = cut if cut > 0 else MAX_QUERY
+    rest = " ".join(text[cut:].split())
+    if len(rest) > MAX_UNREAD_SHOWN:  # its start and its end, where a GPU or a context is usually named
+        half = (MAX_UNREAD_SHOWN - 3) // 2
+        rest = f"{rest[:half].rstrip()} … {rest[-half:].lstrip()}"
+    return text[:cut], (rest,) if rest else ()
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
 KV_CHOICES = [
@@ -70,9 +83,6 @@ def card_command(command: _Function) -> _Function:
     return app_commands.allowed_installs(guilds=True, users=True)(command)
 
 
-UNKNOWN_INTERACTION = 10062  # Discord's code for an interaction that can no longer be answered
-
-
 async def answer_interaction(
     bot: VramBot,
     interaction: discord.Interaction[VramBot],
@@ -108,30 +118,7 @@ async def answer_interaction(
     if interaction.response.is_done():  # deferred: the placeholder becomes the card (follow-ups have 15 minutes)
         await interaction.edit_original_response(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
         return
-    window_left = max(0.1, RESPONSE_WINDOW_SECONDS - (time.monotonic() - started))
-    try:
-        send = interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
-        await asyncio.wait_for(send, window_left)
-    except TimeoutError:
-        await _post_in_channel(interaction, lang, embed, view)
-    except discord.NotFound as exc:  # 10062: the interaction reached the bot past its window (a busy gateway)
-        if exc.code != UNKNOWN_INTERACTION:
-            raise
-        await _post_in_channel(interaction, lang, embed, view)
-
-
-async def _post_in_channel(
-    interaction: discord.Interaction[VramBot], lang: Lang, embed: discord.Embed, view: discord.ui.View
-) -> None:
-    """The reply could not get through within Discord's window (a rate limit asked to wait longer, or the
-    interaction itself arrived late): it can no longer be answered, so the card goes to the channel as a message,
-    naming whose it is."""
-    log.warning("The answer missed the interaction window; posting it in the channel: %s", interaction.id)
-    channel = interaction.channel
-    if not isinstance(channel, discord.abc.Messageable):
-        return
-    lead = Tr(lang)(N_("Answer to {user}'s /vram"), user=interaction.user.mention)
-    try:
-        await channel.send(content=lead, embed=embed, view=view, allowed_mentions=NO_MENTIONS)
-    except discord.HTTPException:
-        log.warning("Could not post the late answer in channel %s", interaction.channel_id, exc_info=True)
+    window_left = RESPONSE_WINDOW_SECONDS - (time.monotonic() - started)
+    send = interaction.response.send_message(embed=embed, view=view, allowed_mentions=NO_MENTIONS)
+    if not await first_response(bot.callbacks, interaction, send, window_left):
+        await post_late(interaction, lang, embed=embed, view=view)

@@ -333,3 +333,72 @@ def test_a_question_answered_before_needs_no_worker_thread() -> None:
                 release.set()
 
     run(scenario())
+
+
+def test_a_reply_discord_took_but_answered_slowly_is_never_sent_twice() -> None:
+    """Issue 43: the card's send was cancelled at the window while Discord had taken it, and the card was posted in
+    the channel as well (4 cards, 70 ms apart). Now a send Discord may have taken is awaited to its end: one card."""
+
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            world.fake.callback_delay = WINDOW + 1.0  # the reply is taken at once; its answer comes after the window
+            since = world.fake.last_seq
+            interaction = await world.slash("llama3 8b 32k 3060")
+            sent = await world.callback(interaction, timeout=10)
+            assert sent.json["type"] == MESSAGE and sent.json["data"]["embeds"][0]["title"].startswith("Llama 3 8B")
+            await asyncio.sleep(WINDOW + 1.5)  # past the slow answer: anything sent twice would be here by now
+            cards = [r for r in world.fake.find("POST", r"/channels/\d+/messages", since=since)]
+            callbacks = world.fake.find("POST", r"/interactions/\d+/[^/]+/callback", since=since)
+            assert (len(cards), len(callbacks)) == (0, 1), cards
+
+    run(scenario())
+
+
+def test_a_button_press_that_reaches_the_bot_late_is_answered_in_the_channel() -> None:
+    """Issue 43: a press past Discord's window (10062 on its reply) got nothing. Now the changed card is posted in the
+    channel, naming whose press it was; so is a press Discord's rate limit held past the window."""
+    from tests.fake_discord.sent import button
+
+    async def scenario() -> None:
+        async with world_with(make_settings()) as world:
+            interaction = await world.slash("llama3 8b 32k 3060")
+            card = (await world.callback(interaction)).json["data"]
+            message = world.message_for(interaction)
+            for late in ("past the window", "rate limited"):
+                since = world.fake.last_seq
+                if late == "past the window":
+                    world.fake.late_interactions = True
+                else:
+                    world.fake.late_interactions = False
+                    world.fake.rate_limit_next(r"/interactions/\d+/[^/]+/callback", 5.0)
+                await world.press(message, button(card, "vf:ctx:131072:"))
+                posted = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages", since=since,
+                                                       timeout=10)  # fmt: skip
+                assert posted.json["embeds"][0]["title"] == "Llama 3 8B · Q4_K_M · 128K context", late
+                assert f"<@{world.user['id']}>" in posted.json["content"] and "button" in posted.json["content"]
+                await asyncio.sleep(0.5)
+                assert len(world.fake.find("POST", rf"/channels/{CHANNEL_ID}/messages", since=since)) == 1
+
+    run(scenario(), timeout=60)
+
+
+def test_nothing_asked_is_dropped_silently() -> None:
+    """Issue 43: a question naming 50 models compared the first two and dropped the rest, and a GPU past the
+    300 characters a mention is read to was dropped too, with no "not understood". Now both are said on the card."""
+    from vramfit.bot.answering.service import CalcBackend
+    from vramfit.calc.presets import load_catalog
+
+    names = [m.name for m in load_catalog().models.values()][:50]
+
+    async def scenario() -> None:
+        async with world_with(make_settings(), CalcBackend().backend()) as world:
+            since = world.fake.last_seq
+            await world.say("compare " + " vs ".join(names) + " on a 3090")
+            sent = await world.fake.wait_request("POST", rf"/channels/{CHANNEL_ID}/messages", since=since, timeout=15)
+            description = sent.json["embeds"][0]["description"]
+            first_line = description.splitlines()[0]
+            assert first_line.startswith("⚠️ Not understood:"), description
+            assert f"`{names[2]}`" in first_line and f"`{names[5]}`" in first_line  # models past the two compared
+            assert first_line.endswith(" on a 3090`")  # past the 300 characters read: said, not lost
+
+    run(scenario(), timeout=60)

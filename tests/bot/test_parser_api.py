@@ -322,3 +322,9 @@ def test_a_channel_count_alone_takes_ddr5_at_its_desktop_rate_and_says_so() -> N
 def test_a_ram_rate_or_channel_count_no_memory_runs_at_is_a_bad_number(question: str) -> None:
     with pytest.raises(BadNumberError):
         parse(question)
+
+
+def test_models_past_the_two_compared_are_said_as_not_understood() -> None:
+    parsed = parse("compare llama 3 8b vs llama 3 70b vs gemma 2 9b vs qwen2.5 7b on a 3090")
+    assert (parsed.model, parsed.compare_model) == ("llama-3-8b", "llama-3-70b")
+    assert parsed.unparsed == ("Gemma 2 9B", "Qwen2.5 7B") and parsed.gpus[0].gpu.id == "rtx-3090"

@@ -118,6 +118,9 @@ class FakeDiscord:
         self._callbacks: dict[str, _Callback] = {}
         # Interactions that reach the bot too late: Discord answers their callback "Unknown interaction" (10062).
         self.late_interactions = False
+        # Seconds an interaction callback's answer takes after the fake has taken the reply (a slow network): the
+        # card is there, the bot just does not know it yet.
+        self.callback_delay = 0.0
         self._session_ids = itertools.count(1)
         self._seq = itertools.count(1)
         self._changed = asyncio.Condition()
@@ -385,6 +388,8 @@ class FakeDiscord:
                 self.on_request(record)
             await self._notify()
         record.status = response.status
+        if self.callback_delay and response.status < 300 and re.fullmatch(r"/interactions/\d+/[^/]+/callback", path):
+            await asyncio.sleep(self.callback_delay)
         return response
 
     def rate_limit_next(self, pattern: str, retry_after: float) -> None:
