@@ -7,12 +7,13 @@ block the open itself and nothing can be swapped between the check and the read)
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from vramfit.calc.bounded_json import JsonRefused, loads
 from vramfit.calc.errors import BadFileError
 from vramfit.calc.limits import MAX_CONFIG_BYTES
 
@@ -36,28 +37,29 @@ def open_regular_file(path: str | Path) -> tuple[BinaryIO, int]:
         raise
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError(f"{text} is too large")
-    return value
-
-
 def parse_config_json(data: bytes, name: str = "config.json") -> dict[str, Any]:
-    """A config.json's bytes → its object; NaN, Infinity, 1e309, 5,000-digit integers and deep nesting refused."""
+    """A config.json's bytes → its object; more than :data:`calc.limits.MAX_CONFIG_BYTES`, NaN, Infinity, 1e309,
+    5,000-digit integers and deep nesting refused (:mod:`calc.bounded_json`)."""
     try:
-        config = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError as exc:
-        raise BadFileError(f"{name}: nested too deeply", field="json") from exc
-    except (UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError and int's digit limit are ValueErrors
-        raise BadFileError(f"{name}: not valid JSON ({str(exc)[:120]})", field="json") from exc
+        config = loads(data, max_bytes=MAX_CONFIG_BYTES)
+    except JsonRefused as exc:
+        raise BadFileError(f"{name}: {exc}", field="json") from None
+    if not _finite(config):
+        raise BadFileError(f"{name}: a number is too large", field="json")
     if not isinstance(config, dict):
         raise BadFileError(f"{name} must be a JSON object", field="json")
     return config
+
+
+def _finite(value: Any) -> bool:
+    """Whether every number in a parsed JSON value is finite (1e309 parses as infinity); its nesting is bounded."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def read_config_json(path: str | Path) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vramfit.calc.architecture import Architecture
-from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
+from vramfit.calc.cache_files import cache_dir, read_cache_json, set_aside, write_cache_file
 from vramfit.calc.errors import UnknownGpuError, UnknownModelError
 from vramfit.calc.file_types import FileType
 from vramfit.calc.gpu import GIB, Gpu, Machine
@@ -206,21 +206,28 @@ def _suggest(text: str, keys: Mapping[str, str], limit: int) -> list[str]:
 PRESETS_DIR = Path(import_module("vramfit.presets").__file__ or "").parent
 
 
+_TABLES = {"models.toml": "model", "gpus.toml": "gpu"}  # the table of rows each preset file must have
+
+
+def _cached_rows(name: str, raw: bytes) -> tuple[str, Path | None]:
+    """The SHA-256 of a preset file's bytes, and the cache file its parsed rows are kept in (None: no cache)."""
+    digest = hashlib.sha256(raw).hexdigest()
+    folder = cache_dir()
+    return digest, folder / f"{Path(name).stem}-{digest[:20]}.json" if folder else None
+
+
 def _load_toml(name: str, *, use_cache: bool = True) -> tuple[dict[str, Any], str]:
     """A preset file's rows. Parsing the TOML takes most of a cold start's catalog time, so the parsed rows are kept
     as JSON next to the user's other caches (:mod:`calc.cache_files`), under the TOML's SHA-256: an edited preset
     file is parsed afresh, and a cache that cannot be read or written is simply not used."""
     raw = (PRESETS_DIR / name).read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
-    folder = cache_dir() if use_cache else None
-    cached = folder / f"{Path(name).stem}-{digest[:20]}.json" if folder else None
-    if cached is not None and (found := read_cache_file(cached)) is not None:
-        try:
-            data = json.loads(found[0])
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            return data, digest
+    digest, cached = _cached_rows(name, raw)
+    cached = cached if use_cache else None
+    if cached is not None and (found := read_cache_json(cached)) is not None:
+        rows = found[0].get(_TABLES[name]) if isinstance(found[0], dict) else None
+        if isinstance(rows, list) and rows and all(isinstance(row, dict) for row in rows):
+            return found[0], digest
+        set_aside(cached, f"not a table of [[{_TABLES[name]}]] rows")
     import tomllib  # only when the cache misses: not on the start-up path
 
     data = tomllib.loads(raw.decode("utf-8"))
@@ -245,11 +252,15 @@ def _gpu_from_row(row: Mapping[str, Any]) -> Gpu:
 @lru_cache(maxsize=1)
 def load_catalog() -> Catalog:
     """The shipped catalog (parsed once per process); rows from a cache file that do not make a catalog (edited or
-    truncated by hand) are read again from the TOML."""
+    truncated by hand) are set aside and read again from the TOML."""
     try:
         return _catalog(use_cache=True)
-    except (ValueError, TypeError, KeyError, AttributeError):  # pydantic's ValidationError is a ValueError
-        return _catalog(use_cache=False)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # pydantic's ValidationError is a ValueError
+        for name in ("models.toml", "gpus.toml"):
+            _digest, cached = _cached_rows(name, (PRESETS_DIR / name).read_bytes())
+            if cached is not None and cached.exists():
+                set_aside(cached, f"its rows make no catalog: {str(exc).splitlines()[0]}")
+        return _catalog(use_cache=True)
 
 
 def _catalog(*, use_cache: bool) -> Catalog:

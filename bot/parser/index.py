@@ -19,7 +19,8 @@ from pathlib import Path
 
 from vramfit.bot.parser.lexicon import GPU_SKIP, KO_WORDS, MODEL_SKIP, decompose, strip_particle
 from vramfit.bot.parser.text import prepare
-from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
+from vramfit.calc.bounded_json import loads
+from vramfit.calc.cache_files import MAX_CACHE_FILE_BYTES, cache_dir, read_cache_file, set_aside, write_cache_file
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.presets import Catalog
 
@@ -209,7 +210,7 @@ def _count(value: object) -> int:
 
 def index_from_json(raw: bytes) -> CatalogIndex:
     """The index :func:`index_to_json` wrote; ValueError for anything else (a damaged or hand-made file)."""
-    data = json.loads(raw)
+    data = loads(raw, max_bytes=MAX_CACHE_FILE_BYTES)  # JsonRefused (a ValueError) when too large or too deep
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     try:
@@ -251,8 +252,8 @@ def _stored_index(catalog: Catalog) -> CatalogIndex:
     if found is not None:
         try:
             return index_from_json(found[0])
-        except ValueError:
-            pass
+        except ValueError as exc:
+            set_aside(stored, str(exc))
     index = build_index(catalog)
     write_cache_file(stored, index_to_json(index))
     return index

@@ -9,7 +9,6 @@ the Hub or the registry again, and says so in the log once.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from typing import Any, TypeVar
@@ -17,6 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from vramfit.bot.sources.budget import MAX_SPLIT_PARTS, RemoteLimits
+from vramfit.calc.bounded_json import loads
+from vramfit.calc.cache_files import MAX_CACHE_FILE_BYTES
 from vramfit.calc.gguf import GgufHeader
 from vramfit.calc.limits import GGML_MAX_DIMS, MAX_GGUF_KEYS, MAX_TENSOR_ELEMENTS
 
@@ -105,12 +106,12 @@ E = TypeVar("E", bound=_Entry)
 def read_entry(kind: type[E], raw: bytes | str, where: str) -> E | None:
     """``raw`` as a ``kind`` entry, its header checked; None (a miss, logged once per ``where``) when it is not one."""
     try:
-        entry = kind.model_validate(json.loads(raw))
+        entry = kind.model_validate(loads(raw, max_bytes=MAX_CACHE_FILE_BYTES))
         header = getattr(entry, "header", None)
         if isinstance(header, GgufHeader):
             check_header(header, len(getattr(entry, "files", ())) or 1)
         return entry
-    except (ValueError, TypeError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError and bounded_json's JsonRefused are ValueErrors
         if where not in _warned:
             _warned.add(where)
             why = exc.errors()[0].get("msg", "") if isinstance(exc, ValidationError) else str(exc)

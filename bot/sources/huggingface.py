@@ -67,12 +67,14 @@ from vramfit.bot.sources.entries import (
 from vramfit.bot.sources.ranged import RangedFile, StatusError
 from vramfit.bot.sources.references import REPO_ID, HubReference, allowed_storage_host, endpoint, is_offline
 from vramfit.bot.untrusted_text import inert
-from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
+from vramfit.calc.bounded_json import JsonRefused, loads
+from vramfit.calc.cache_files import REMOTE_FOLDER_BYTES, cache_dir, read_cache_file, set_aside, write_cache_file
 from vramfit.calc.errors import VramfitError
 from vramfit.calc.file_types import file_type_in_header, file_type_in_name
-from vramfit.calc.files import read_config_json
+from vramfit.calc.files import parse_config_json
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, merge_gguf_headers, read_gguf_stream
 from vramfit.calc.hf_config import from_hf_config
+from vramfit.calc.limits import MAX_CONFIG_BYTES
 from vramfit.calc.request import GpuChoice, ModelRef
 from vramfit.calc.safetensors import SafetensorsTensor, checkpoint_from_safetensors
 
@@ -255,7 +257,10 @@ def _cached_entry(kind: type[E], path: Path | None, *, any_age: bool) -> E | Non
     """The cache file at ``path`` as a ``kind`` entry, or None: no cache, none read in the last day (at any age with
     ``any_age``), or not such an entry (read the Hub again)."""
     raw = _cache_bytes(path, any_age=any_age)
-    return read_entry(kind, raw, str(path)) if raw is not None else None
+    entry = read_entry(kind, raw, str(path)) if raw is not None else None
+    if raw is not None and entry is None and path is not None:
+        set_aside(path, f"not a {kind.__name__}")  # read again from the Hub, and written anew
+    return entry
 
 
 def _cache_path(reference: HubReference) -> Path | None:
@@ -276,7 +281,7 @@ def _store(reference: HubReference, remote: RemoteHeader) -> None:
         return
     data = {"files": list(remote.files), "commit": remote.commit, "header": remote.header.model_dump(mode="json"),
             "mmproj": remote.mmproj, "mmproj_bytes": remote.mmproj_bytes}  # fmt: skip
-    write_cache_file(path, json.dumps(data).encode("utf-8"))
+    write_cache_file(path, json.dumps(data).encode("utf-8"), folder_limit=REMOTE_FOLDER_BYTES)
 
 
 def _from_shared(cache: RemoteCache, reference: HubReference, *, any_age: bool) -> RemoteHeader | None:
@@ -461,7 +466,8 @@ def _file_location(reference: HubReference, path: str) -> tuple[str, int | None,
     if location.startswith("/"):
         location = hub + location
     if not _hub_origin_allowed(origin_of(location)) or not allowed_storage_host(urlparse(location).hostname or ""):
-        raise AnswerError("remote_host_refused", f"the Hub redirected {path} to another host", subject=path)
+        host = (urlparse(location).hostname or location)[:120]  # the host refused, not the file that led there
+        raise AnswerError("remote_host_refused", f"the Hub redirected {path} to {host}", subject=host)
     size_text = response.headers.get("X-Linked-Size") or response.headers.get("Content-Length")
     size = None
     if size_text is not None:
@@ -597,7 +603,7 @@ def repo_listing(reference: HubReference, cache: RemoteCache | None = None) -> d
     summary = json.dumps({"files": listing})
     if cache is None:
         if (path := _listing_cache_path(reference)) is not None:
-            write_cache_file(path, summary.encode("utf-8"))
+            write_cache_file(path, summary.encode("utf-8"), folder_limit=REMOTE_FOLDER_BYTES)
     else:
         cache.put(CachedRead(_listing_key(reference), "hub", reference.revision, summary))
     return listing
@@ -704,7 +710,7 @@ def _store_checkpoint(reference: HubReference, remote: RemoteCheckpoint) -> None
         return
     tensors = [[t.name, t.dtype, list(t.shape), t.nbytes] for t in remote.tensors]
     data = {"files": list(remote.files), "commit": remote.commit, "config": remote.config, "tensors": tensors}
-    write_cache_file(path, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+    write_cache_file(path, json.dumps(data, separators=(",", ":")).encode("utf-8"), folder_limit=REMOTE_FOLDER_BYTES)
 
 
 def has_safetensors(paths: Iterable[str]) -> bool:
@@ -713,48 +719,118 @@ def has_safetensors(paths: Iterable[str]) -> bool:
     return any(p in (SAFETENSORS_SINGLE, SAFETENSORS_INDEX) for p in paths)
 
 
+MAX_INDEX_BYTES = 32 << 20  # model.safetensors.index.json: Kimi K2's lists about 140,000 tensors in under 20 MiB
+MAX_SAFETENSORS_HEADER_BYTES = 32 << 20  # one file's header (huggingface_hub reads up to 25 MiB)
+FIRST_HEADER_BYTES = 100_000  # the first read of a header: most headers fit (huggingface_hub's figure)
+
+
+def _checked_size(reference: HubReference, paths: Mapping[str, int], path: str, limit: int) -> None:
+    """Refuse ``path`` before any byte of it is read when the listing says it is larger than ``limit``."""
+    if paths.get(path, 0) > limit:
+        why = f"{path} is {paths[path]:,} bytes, more than {limit:,}"
+        raise AnswerError("remote_too_large", why, subject=reference.repo, reason=why)
+
+
+def _download(reference: HubReference, path: str, revision: str, limit: int, *, ranged: str = "") -> bytes:
+    """``path`` at ``revision`` (the bytes ``ranged`` names, "0-99999", when given), at most ``limit`` bytes: a
+    larger answer stops being read at the limit (``remote_too_large``), whatever its headers claimed."""
+    from huggingface_hub import hf_hub_url
+    from huggingface_hub.utils._headers import build_hf_headers
+
+    url = hf_hub_url(reference.repo, path, revision=revision, endpoint=endpoint())
+    headers = build_hf_headers(token=os.environ.get("HF_TOKEN") or None)
+    if ranged:
+        headers = {**headers, "Range": f"bytes={ranged}", "Accept-Encoding": "identity"}
+
+    def too_large() -> AnswerError:
+        why = f"{path} is more than {limit:,} bytes"
+        return AnswerError("remote_too_large", why, subject=reference.repo, reason=why)
+
+    with checked_session().stream("GET", url, headers=headers, timeout=TIMEOUT_SECONDS) as response:
+        if response.status_code not in (200, 206):
+            raise _status_error(response, reference.repo if response.status_code != 404 else path)
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise too_large()
+        return read_body(response, limit, too_large)
+
+
+def _json_of(reference: HubReference, path: str, data: bytes) -> Any:
+    """A JSON file read from the Hub, parsed as data (bounded nesting): ``bad_file`` when it is not JSON."""
+    try:
+        return loads(data, max_bytes=len(data))
+    except JsonRefused as exc:
+        raise AnswerError("bad_file", f"{path}: {exc}", subject=reference.repo, reason=f"{path}: {exc}") from None
+
+
+def _tensor(name: str, info: Any) -> SafetensorsTensor:
+    """One entry of a safetensors header: ``{"dtype", "shape", "data_offsets": [start, end]}``."""
+    start, end = info["data_offsets"]
+    return SafetensorsTensor(name=name, dtype=info["dtype"], shape=tuple(info["shape"]), nbytes=end - start)
+
+
+def _header_tensors(reference: HubReference, path: str, revision: str) -> list[SafetensorsTensor]:
+    """Every tensor of one safetensors file's header, read with range requests (the first 100 kB, then the rest of
+    a longer header), as huggingface_hub's parse_safetensors_file_metadata reads it; bounded and parsed here."""
+    first = _download(reference, path, revision, FIRST_HEADER_BYTES, ranged=f"0-{FIRST_HEADER_BYTES - 1}")
+    if len(first) < 8:
+        raise AnswerError("bad_file", f"{path}: no safetensors header", subject=reference.repo,
+                          reason=f"{path}: no safetensors header")  # fmt: skip
+    size = int.from_bytes(first[:8], "little")
+    if size > MAX_SAFETENSORS_HEADER_BYTES:
+        why = f"{path}'s header is {size:,} bytes, more than {MAX_SAFETENSORS_HEADER_BYTES:,}"
+        raise AnswerError("remote_too_large", why, subject=reference.repo, reason=why)
+    header = first[8 : 8 + size]
+    if len(header) < size:
+        header = _download(reference, path, revision, size, ranged=f"8-{size + 7}")
+    found = _json_of(reference, path, header)
+    if not isinstance(found, dict):
+        raise AnswerError("bad_file", f"{path}: the header is not an object", subject=reference.repo,
+                          reason=f"{path}: the header is not an object")  # fmt: skip
+    try:
+        return [_tensor(name, info) for name, info in found.items() if name != "__metadata__"]
+    except (ValueError, TypeError, IndexError, KeyError) as exc:  # pydantic's ValidationError is a ValueError
+        why = f"unreadable safetensors header: {str(exc)[:200]}"
+        raise AnswerError("bad_file", why, reason="unreadable safetensors header", subject=reference.repo) from exc
+
+
 def _read_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> RemoteCheckpoint:
-    """config.json (downloaded: a few KiB) and every tensor of the safetensors headers, which huggingface_hub's
-    :meth:`HfApi.get_safetensors_metadata` reads with range requests (the first 100 kB of each file, and the rest of
-    a longer header), shard by shard as the index lists them. The storage host of config.json and of the first
-    weight file is checked first, as for a GGUF (huggingface_hub follows the Hub's redirects itself)."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import NotASafetensorsRepoError, SafetensorsParsingError
-    from huggingface_hub.utils.tqdm import disable_progress_bars
-    from pydantic import ValidationError
-
-
+    """config.json and every tensor of the safetensors headers, shard by shard as the index lists them, read with
+    range requests (the first 100 kB of each file, and the rest of a longer header). Each file's size is checked
+    against its limit before it is read (by the listing, then as it arrives), and its JSON is parsed as data
+    (:mod:`calc.bounded_json`); nothing is written to huggingface_hub's download cache. The storage host of
+    config.json and of the first weight file is checked first, as for a GGUF."""
     if "config.json" not in paths:
         raise AnswerError("remote_no_config", f"{reference.repo} has no config.json", subject=reference.repo)
     weights = sorted(p for p in paths if p.endswith(".safetensors") and "/" not in p)
-    token = os.environ.get("HF_TOKEN") or None
+    _checked_size(reference, paths, "config.json", MAX_CONFIG_BYTES)
+    _checked_size(reference, paths, SAFETENSORS_INDEX, MAX_INDEX_BYTES)
     with _hub_errors(reference):
-        checked_session()  # huggingface_hub's own calls below use it
         _, _, commit = _file_location(reference, "config.json")
         if weights:
             _file_location(reference, weights[0])
-        api = HfApi(endpoint=endpoint(), token=token)
         revision = commit or reference.revision  # every read at the commit config.json was read at
-        config = read_config_json(api.hf_hub_download(reference.repo, "config.json", revision=revision))
-        disable_progress_bars()  # get_safetensors_metadata shows a tqdm bar for sharded repos
-        try:  # huggingface_hub's session is vramfit's checked one: within the question's budget
-            metadata = api.get_safetensors_metadata(reference.repo, revision=revision, timeout=TIMEOUT_SECONDS)
-        except NotASafetensorsRepoError as exc:
-            raise AnswerError("remote_no_weights", str(exc), subject=reference.repo) from exc
-        except SafetensorsParsingError as exc:
-            raise AnswerError("bad_file", str(exc), subject=reference.repo, reason=str(exc)[:300]) from exc
-    try:
-        tensors = tuple(
-            SafetensorsTensor(
-                name=name, dtype=info.dtype, shape=tuple(info.shape), nbytes=info.data_offsets[1] - info.data_offsets[0]
-            )
-            for _, file_metadata in sorted(metadata.files_metadata.items())
-            for name, info in file_metadata.tensors.items()
-        )
-    except (ValidationError, TypeError, IndexError) as exc:
-        raise AnswerError("bad_file", f"unreadable safetensors header: {exc}", reason="unreadable safetensors header",
-                          subject=reference.repo) from exc  # fmt: skip
-    return RemoteCheckpoint(config, tensors, tuple(sorted(metadata.files_metadata)), commit)
+        try:
+            config = parse_config_json(_download(reference, "config.json", revision, MAX_CONFIG_BYTES))
+        except VramfitError as exc:
+            raise AnswerError("bad_file", exc.message, subject=reference.repo, reason=exc.message) from exc
+        if SAFETENSORS_SINGLE in paths:
+            shards = [SAFETENSORS_SINGLE]
+        elif SAFETENSORS_INDEX in paths:
+            index = _json_of(reference, SAFETENSORS_INDEX,
+                             _download(reference, SAFETENSORS_INDEX, revision, MAX_INDEX_BYTES))  # fmt: skip
+            weight_map = index.get("weight_map") if isinstance(index, dict) else None
+            if not isinstance(weight_map, dict) or not all(isinstance(f, str) for f in weight_map.values()):
+                raise AnswerError("bad_file", f"{SAFETENSORS_INDEX} has no weight_map", subject=reference.repo,
+                                  reason=f"{SAFETENSORS_INDEX} has no weight_map")  # fmt: skip
+            shards = sorted(set(weight_map.values()))
+            if len(shards) > MAX_SPLIT_PARTS:
+                why = f"{len(shards)} safetensors files, more than {MAX_SPLIT_PARTS}"
+                raise AnswerError("remote_too_large", why, subject=reference.repo, reason=why)
+        else:
+            raise AnswerError("remote_no_weights", f"{reference.repo} has no safetensors", subject=reference.repo)
+        tensors = tuple(tensor for shard in shards for tensor in _header_tensors(reference, shard, revision))
+    return RemoteCheckpoint(config, tensors, tuple(shards), commit)
 
 
 def read_remote_checkpoint(reference: HubReference, paths: Mapping[str, int]) -> RemoteCheckpoint:

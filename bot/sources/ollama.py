@@ -42,7 +42,7 @@ from vramfit.bot.sources.entries import OllamaEntry, read_entry
 from vramfit.bot.sources.ranged import MAX_REDIRECTS, REDIRECTS, RangedFile, StatusError
 from vramfit.bot.sources.references import OllamaReference, allowed_ollama_host, is_offline, registry
 from vramfit.bot.untrusted_text import inert
-from vramfit.calc.cache_files import cache_dir, read_cache_file, write_cache_file
+from vramfit.calc.cache_files import REMOTE_FOLDER_BYTES, cache_dir, read_cache_file, set_aside, write_cache_file
 from vramfit.calc.file_types import file_type_in_header
 from vramfit.calc.gguf import GgufHeader, architecture_from_gguf, read_gguf_stream
 from vramfit.calc.request import ModelRef
@@ -200,6 +200,8 @@ def _cached(reference: OllamaReference) -> tuple[OllamaHeader, float] | None:
     path = _cache_path(reference)
     found = read_cache_file(path) if path is not None else None
     entry = read_entry(OllamaEntry, found[0], str(path)) if found is not None else None
+    if found is not None and entry is None and path is not None:
+        set_aside(path, "not an OllamaEntry")  # read again from the registry, and written anew
     if found is None or entry is None:
         return None  # no cache, or not an entry within a fresh read's limits: read the registry again
     return OllamaHeader(entry.header, entry.manifest_digest, entry.blob_digest, 0), time.time() - found[1]
@@ -217,7 +219,7 @@ def _store(reference: OllamaReference, remote: OllamaHeader) -> None:
         "blob_digest": remote.blob_digest,
         "header": remote.header.model_dump(mode="json"),
     }
-    write_cache_file(path, json.dumps(data).encode("utf-8"))
+    write_cache_file(path, json.dumps(data).encode("utf-8"), folder_limit=REMOTE_FOLDER_BYTES)
 
 
 def _from_shared(cache: RemoteCache, reference: OllamaReference) -> tuple[OllamaHeader, float] | None:

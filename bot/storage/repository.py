@@ -16,12 +16,16 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from vramfit.bot.sources.cache import CachedRead
 from vramfit.bot.storage.db import Database, Row, Tx
+from vramfit.calc.bounded_json import JsonRefused, loads
+
+log = logging.getLogger(__name__)
 
 LanguageSetting = Literal["user", "ko", "en"]
 EngineSetting = Literal["llama.cpp", "vllm"]
@@ -35,6 +39,10 @@ MENTION_REPLIES: tuple[MentionReplies, ...] = ("public", "private")
 MAX_GPUS = 6
 MAX_RESERVED_MIB = 1024 * 1024  # a server's "already in use" default: what the parser allows a question (1,024 GiB)
 MAX_CHANNELS = 25
+# A row is data whoever wrote it: a thread's overrides are a few keys, a remote read's summary one GGUF header (a few
+# MiB with its tokenizer's arrays cut); a larger one is not read into memory at all.
+MAX_OVERRIDES_BYTES = 64 << 10
+MAX_SUMMARY_BYTES = 16 << 20
 
 
 def now_ms() -> int:
@@ -191,7 +199,10 @@ class Repository:
         if row is None:
             return None
         return ThreadQuestion(
-            text=str(row[0]), overrides=dict(json.loads(row[1] or "{}")), lang=str(row[2]), updated_at_ms=int(row[3])
+            text=str(row[0]),
+            overrides=_stored_overrides(row[1], thread_id),
+            lang=str(row[2]),
+            updated_at_ms=_int_or(row[3], 0, f"thread_questions.updated_at of thread {thread_id}"),
         )
 
     def set_thread_question(self, thread_id: int, guild_id: int | None, question: ThreadQuestion) -> None:
@@ -213,13 +224,25 @@ class Repository:
     # -- remote reads ----------------------------------------------------------------------------------------------
 
     def remote_read(self, key: str) -> CachedRead | None:
+        """The read kept under ``key``; None when there is none, or when its row cannot be one (a summary past
+        :data:`MAX_SUMMARY_BYTES`, which is not even fetched, or a time that is no number): the source is read again
+        and the row replaced."""
         row = self._row(
-            "SELECT source, revision, etag, fetched_at, summary FROM remote_reads WHERE source_key = ?", (key,)
+            "SELECT source, revision, etag, fetched_at, CASE WHEN length(summary) <= ? THEN summary END, "
+            "length(summary) FROM remote_reads WHERE source_key = ?",
+            (MAX_SUMMARY_BYTES, key),
         )
         if row is None:
             return None
-        source, revision, etag, fetched_at, summary = row
-        return CachedRead(key, str(source), str(revision), str(summary), str(etag), int(fetched_at) / 1000)
+        source, revision, etag, fetched_at, summary, length = row
+        if summary is None:
+            log.warning("Skipped the remote_reads row %r: its summary is %s characters, more than %s", key[:120],
+                        length, MAX_SUMMARY_BYTES)  # fmt: skip
+            return None
+        fetched_ms = _int_or(fetched_at, None, f"remote_reads.fetched_at of {key[:120]!r}")
+        if fetched_ms is None:
+            return None
+        return CachedRead(key, str(source), str(revision), str(summary), str(etag), fetched_ms / 1000)
 
     def put_remote_read(self, read: CachedRead) -> None:
         """Keep ``read`` under its key (the later of two processes reading the same file at once wins)."""
@@ -281,15 +304,41 @@ class Repository:
         if row is None:
             return GuildSettings(guild_id, gpus=tuple(str(g[0]) for g in gpus))
         language, engine, mentions = (str(v) for v in row[:3])
+        where = f"of server {guild_id}"
+        channel_ids = (_int_or(c[0], None, f"autoanswer_channels.channel_id {where}") for c in channels)
+        reserved = _int_or(row[3] or 0, 0, f"guild_settings.reserved_mib {where}")
         return GuildSettings(
             guild_id=guild_id,
             language=language if language in LANGUAGES else "user",
             engine=engine if engine in ENGINES else "llama.cpp",
             mention_replies=mentions if mentions in MENTION_REPLIES else "public",
             gpus=tuple(str(g[0]) for g in gpus),
-            channels=frozenset(int(c[0]) for c in channels),
-            reserved_mib=int(row[3] or 0),
+            channels=frozenset(c for c in channel_ids if c is not None),
+            reserved_mib=reserved if 0 <= reserved <= MAX_RESERVED_MIB else 0,
         )
+
+
+def _int_or(value: Any, default: int | None, what: str) -> Any:
+    """``value`` as an int; ``default`` and a log line when a row holds something else there ('abc')."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        log.warning("Skipped %s: %r is no integer", what, str(value)[:80])
+        return default
+
+
+def _stored_overrides(raw: Any, thread_id: int) -> dict[str, Any]:
+    """A thread question's overrides as stored (a JSON object of plain values); {} and a log line for anything else,
+    so the thread's question itself is still followed up."""
+    try:
+        value = loads(str(raw or "{}"), max_bytes=MAX_OVERRIDES_BYTES, max_depth=4)
+    except JsonRefused as exc:
+        log.warning("Skipped the overrides of thread %s: %s", thread_id, exc)
+        return {}
+    if not isinstance(value, dict):
+        log.warning("Skipped the overrides of thread %s: not a JSON object", thread_id)
+        return {}
+    return value
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:

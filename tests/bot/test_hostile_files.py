@@ -7,6 +7,8 @@ import io
 import json
 import os
 import struct
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -271,3 +273,33 @@ def test_a_terminal_answer_for_a_bad_file_is_one_sentence(tmp_path: Path) -> Non
     assert run(["--config", str(path)], out) == EXIT_ERROR
     assert "Traceback" not in out.getvalue()
     assert "num_hidden_layers" in out.getvalue()
+
+
+def _vram_process(cache: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``vram`` in a process of its own with ``cache`` as its cache folder (each run loads the caches afresh)."""
+    code = "import sys; from vramfit.bot.cli import main; sys.exit(main())"
+    env = {**os.environ, "VRAMFIT_CACHE_DIR": str(cache), "VRAMFIT_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("kind", ["models", "gpus", "parser-index"])
+@pytest.mark.parametrize(
+    "content", ["[" * 3000, "{" * 100_000, '{"model": 5}', "[1, 2]"], ids=["3000 [", "100000 {", "wrong rows", "list"]
+)
+def test_a_damaged_cache_file_is_set_aside_and_rebuilt(tmp_path: Path, kind: str, content: str) -> None:
+    """Issue 43: a cache file of 3,000 "[" was a RecursionError (exit 1) on every run until it was deleted. Now it
+    is set aside as <name>.bad with a warning, the answer is the same as with no cache, and the next run finds a
+    good cache file again."""
+    cache = tmp_path / "cache"
+    first = _vram_process(cache, "--json", "llama3 8b 32k 3060")
+    assert first.returncode == 0, first.stderr
+    (damaged,) = cache.glob(f"{kind}-*.json")
+    damaged.write_text(content)
+    second = _vram_process(cache, "--json", "llama3 8b 32k 3060")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+    assert "Traceback" not in second.stderr and f"{damaged.name} could not be used" in second.stderr, second.stderr
+    assert (cache / f"{damaged.name}.bad").read_text() == content
+    third = _vram_process(cache, "--json", "llama3 8b 32k 3060")
+    assert third.returncode == 0 and "could not be used" not in third.stderr, third.stderr
+    assert damaged.read_text() != content  # built again

@@ -353,3 +353,53 @@ def test_every_redirect_hop_off_the_hub_is_refused(hostile: HostileHub, target: 
     status, data, _ = _vram(f"evil/redirect-to-{name} 3060")
     assert status == 2 and data["error"]["code"] == "remote_host_refused", data
     assert hostile.canary.hits == []
+
+
+@pytest.mark.parametrize(
+    ("repo", "code", "words"),
+    [
+        ("evil/deep-index", "bad_file", "nested 100,000 deep"),
+        ("evil/deep-header", "bad_file", "nested 100,000 deep"),
+        ("evil/huge-index", "remote_too_large", "200,000,000 bytes"),
+        ("evil/lying-index", "remote_too_large", "more than 33,554,432 bytes"),
+        ("evil/huge-config", "remote_too_large", "120,000,000 bytes"),
+    ],
+)
+def test_a_hostile_checkpoint_is_an_answer_read_within_its_limits(
+    hostile: HostileHub, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, repo: str, code: str, words: str
+) -> None:
+    """Issue 43: an index nested 100,000 deep was a RecursionError (a traceback in the CLI, "Something went wrong"
+    in the bot), a 200 MB index was read whole (10.5 s, 1.06 GB) and a 120 MB config.json downloaded in full before
+    the 4 MiB check refused it, each into huggingface_hub's download cache. Now each is refused with a sentence: by
+    the listing's size before any byte is read, by the bytes as they arrive when the listing lied, by its nesting
+    before it is parsed; and nothing is written to that cache."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    status, data, _ = _vram(f"{repo} 3060")
+    assert status == 2 and data["error"]["code"] == code, data
+    assert words in data["error"]["message"], data["error"]["message"]
+    read = [hit.path for hit in hostile.hits if hit.method == "GET" and hit.path.startswith("/storage/")]
+    never_read = {"evil/huge-index": "index.json", "evil/huge-config": "config.json"}.get(repo)
+    if never_read:  # refused by the listing: the file itself never asked for
+        assert not any(path.endswith(never_read) for path in read), read
+    assert not (tmp_path / "hf-cache").exists() or not any((tmp_path / "hf-cache").rglob("*.*"))
+
+
+def test_the_bot_answers_a_deeply_nested_index_with_a_sentence() -> None:
+    """The same index through the bot: the error's sentence, not "Something went wrong" and a traceback."""
+    with HostileHub() as server:
+        mp = pytest.MonkeyPatch()
+        try:
+            import tempfile
+
+            folder = tempfile.mkdtemp(prefix="vramfit-hub-")
+            use_hub(mp, server.url, Path(folder) / "cache", deadline_seconds="5")
+
+            async def scenario() -> None:
+                async with World.start(backend=CalcBackend().backend()) as world:
+                    data = await world.ask("evil/deep-index 3060")
+                    assert "That file could not be read" in data["content"], data
+                    assert "went wrong" not in data["content"]
+
+            run(scenario(), timeout=60)
+        finally:
+            mp.undo()

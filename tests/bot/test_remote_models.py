@@ -106,6 +106,8 @@ def test_remote_errors_are_answers(hub: FakeHub, argv: list[str], code: str) -> 
     assert error["code"] == code, error
     if code == "remote_no_gguf":
         assert set(error["suggestions"]) == {"Q4_K_M", "Q8_0"}  # the quants the repo has
+    if argv[0].startswith("tiny-org/Elsewhere"):  # the host refused is named, not the file that led there
+        assert "not from storage.example.net." in error["message"], error["message"]
     assert not any("example" in r.path for r in hub.log)
 
 

@@ -332,3 +332,58 @@ def test_store_cache_is_per_process_and_updated_by_its_writes(target: Target) ->
         await b.close()
 
     asyncio.run(scenario())
+
+
+# -- rows are data: a bad one is skipped, the rest kept (issue 43) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("stored", ["not json{", "[" * 3000, "[1, 2]", '"text"'])
+def test_a_threads_overrides_that_are_no_json_object_leave_its_question(
+    repo: Repository, stored: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: a thread_questions row whose overrides were not JSON raised on every read, and every mention in that
+    thread went unanswered. Now the overrides are dropped with a log line and the question is kept."""
+    repo.set_thread_question(7, GUILD, ThreadQuestion("llama3 8b 3060", {"context": 32768}, "en"))
+    with repo.db.transaction(write=True) as tx:
+        tx.execute("UPDATE thread_questions SET overrides = ? WHERE thread_id = ?", (stored, 7))
+    with caplog.at_level("WARNING", logger="vramfit.bot.storage.repository"):
+        assert repo.thread_question(7) == ThreadQuestion("llama3 8b 3060", {}, "en")
+    assert "Skipped the overrides of thread 7" in caplog.text
+
+
+def test_a_channel_id_that_is_no_number_drops_that_row_only(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: one autoanswer_channels row of 'abc' (SQLite takes any text in a BIGINT column) dropped all of that
+    server's settings. Now that row is skipped with a log line; the language, GPUs and other channels stay."""
+    db = connect(url=None, path=str(tmp_path / "vramfit.db"))
+    migrate(db)
+    repo = Repository(db)
+    try:
+        repo.set_language(GUILD, "ko")
+        repo.add_gpu(GUILD, "rtx-3090")
+        repo.add_channel(GUILD, 42)
+        with db.transaction(write=True) as tx:
+            tx.execute("INSERT INTO autoanswer_channels (guild_id, channel_id) VALUES (?, ?)", (GUILD, "abc"))
+            tx.execute("UPDATE guild_settings SET reserved_mib = ? WHERE guild_id = ?", ("lots", GUILD))
+        with caplog.at_level("WARNING", logger="vramfit.bot.storage.repository"):
+            settings = repo.guild(GUILD)
+        assert (settings.language, settings.gpus, settings.channels, settings.reserved_mib) == (
+            "ko", ("rtx-3090",), frozenset({42}), 0
+        )
+        assert "autoanswer_channels.channel_id of server" in caplog.text and "'abc'" in caplog.text
+    finally:
+        db.close()
+
+
+def test_a_remote_read_past_its_size_is_not_even_fetched(repo: Repository, caplog: pytest.LogCaptureFixture) -> None:
+    """Before: a poisoned remote_reads row of 336,000 tensors was fetched and parsed (5.6 s, 584 MB) before it was
+    refused. Now a summary past MAX_SUMMARY_BYTES stays in the database: the read misses, with a log line."""
+    from vramfit.bot.storage.repository import MAX_SUMMARY_BYTES
+
+    huge = CachedRead("hub|h|o/m|main||Q8_0", "hub", "c0ffee", "[" + " " * MAX_SUMMARY_BYTES + "]", fetched_at=1.0)
+    repo.put_remote_read(huge)
+    with caplog.at_level("WARNING", logger="vramfit.bot.storage.repository"):
+        assert repo.remote_read(huge.key) is None
+    assert "Skipped the remote_reads row" in caplog.text
+    fits = CachedRead(huge.key, "hub", "c0ffee", "[" + " " * (MAX_SUMMARY_BYTES - 2) + "]", fetched_at=1.0)
+    repo.put_remote_read(fits)
+    assert repo.remote_read(huge.key) == fits

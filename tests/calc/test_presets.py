@@ -111,10 +111,12 @@ def test_parsed_presets_are_cached_under_the_toml_hash(tmp_path: Path, monkeypat
     assert presets._load_toml("gpus.toml") == (expected, digest)  # parsed, and written
     (cached,) = tmp_path.glob("gpus-*.json")
     assert cached.name == f"gpus-{digest[:20]}.json"
-    cached.write_text('{"gpu": []}')  # what the next run reads, whatever the TOML says
-    assert presets._load_toml("gpus.toml") == ({"gpu": []}, digest)
-    cached.write_text("{not json")  # a damaged cache is parsed afresh
-    assert presets._load_toml("gpus.toml") == (expected, digest)
+    cached.write_text('{"gpu": [{"id": "x"}]}')  # what the next run reads, whatever the TOML says
+    assert presets._load_toml("gpus.toml") == ({"gpu": [{"id": "x"}]}, digest)
+    for damaged in ("{not json", '{"gpu": []}', "[" * 3000):  # parsed afresh, the damaged file set aside
+        cached.write_text(damaged)
+        assert presets._load_toml("gpus.toml") == (expected, digest)
+        assert (tmp_path / f"{cached.name}.bad").read_text() == damaged
     monkeypatch.setenv("VRAMFIT_CACHE_DIR", "")  # off
     assert presets._load_toml("gpus.toml") == (expected, digest)
 

@@ -16,6 +16,10 @@ Each repo name picks a behaviour:
 - ``evil/bad-token-GGUF``: 401 with the Hub's "Invalid credentials in Authorization header" (a refused HF_TOKEN);
 - ``evil/tensors-GGUF``: a GGUF split in ``tensor_parts`` parts (12), each a valid header claiming ``tensors_per_part``
   tensors (130,000), served with range requests.
+- safetensors repos (:data:`CHECKPOINTS`): ``evil/deep-index`` (model.safetensors.index.json nested 100,000 deep),
+  ``evil/huge-index`` (an index the listing says is 200 MB), ``evil/lying-index`` (listed at 1 KB, 40 MiB served),
+  ``evil/huge-config`` (a config.json the listing says is 120 MB) and ``evil/deep-header`` (a safetensors header
+  nested 100,000 deep); each lists a valid config.json otherwise.
 
 Every request is logged (method, path, Authorization header), and the server stops its drips when closed, so a test
 that gives up leaves nothing running. Bounded: a drip ends after ``max_seconds``.
@@ -57,6 +61,33 @@ def gguf_header_with_tensors(count: int) -> bytes:
     head = b"GGUF" + struct.pack("<IQQ", 3, count, len(kvs)) + b"".join(kvs)
     tensors = b"".join(_gguf_string(f"t.{i}") + struct.pack("<IQIQ", 1, 32, 0, 128 * i) for i in range(count))
     return head + tensors
+
+
+# A small Llama's config.json, valid: what the hostile checkpoints list beside their one hostile file
+_CONFIG = json.dumps({
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 512, "intermediate_size": 1024,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000,
+    "max_position_embeddings": 4096, "torch_dtype": "bfloat16",
+}).encode()  # fmt: skip
+_DEEP = b"[" * 100_000 + b"]" * 100_000
+_INDEX = "model.safetensors.index.json"
+
+
+def _checkpoints() -> dict[str, dict[str, tuple[int, bytes]]]:
+    """repo → file → (size the listing gives, bytes served)."""
+    config = {"config.json": (len(_CONFIG), _CONFIG)}
+    shard = "model-00001-of-00001.safetensors"
+    lying = b'{"weight_map": {' + b" " * (40 << 20) + b"}}"
+    return {
+        "evil/deep-index": {**config, _INDEX: (len(_DEEP), _DEEP), shard: (1 << 20, b"")},
+        "evil/huge-index": {**config, _INDEX: (200_000_000, b"{}"), shard: (1 << 20, b"")},
+        "evil/lying-index": {**config, _INDEX: (1000, lying), shard: (1 << 20, b"")},
+        "evil/huge-config": {"config.json": (120_000_000, _CONFIG), "model.safetensors": (1 << 20, b"")},
+        "evil/deep-header": {**config, "model.safetensors": (1 << 20, struct.pack("<Q", len(_DEEP)) + _DEEP)},
+    }
+
+
+CHECKPOINTS = _checkpoints()
 
 
 @dataclass
@@ -223,6 +254,9 @@ class HostileHub:
                 self._send(handler, 200, json.dumps({"files": []}).encode(), json_type)
             elif repo == "evil/bad-entry-GGUF":
                 self._send(handler, 200, json.dumps([{"type": "file", "path": 7}]).encode(), json_type)
+            elif repo in CHECKPOINTS:
+                listing = [_entry(name, size) for name, (size, _) in CHECKPOINTS[repo].items()]
+                self._send(handler, 200, json.dumps(listing).encode(), json_type)
             elif repo == "evil/redirect-canary-GGUF" or repo.startswith("evil/redirect-to-"):
                 listing = [_entry("m-Q4_K_M.gguf", 1 << 20)]
                 self._send(handler, 200, json.dumps(listing).encode(), json_type)
@@ -240,6 +274,15 @@ class HostileHub:
             return
         if parts[0] == "storage" and parts[1] == "evil" and parts[2].startswith("redirect-to-"):
             self._send(handler, 302, b"", {"Location": self.redirect_targets[parts[2].removeprefix("redirect-to-")]})
+            return
+        if parts[0] == "storage" and "/".join(parts[1:3]) in CHECKPOINTS:
+            _, body = CHECKPOINTS["/".join(parts[1:3])].get("/".join(parts[3:]), (0, b""))
+            start_text, _, end_text = handler.headers.get("Range", "bytes=0-").removeprefix("bytes=").partition("-")
+            start, end = int(start_text or 0), min(int(end_text or len(body) - 1), len(body) - 1)
+            headers = {"X-Repo-Commit": COMMIT, "ETag": '"e"'}
+            if "Range" in handler.headers:
+                headers["Content-Range"] = f"bytes {start}-{end}/{len(body)}"
+            self._send(handler, 206 if "Range" in handler.headers else 200, body[start : end + 1], headers)
             return
         if parts[0] == "storage":  # every part a valid GGUF header (tensors-GGUF: a large tensor table)
             count = self.tensors_per_part if parts[1:3] == ["evil", "tensors-GGUF"] else 300
