@@ -14,6 +14,13 @@ repeats 24 questions, as a busy channel does.
 embed), the floor any bot on this machine and this fake Discord pays; ``--side-by-side`` runs the bot and then the
 bare bot on the same burst and prints their latencies and the ratio (these machines are noisy: compare within a run).
 
+``--mixed`` fires a mixed burst instead (default 1,000 interactions): preset questions, "what fits" questions over
+several GPUs and contexts (the heaviest answer), comparisons and solvers, ``/vram-log`` with a real log and with the
+shape of a pasted base64 blob, and button presses on cards. Latency is then the first response (a card, an error or a
+deferral: Discord's 3-second window counts that one), and the run waits for every interaction's final answer (the
+card after a deferral) and counts the replies past the window, the answers that never came and the "took too long"
+errors. ``--mixed --side-by-side`` prints its p95 beside the bare bot's on the same burst.
+
 ``--processes N`` runs N bot processes instead (``--shard-count N``, each with its own ``--shard-ids``), the load
 spread over N guilds (one per shard); they share one settings database (``DATABASE_URL`` when set, else a temporary
 SQLite file). It prints the combined interactions/s and each process's CPU time and memory. On a 2-core machine the
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import multiprocessing as mp
@@ -68,6 +76,54 @@ FAKE_MIX = [  # what tests/fake_discord/backend.py understands
 ]
 
 
+# --mixed: (kind, text, locale) cycled through; kind is the command ("vram", "vram-log") or "button" (text: its id)
+_WHAT_FITS = [
+    (f"what can I run on a {gpu} at {ctx}", "en-US")
+    for gpu in ("4090", "3060 12gb", "3090", "5090", "4060 ti 16gb", "7900 xtx")
+    for ctx in ("8k", "16k", "32k", "64k")
+]
+_SOLVERS = [
+    ("compare llama3 8b and qwen3 8b on a 3060", "en-US"),
+    ("best quant for qwen3 32b on a 4090", "en-US"),
+    ("라마3 8b 3060에서 최대 컨텍스트", "ko"),
+    ("how many users can qwen2.5 14b serve on a 3090 at 8k", "en-US"),
+]
+_LOG_PASTE = "tests/data/logs/llama.cpp-4070ti+3090ti-full-offload-2024.log"
+_BLOB = "load_tensors: " + "QUJD" * 996  # a pasted base64 line behind a reader's prefix: 3,998 characters
+_BUTTONS = [
+    "vf:ctx:32768:llama-3.1-8b:Q4_K_M:8192:1:f16:l:1:rtx-3060-12gb*1:en",
+    "vf:ctx:131072:qwen3-8b:Q4_K_M:8192:1:f16:l:1:rtx-4090*1:en",
+    "vf:ctx:16384:-:-:32768:1:f16:l:1:rtx-3090*1:en:w",
+]
+WINDOW_SECONDS = 3.0  # Discord accepts an interaction's first response for 3 s
+
+
+def mixed_plan(n: int) -> list[tuple[str, str, str]]:
+    """The mixed burst: of every 16 interactions, 6 preset questions, 3 "what fits", 2 solvers or comparisons, 2
+    logs (a real one, a blob), 3 button presses; each list cycled through on its own."""
+    log_text = (ROOT / _LOG_PASTE).read_text(encoding="utf-8")[:4000]
+    shape = ["vram"] * 6 + ["fits"] * 3 + ["solver"] * 2 + ["log", "blob"] + ["button"] * 3
+    order = [0, 6, 11, 1, 13, 2, 7, 3, 12, 14, 4, 9, 5, 8, 15, 10]  # the kinds interleaved, not in runs
+    counters: dict[str, int] = {}
+    plan: list[tuple[str, str, str]] = []
+    for i in range(n):
+        kind = shape[order[i % 16]]
+        k = counters[kind] = counters.get(kind, -1) + 1
+        if kind == "vram":
+            plan.append(("vram", *MIX[k % len(MIX)]))
+        elif kind == "fits":
+            plan.append(("vram", *_WHAT_FITS[k % len(_WHAT_FITS)]))
+        elif kind == "solver":
+            plan.append(("vram", *_SOLVERS[k % len(_SOLVERS)]))
+        elif kind == "log":
+            plan.append(("vram-log", log_text, "en-US"))
+        elif kind == "blob":
+            plan.append(("vram-log", _BLOB, "en-US"))
+        else:
+            plan.append(("button", _BUTTONS[k % len(_BUTTONS)], "en-US"))
+    return plan
+
+
 def rss_mb() -> float:
     """Resident memory of this process now (Linux ``/proc``; else the peak from getrusage)."""
     try:
@@ -88,9 +144,120 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def load_process(
-    conn: Connection, n: int, concurrency: int, unique: bool, warmup: int, backend: str, shards: int = 1
+    conn: Connection,
+    n: int,
+    concurrency: int,
+    unique: bool,
+    warmup: int,
+    backend: str,
+    shards: int = 1,
+    mixed: bool = False,
 ) -> None:
-    asyncio.run(_load(conn, n, concurrency, unique, warmup, FAKE_MIX if backend == "fake" else MIX, shards))
+    if mixed:
+        asyncio.run(_load_mixed(conn, n, concurrency, warmup))
+    else:
+        asyncio.run(_load(conn, n, concurrency, unique, warmup, FAKE_MIX if backend == "fake" else MIX, shards))
+
+
+async def _load_mixed(conn: Connection, n: int, concurrency: int, warmup: int) -> None:
+    """The mixed burst: first responses timed, every final answer waited for (a deferral's card comes later)."""
+    from tests.fake_discord import payloads as p
+    from tests.fake_discord.server import FakeDiscord, Recorded
+
+    guild_id = 166_893_000_000 << 22
+    channel = p.text_channel(guild_id + 1, guild_id)
+    fake = FakeDiscord(guilds=[p.guild(guild_id, channels=[channel])])
+    fake.record = False
+    await fake.start()
+    conn.send({"api": fake.api_base, "gateway": fake.gateway_url})
+    await fake.wait_ready(timeout=60)
+    app = str(fake.app_id)
+    started: dict[str, float] = {}
+    kinds: dict[str, str] = {}  # token -> what it was ("vram", "vram-log", "button")
+    first: dict[str, float] = {}  # token -> latency of its first response
+    outcome: dict[str, str] = {}  # token -> "card", "error", "too_complex"
+    deferred: set[str] = set()
+    slots = asyncio.Semaphore(concurrency)
+    done = asyncio.Event()
+
+    def final(token: str, body: Any) -> None:
+        data = body.get("data", body) if isinstance(body, dict) else {}
+        text = json.dumps(data)
+        if "took too long" in text or "too long or too complex" in text or "시간이 너무" in text:
+            outcome[token] = "too_complex"
+        elif data.get("embeds"):
+            outcome[token] = "card"
+        else:
+            outcome[token] = "error"
+        if len(outcome) == len(started):
+            done.set()
+
+    def on_request(record: Recorded) -> None:
+        path, body = record.path, record.json
+        if path.startswith("/interactions/"):
+            token = path.split("/")[3]
+            if token not in started or token in first:
+                return
+            first[token] = record.at - started[token]
+            slots.release()
+            if body.get("type") in (5, 6):  # a deferral: the answer follows through the webhook
+                deferred.add(token)
+            else:
+                final(token, body)
+        elif path.startswith(f"/webhooks/{app}/"):
+            token = path.split("/")[3]
+            if token in deferred and token not in outcome and record.method in ("PATCH", "POST"):
+                final(token, body or {})
+
+    fake.on_request = on_request
+    command_id = p.snowflake()
+    bot_user = fake.bot_user
+    plan = mixed_plan(warmup + n)
+
+    async def fire(items: list[tuple[str, str, str]]) -> float:
+        started.clear(), first.clear(), outcome.clear(), deferred.clear()
+        done.clear()
+        t_start = time.perf_counter()
+        for i, (kind, text, locale) in enumerate(items):
+            await slots.acquire()
+            user = p.user(500_000_000_000_000_000 + i % 997, "user")
+            if kind == "button":
+                row = {"type": 1, "components": [{"type": 2, "style": 2, "label": "32K", "custom_id": text}]}
+                message = p.message(message_id=p.snowflake(), channel_id=int(channel["id"]), author=bot_user,
+                                    guild_id=guild_id, components=[row])  # fmt: skip
+                fake.messages[int(message["id"])] = message  # the card the press edits
+                payload = p.button_press(app_id=fake.app_id, custom_id=text, message_data=message, user_data=user,
+                                         guild_id=guild_id, channel=channel, locale=locale)  # fmt: skip
+            else:
+                option = "query" if kind == "vram" else "text"
+                payload = p.slash_command(app_id=fake.app_id, command_id=command_id, name=kind,
+                                          options=[p.command_option(option, text)], user_data=user, locale=locale,
+                                          guild_id=guild_id, channel=channel)  # fmt: skip
+            started[payload["token"]] = time.perf_counter()
+            kinds[payload["token"]] = "what fits" if text.startswith("what can I run") else kind
+            await fake.interaction(payload)
+        with contextlib.suppress(TimeoutError):
+            if items:  # a warm-up of none has nothing to wait for
+                await asyncio.wait_for(done.wait(), timeout=300)
+        return time.perf_counter() - t_start
+
+    await fire(plan[:warmup])
+    conn.send({"phase": "measure"})
+    conn.recv()
+    wall = await fire(plan[warmup:])
+    latencies = [first.get(token, float("inf")) for token in started]
+    by_kind: dict[str, list[float]] = {}
+    for token in started:
+        by_kind.setdefault(kinds[token], []).append(first.get(token, float("inf")) * 1000)
+    p95_by_kind = {kind: round(percentile(values, 0.95), 1) for kind, values in sorted(by_kind.items())}
+    counts = {kind: sum(1 for v in outcome.values() if v == kind) for kind in ("card", "error", "too_complex")}
+    failures = [f"{len(started) - len(outcome)} interactions never got their final answer"] if counts else []
+    conn.send({"wall": wall, "latencies": latencies, "failures": failures if len(outcome) < len(started) else [],
+               "failed": len(started) - len(outcome), "outcomes": counts,
+               "late": sum(1 for x in latencies if x > WINDOW_SECONDS), "deferred": len(deferred),
+               "p95_by_kind": p95_by_kind})  # fmt: skip
+    conn.recv()
+    await fake.close()
 
 
 async def _load(
@@ -193,6 +360,16 @@ def bare_bot() -> Any:
     async def vram(interaction: discord.Interaction[Any], query: str) -> None:
         await interaction.response.send_message(embed=discord.Embed(title=query[:100]))
 
+    @bot.tree.command(name="vram-log", description="bare")
+    @app_commands.describe(text="the log")
+    async def vram_log(interaction: discord.Interaction[Any], text: str = "") -> None:
+        await interaction.response.send_message(embed=discord.Embed(title=text[:100]))
+
+    async def on_interaction(interaction: discord.Interaction[Any]) -> None:
+        if interaction.type == discord.InteractionType.component:
+            await interaction.response.edit_message(embed=discord.Embed(title="pressed"))
+
+    bot.add_listener(on_interaction)
     return bot
 
 
@@ -356,7 +533,7 @@ def run_one(args: argparse.Namespace, backend: str) -> tuple[dict[str, Any], dic
     parent, child = ctx.Pipe()
     proc = ctx.Process(
         target=load_process,
-        args=(child, args.n, args.concurrency, args.unique, args.warmup, backend),
+        args=(child, args.n, args.concurrency, args.unique, args.warmup, backend, 1, args.mixed),
     )
     proc.start()
     try:
@@ -382,13 +559,24 @@ def run_one(args: argparse.Namespace, backend: str) -> tuple[dict[str, Any], dic
         "rss_peak_mb": round(result["rss_peak"], 1),
         "failed": result["failed"],
     }
+    if args.mixed:
+        summary |= {"past_window": result["late"], "outcomes": result["outcomes"], "deferred": result["deferred"],
+                    "p95_by_kind": result["p95_by_kind"]}
     return summary, result
 
 
 def side_by_side(args: argparse.Namespace) -> int:
-    """The bot and a bare discord.py bot on the same burst, one after the other; their latencies and the ratio."""
-    ours, ours_raw = run_one(args, args.backend)
-    bare, _ = run_one(args, "bare")
+    """The bot and a bare discord.py bot on the same burst, one after the other; their latencies and the ratio.
+    With ``--repeat N``, N such pairs: each pair's p95 ratio, then the table of the pair with the median ratio."""
+    pairs = []
+    for _ in range(max(1, args.repeat)):
+        ours, ours_raw = run_one(args, args.backend)
+        bare, _ = run_one(args, "bare")
+        pairs.append((ours["p95_ms"] / bare["p95_ms"], ours, ours_raw, bare))
+    if len(pairs) > 1 and not args.json:
+        ratios = ", ".join(f"{ratio:.2f}" for ratio, *_ in pairs)
+        print(f"p95 ratio of each of {len(pairs)} pairs (vramfit / bare): {ratios}; the median pair:")
+    _, ours, ours_raw, bare = sorted(pairs, key=lambda pair: pair[0])[len(pairs) // 2]
     if args.json:
         print(json.dumps({"bot": ours, "bare": bare, "p95_ratio": round(ours["p95_ms"] / bare["p95_ms"], 2)}))
     else:
@@ -396,9 +584,16 @@ def side_by_side(args: argparse.Namespace) -> int:
         print(f"{args.n} interactions, {args.concurrency} in flight ({what})")
         print(f"  {'':14}{'vramfit':>12}{'bare':>12}{'ratio':>9}")
         for key, label in (("p50_ms", "p50 ms"), ("p95_ms", "p95 ms"), ("p99_ms", "p99 ms"),
-                           ("interactions_per_s", "interactions/s")):  # fmt: skip
+                           ("interactions_per_s", "interactions/s"),
+                           ("bot_cpu_ms_per_interaction", "bot CPU ms")):  # fmt: skip
             print(f"  {label:14}{ours[key]:>12}{bare[key]:>12}{ours[key] / bare[key]:>9.2f}")
         print(f"  failed        {ours['failed']:>12}{bare['failed']:>12}")
+        if args.mixed:
+            print(f"  past window   {ours['past_window']:>12}{bare['past_window']:>12}")
+            print(f"  deferred      {ours['deferred']:>12}{bare['deferred']:>12}")
+            for kind, p95 in ours["p95_by_kind"].items():
+                print(f"  p95 {kind:<10}{p95:>12}{bare['p95_by_kind'].get(kind, 0):>12}")
+            print(f"  answers       {', '.join(f'{k} {v}' for k, v in ours['outcomes'].items())}")
         for failure in ours_raw["failures"]:
             print("  !", failure)
     return 1 if ours["failed"] or bare["failed"] else 0
@@ -414,10 +609,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--bare", action="store_true", help="a bare discord.py bot instead of vramfit's")
     parser.add_argument("--side-by-side", action="store_true", help="vramfit's bot, then a bare one, on one burst")
+    parser.add_argument("--mixed", action="store_true", help="a mixed burst: what fits, solvers, logs, buttons")
+    parser.add_argument("--repeat", type=int, default=1, help="with --side-by-side: pairs to run (the median shown)")
     parser.add_argument(
         "--processes", type=int, default=1, help="bot processes, one shard each, sharing one settings database"
     )
     args = parser.parse_args(argv)
+    if args.mixed and args.n == parser.get_default("n"):
+        args.n = 1000
     logging.basicConfig(level=logging.WARNING)
     if args.processes > 1:
         return run_processes(args)
@@ -438,6 +637,10 @@ def main(argv: list[str] | None = None) -> int:
             f" (peak {summary['rss_peak_mb']} MB)\n"
             f"  failed       {summary['failed']}"
         )
+        if args.mixed:
+            print(f"  past window  {summary['past_window']} of {args.n} first responses after {WINDOW_SECONDS:g} s")
+            print(f"  deferred     {summary['deferred']} (the answer followed the deferral)")
+            print(f"  answers      {', '.join(f'{k} {v}' for k, v in summary['outcomes'].items())}")
         for failure in result["failures"]:
             print("  !", failure)
     return 1 if result["failed"] else 0

@@ -10,19 +10,27 @@ are registered by ``bot/exts/buttons.py``), and sync the commands only when aske
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import functools
 import logging
 import pkgutil
+import sys
 import threading
+import time
+import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar, cast
 
 import discord
 from discord.ext import commands
 
 import vramfit.bot.exts as extensions_package
 from vramfit.bot.answering.cards import AnyCard, Backend, Overrides
+from vramfit.bot.answering.cpu_budget import cpu_budget
+from vramfit.bot.answering.processes import AnswerProcesses
 from vramfit.bot.cooldowns import UserCooldown
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang
@@ -61,6 +69,23 @@ def intents(*, message_content: bool = False) -> discord.Intents:
     value.dm_messages = True
     value.message_content = message_content
     return value
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where the C library has none (macOS, musl, Windows)."""
+    name = ctypes.util.find_library("c") if sys.platform.startswith("linux") else None
+    trim = getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+    return cast(Callable[[int], int], trim) if trim is not None else None
+
+
+_TRIM = _malloc_trim()
+
+
+def give_back_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc keeps them after a large read is freed: the bot stayed
+    hundreds of MB above its baseline after remote reads of large headers)."""
+    if _TRIM is not None:
+        _TRIM(0)
 
 
 def remote_deadline_seconds() -> float:
@@ -106,6 +131,7 @@ class VramBot(commands.AutoShardedBot):
         self.sync_to = sync_to  # GLOBAL, a guild id, or None for no sync at start-up
         self.mention_cooldown = UserCooldown(settings.cooldown_rate, settings.cooldown_seconds)
         self.button_cooldown = UserCooldown(settings.button_cooldown_rate, settings.button_cooldown_seconds)
+        self.slash_cooldowns: dict[str, UserCooldown] = {}  # by command (slash_retry)
         self.loaded_extensions: list[str] = []
         self.store: Store | None = None  # opened in setup_hook
         self.store_error: str | None = None  # why the store could not be opened (the bot then runs without it)
@@ -114,6 +140,11 @@ class VramBot(commands.AutoShardedBot):
         # Questions that read the Hub or a registry: their own threads, so a stalled server cannot hold the workers
         # that answer preset questions; each is cancelled (bot.sources.budget.cancel_scope) when given up on.
         self.remote_pool = ThreadPoolExecutor(max_workers=settings.remote_workers, thread_name_prefix="vramfit-remote")
+        # Questions being answered now, by what they ask: the same question asked again meanwhile (a burst in a busy
+        # channel) waits for that answer instead of computing it once more
+        self._answering: dict[tuple[str, ...], asyncio.Future[AnyCard]] = {}
+        # Where answers are computed when the backend can be built again in another process (setup_hook starts it)
+        self.processes: AnswerProcesses | None = None
 
     async def setup_hook(self) -> None:
         if self.store is None and self.store_error is None:
@@ -125,6 +156,14 @@ class VramBot(commands.AutoShardedBot):
                 log.error("Settings store unavailable, running without server settings: %s", self.store_error)
         if self.store is not None and self.backend.use_remote_cache is not None:
             self.backend.use_remote_cache(self.store.remote_cache())  # Hub and Ollama reads shared by every process
+        started = time.monotonic()
+        if self.settings.answer_processes and self.backend.process_factory is not None:
+            self.processes = self._start_processes()
+            await asyncio.gather(*(asyncio.wrap_future(ready) for ready in self.processes.started()))
+            log.info("%d answering processes ready in %.1f s", self.processes.workers, time.monotonic() - started)
+        elif self.settings.warm_up and self.backend.warm is not None:
+            await asyncio.get_running_loop().run_in_executor(self.answer_pool, self.backend.warm)
+            log.info("Warmed up in %.1f s", time.monotonic() - started)
         await self.tree.set_translator(VramTranslator())
         for name in extensions():
             try:
@@ -146,6 +185,36 @@ class VramBot(commands.AutoShardedBot):
             await store.close()
         self.answer_pool.shutdown(wait=False, cancel_futures=True)
         self.remote_pool.shutdown(wait=False, cancel_futures=True)
+        if self.processes is not None:
+            self.processes.close()
+
+    def _start_processes(self) -> AnswerProcesses:
+        assert self.backend.process_factory is not None
+        return AnswerProcesses(self.backend.process_factory, self.settings.answer_processes,
+                               cpu_seconds=self.settings.answer_cpu_seconds, warm=self.settings.warm_up)  # fmt: skip
+
+    async def in_process(
+        self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None
+    ) -> AnyCard:
+        """The answer computed in a worker process, within ``answer_timeout_seconds`` (TimeoutError past it); kept in
+        the backend's card cache. A pool whose worker died (killed for memory, say) is started again and this
+        question answered in a thread."""
+        assert self.processes is not None
+        try:
+            future = asyncio.wrap_future(self.processes.answer(text, lang, overrides, defaults))
+            await asyncio.wait((future,), timeout=self.settings.answer_timeout_seconds)
+            if not future.done():
+                future.cancel()  # a question still queued is dropped; one running ends at its CPU budget
+                raise TimeoutError
+            card = future.result()
+        except BrokenProcessPool:
+            log.error("An answering process died; starting them again and answering this question in a thread")
+            self.processes.close()
+            self.processes = self._start_processes()
+            return await self.off_loop(self.answer_card, text, lang, overrides, defaults)
+        if self.backend.remember is not None and (defaults is None or not defaults.reads_question(overrides)):
+            self.backend.remember(text, lang, overrides, card)  # a repeated question is answered on the loop
+        return card
 
     async def sync_commands(self, guild_id: int | None = None) -> list[discord.app_commands.AppCommand]:
         """Push the commands (with their Korean localizations) to Discord: globally, or to one guild now."""
@@ -159,11 +228,19 @@ class VramBot(commands.AutoShardedBot):
             log.info("Synced %d global commands", len(synced))
         return synced
 
-    def slash_cooldown(self, interaction: discord.Interaction[Any]) -> discord.app_commands.Cooldown | None:
-        """The per-user cooldown for ``/vram`` (owners are exempt)."""
+    def slash_retry(self, interaction: discord.Interaction[Any]) -> float | None:
+        """The seconds a user must wait before this command answers them again, or None (owners are exempt): the
+        per-user cooldown of each card command, in the mapping mentions use (bot.cooldowns), since discord.py's
+        ``dynamic_cooldown`` scans every user's bucket on each call."""
         if interaction.user.id in self.settings.owner_ids:
             return None
-        return discord.app_commands.Cooldown(self.settings.cooldown_rate, self.settings.cooldown_seconds)
+        name = interaction.command.qualified_name if interaction.command is not None else ""
+        cooldown = self.slash_cooldowns.get(name)
+        if cooldown is None:
+            cooldown = self.slash_cooldowns[name] = UserCooldown(
+                self.settings.cooldown_rate, self.settings.cooldown_seconds
+            )
+        return cooldown.hit(interaction.user.id)
 
     def answer_card(
         self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
@@ -172,7 +249,8 @@ class VramBot(commands.AutoShardedBot):
         fix); ``defaults`` (a server's /vram-settings) are applied first, since that too reads the question."""
         if defaults is not None:
             overrides = defaults.apply(text, overrides)
-        return self.backend.answer(text, lang, overrides)
+        with cpu_budget(self.settings.answer_cpu_seconds):
+            return self.backend.answer(text, lang, overrides)
 
     async def off_loop(self, fn: Callable[..., T], *args: Any, remote: bool = False) -> T:
         """Run CPU work (a parse) in the answering threads, within ``answer_timeout_seconds``; with ``remote``, work
@@ -187,8 +265,11 @@ class VramBot(commands.AutoShardedBot):
 
             def call() -> T:
                 assert cancelled is not None
-                with cancel_scope(cancelled):
-                    return fn(*args)
+                try:
+                    with cancel_scope(cancelled):
+                        return fn(*args)
+                finally:
+                    give_back_memory()  # a remote read may have parsed a header of thousands of tensors
 
             future = loop.run_in_executor(self.remote_pool, call)
         else:
@@ -199,7 +280,13 @@ class VramBot(commands.AutoShardedBot):
             if cancelled is not None:
                 cancelled.set()
             raise TimeoutError
-        return future.result()
+        try:
+            return future.result()
+        except Exception as error:
+            # The worker's frames in the error's traceback hold what it was reading (a refused header's tensors):
+            # they are let go now, not at the next full garbage collection
+            traceback.clear_frames(error.__traceback__)
+            raise
 
     async def answer(
         self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None = None
@@ -212,8 +299,26 @@ class VramBot(commands.AutoShardedBot):
             card = self.backend.cached(text, lang, overrides)  # answered before: no worker thread needed
             if card is not None:
                 return card
+        key = (text.strip(), str(lang), repr(sorted(overrides.items())), repr(defaults))
+        shared = self._answering.get(key)
+        if shared is None:
+            shared = asyncio.ensure_future(self._answer_now(text, lang, overrides, defaults))
+            self._answering[key] = shared
+            shared.add_done_callback(lambda done: self._answered(key, done))
+        return await asyncio.shield(shared)  # one asker giving up does not cancel the others' answer
+
+    def _answered(self, key: tuple[str, ...], done: asyncio.Future[AnyCard]) -> None:
+        self._answering.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here too: every asker may have given up on it
+
+    async def _answer_now(
+        self, text: str, lang: Lang | None, overrides: Overrides, defaults: GuildDefaults | None
+    ) -> AnyCard:
         remote = mentions_remote_model(text)
         try:
+            if self.processes is not None and not remote:
+                return await self.in_process(text, lang, overrides, defaults)
             return await self.off_loop(self.answer_card, text, lang, overrides, defaults, remote=remote)
         except TimeoutError:
             log.warning("Gave up answering after %.1f s: %r", self.settings.answer_timeout_seconds, text[:200])

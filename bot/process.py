@@ -70,6 +70,8 @@ async def run(settings: Settings, *, sync_to: int | None, sync_only: bool) -> No
     assert settings.discord_token is not None
     token = settings.discord_token.get_secret_value()
     backend = default_backend()
+    if sync_only:  # it answers nothing: no answering processes, no warm-up
+        settings = settings.model_copy(update={"answer_processes": 0, "warm_up": False})
     async with VramBot(settings, backend, sync_to=sync_to) as vram_bot:
         if sync_only:
             await vram_bot.login(token)  # setup_hook runs inside login and does the sync

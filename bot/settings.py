@@ -15,6 +15,8 @@ where the client logs in. The other settings take a ``VRAMFIT_`` prefix::
     VRAMFIT_DATABASE_PATH=vramfit.db     # ... else in this SQLite file (WAL mode)
     VRAMFIT_SETTINGS_CACHE_SECONDS=30    # how long a process keeps a server's settings before reading them again
     VRAMFIT_MESSAGE_CONTENT=false        # true: ask for the privileged message-content intent (auto-answer channels)
+    VRAMFIT_ANSWER_PROCESSES=1           # processes computing answers off the event loop's GIL (0: threads)
+    VRAMFIT_ANSWER_CPU_SECONDS=2         # the CPU one question may use before it is "too long or too complex"
 """
 
 from __future__ import annotations
@@ -57,6 +59,14 @@ class Settings(BaseSettings):
     # Answering: the parse and the calculation run in worker threads, never on the event loop, within a time limit.
     answer_workers: int = Field(default=2, ge=1, le=64)
     answer_timeout_seconds: float = Field(default=5.0, gt=0)
+    # Processes that compute answers (bot.answering.processes), so no question takes the GIL from the event loop;
+    # 0: the answering threads compute them (a backend that cannot be built in another process always does)
+    answer_processes: int = Field(default=1, ge=0, le=64)
+    # The CPU a question may use (a worker process's, or its thread's): past it, "too long or too complex"
+    answer_cpu_seconds: float = Field(default=2.0, gt=0)
+    # Compute what every question needs (the catalog, the parser's index, each preset's weights) before connecting,
+    # so the first burst after a start does not pay for it (a few seconds)
+    warm_up: bool = True
     # Questions that read a model from the Hub or the Ollama registry run in their own threads, so a stalled server
     # holds only the questions that need it; each read has its own deadline (VRAMFIT_HUB_DEADLINE_SECONDS).
     remote_workers: int = Field(default=4, ge=1, le=64)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class VramfitError(ValueError):
@@ -16,6 +17,11 @@ class VramfitError(ValueError):
         self.suggestions = list(suggestions or [])
         self.details = details
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole (its code, suggestions and details too), so an answer computed in another process comes
+        back as the same error; an exception's default pickling keeps only ``args``."""
+        return _rebuilt, (type(self), dict(self.__dict__))
+
     @property
     def subject(self) -> str:
         """The text the user must fix ("lamma-9b", "-5", "num_hidden_layers"), when it is known."""
@@ -25,6 +31,14 @@ class VramfitError(ValueError):
     def reason(self) -> str:
         """Why it failed beyond the code: "ambiguous" (several presets match), or ""."""
         return error_reason(self)
+
+
+def _rebuilt(kind: type[VramfitError], state: dict[str, Any]) -> VramfitError:
+    """An error as :meth:`VramfitError.__reduce__` pickled it."""
+    error = kind.__new__(kind)
+    ValueError.__init__(error, state.get("message", ""))
+    error.__dict__.update(state)
+    return error
 
 
 class UnknownModelError(VramfitError):

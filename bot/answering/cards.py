@@ -407,6 +407,13 @@ class Backend:
     cached: Callable[[str, Lang | None, Overrides], AnyCard | None] | None = None
     # What the "📈" chart of a card's settings draws (bot.render.chart draws it); None (a fake backend): no chart.
     chart: Callable[[Overrides], ChartSeries] | None = None
+    # Compute ahead what every question needs (seconds of CPU once); the bot runs it before it connects. None: none.
+    warm: Callable[[], None] | None = None
+    # A module-level function that builds this backend again in another process, where the bot computes answers
+    # (bot.answering.processes); None (a fake backend, whose calls tests count): answers stay in the bot's threads.
+    process_factory: Callable[[], Backend] | None = None
+    # Keep a card computed elsewhere (a worker process) so that ``cached`` finds it; None: nothing kept.
+    remember: Callable[[str, Lang | None, Overrides, AnyCard], None] | None = None
     quants: tuple[str, ...] = (
         "Q4_K_M",
         "Q5_K_M",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from vramfit.bot.answering.cpu_budget import spend
 from vramfit.bot.parser import ParsedQuery
 from vramfit.calc.advice import Comparison, ModelFit, compare, models_that_fit
 from vramfit.calc.errors import UnknownGpuError
@@ -137,7 +138,7 @@ def resolve(
         template = parsed.to_request(catalog=catalog, model=EXAMPLE_MODEL, **overrides)
         choice = _first_gpu(parsed, template, parsed.lang)
         pool = [catalog.models[i] for i in parsed.model_candidates] or list(catalog.models.values())
-        ranked = models_that_fit(template, pool, choice)
+        ranked = models_that_fit(template, spend(pool), choice)  # within the question's CPU budget
         return WhatFitsResult(gpu=choice, template=template, models=tuple(ranked))
     request = parsed.to_request(catalog=catalog, **overrides)
     if parsed.intent == "compare" and parsed.compare_model:

@@ -10,6 +10,7 @@ Discord's limits (:mod:`bot.render.limits`). Korean copy never puts a particle r
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import discord
@@ -432,8 +433,27 @@ def _fit_footer(a: Assumptions, tr: Tr) -> str:
     return " · ".join(parts)
 
 
+RENDERED_KEPT = 256  # embeds kept for the cards answered most recently (a repeated question reuses its card)
+_rendered: OrderedDict[tuple[int, Lang], tuple[AnyCard, discord.Embed]] = OrderedDict()
+
+
 def render_card(card: AnyCard, lang: Lang) -> discord.Embed:
-    """The answer card for ``card`` (any intent) in ``lang``, within every Discord limit."""
+    """The answer card for ``card`` (any intent) in ``lang``, within every Discord limit. A card answered again (the
+    backend's cache hands out the same card object) reuses the embed drawn for it, work the event loop does not do
+    again in a burst of one question. Callers send it as it is; none changes it."""
+    key = (id(card), lang)
+    kept = _rendered.get(key)
+    if kept is not None and kept[0] is card:
+        _rendered.move_to_end(key)
+        return kept[1]
+    embed = _render_any(card, lang)
+    _rendered[key] = (card, embed)  # the card itself is kept too, so its id is not reused while it is here
+    while len(_rendered) > RENDERED_KEPT:
+        _rendered.popitem(last=False)
+    return embed
+
+
+def _render_any(card: AnyCard, lang: Lang) -> discord.Embed:
     if isinstance(card, WhatFitsCard):
         return render_what_fits(card, lang)
     if isinstance(card, CompareCard):

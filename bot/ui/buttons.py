@@ -341,4 +341,7 @@ def card_view(card: AnyCard, lang: Lang, *, pin: bool = True) -> ui.View:
             view.add_item(ChartButton(state))
     if pin:
         view.add_item(PinButton(lang))
+    # Every button is a DynamicItem its class answers (registered once, exts/buttons.py): discord.py need not keep this
+    # view for the message it is sent with (for a private card, a 15-minute timer each), so it is sent finished.
+    view.stop()
     return view

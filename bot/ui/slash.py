@@ -45,6 +45,8 @@ def split_question(text: str) -> tuple[str, tuple[str, ...]]:
         half = (MAX_UNREAD_SHOWN - 3) // 2
         rest = f"{rest[:half].rstrip()} … {rest[-half:].lstrip()}"
     return text[:cut], (rest,) if rest else ()
+
+
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 
 KV_CHOICES = [
@@ -75,10 +77,22 @@ QUANT_CHOICES = [
 ]  # fmt: skip
 
 
+async def _within_cooldown(interaction: discord.Interaction[VramBot]) -> bool:
+    """The bot's per-user cooldown of this command, raised as discord.py's own ``CommandOnCooldown`` (the tree's
+    error handler says "try again in N s")."""
+    retry = interaction.client.slash_retry(interaction)
+    if retry is not None:
+        settings = interaction.client.settings
+        raise app_commands.CommandOnCooldown(
+            app_commands.Cooldown(settings.cooldown_rate, settings.cooldown_seconds), retry
+        )
+    return True
+
+
 def card_command(command: _Function) -> _Function:
     """Where a command that answers with a card may be used, and how often: installed by a server or by a user; in
     servers, direct messages and group chats; under the bot's per-user slash-command cooldown."""
-    command = app_commands.checks.dynamic_cooldown(lambda i: i.client.slash_cooldown(i))(command)
+    command = app_commands.check(_within_cooldown)(command)
     command = app_commands.allowed_contexts(guilds=True, dms=True, private_channels=True)(command)
     return app_commands.allowed_installs(guilds=True, users=True)(command)
 

@@ -31,7 +31,8 @@ OTHER_BOT_ID = 600_000_000_000_000_009
 
 
 def make_settings(**overrides: Any) -> Settings:
-    """Settings for tests: no .env, a generous cooldown unless the test sets one, an in-memory SQLite store."""
+    """Settings for tests: no .env, a generous cooldown unless the test sets one, an in-memory SQLite store, no
+    warm-up before connecting and no answering processes (tests/bot/test_bot_load.py tests both)."""
     values: dict[str, Any] = {
         "discord_token": None,
         "owner_ids": frozenset(),
@@ -41,6 +42,8 @@ def make_settings(**overrides: Any) -> Settings:
         "database_url": None,  # never the developer's DATABASE_URL
         "database_path": ":memory:",
         "settings_cache_seconds": 30.0,
+        "warm_up": False,
+        "answer_processes": 0,  # answers in the bot's threads, where a test's monkeypatches and fakes reach them
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)

@@ -23,7 +23,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import discord
 import yarl
@@ -86,6 +86,8 @@ class _Callback:
 class FakeDiscord:
     """The fake server. Use ``async with FakeDiscord(...) as fake, fake.patch_client():``."""
 
+    instances: ClassVar[list[FakeDiscord]] = []  # the fake started last in this process
+
     def __init__(
         self,
         *,
@@ -136,6 +138,7 @@ class FakeDiscord:
 
     async def start(self) -> None:
         """Serve on 127.0.0.1 with an ephemeral port."""
+        FakeDiscord.instances[:] = [self]
         app = web.Application(client_max_size=8 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
