@@ -199,9 +199,10 @@ def _read_one(path: Path) -> GgufHeader:
         return read_gguf_stream(stream, path.name, size)
 
 
-def read_gguf_stream(stream: BinaryIO, name: str, size: int) -> GgufHeader:
+def read_gguf_stream(stream: BinaryIO, name: str, size: int, *, max_tensors: int = MAX_GGUF_TENSORS) -> GgufHeader:
     """The header of a GGUF file of ``size`` bytes read from ``stream`` (a local file, or a caller's ranged reader of
-    a remote one): at most :data:`calc.limits.MAX_GGUF_HEADER_BYTES` are read; BadFileError when unreadable."""
+    a remote one): at most :data:`calc.limits.MAX_GGUF_HEADER_BYTES` are read; BadFileError when unreadable, and
+    (its ``field`` "tensors") when the header lists more than ``max_tensors``, before any of them is read."""
     try:
         reader = _Reader(stream, name, size)
         if reader.read(4) != GGUF_MAGIC:
@@ -213,6 +214,8 @@ def read_gguf_stream(stream: BinaryIO, name: str, size: int) -> GgufHeader:
         n_kv = reader.u64()
         if n_tensors > MAX_GGUF_TENSORS or n_kv > MAX_GGUF_KEYS:
             raise BadFileError(f"{name}: implausible GGUF counts ({n_tensors} tensors, {n_kv} keys)")
+        if n_tensors > max_tensors:
+            raise BadFileError(f"{name} lists {n_tensors:,} tensors, more than {max_tensors:,}", field="tensors")
         metadata: dict[str, Any] = {}
         for _ in range(n_kv):
             key = reader.string("key")

@@ -53,7 +53,10 @@ class RemoteLimits:
     max_requests: int = 2048  # a 40-part split GGUF: a HEAD and a few ranged reads per part
     max_bytes: int = 256 << 20  # received, all parts together; a GGUF header is 5-8 MiB, split parts' are small
     max_split_parts: int = MAX_SPLIT_PARTS
-    max_tensors: int = 1 << 17  # merged over every part; DeepSeek V3 has about 1,100, Kimi K2 about 1,800
+    max_tensors: int = 1 << 17  # a safetensors checkpoint's, every file together (experts are tensors of their own)
+    # a GGUF's, every part together, checked before a part's tensor table is read: DeepSeek V3 has about 1,100, Kimi
+    # K2 about 1,800 (a GGUF stores a layer's experts as one tensor)
+    max_gguf_tensors: int = 1 << 14
     max_listing_files: int = 250_000  # a repo's file list; the largest GGUF repos list a few hundred
 
 

@@ -83,7 +83,7 @@ def check_header(header: GgufHeader, parts: int = 1) -> None:
     """The bounds a header read from the network keeps (ValueError otherwise): tensors of the merged parts, keys per
     part, at most four dimensions per tensor, elements as their shape says, finite numbers."""
     limits = RemoteLimits()
-    if len(header.tensors) > limits.max_tensors:
+    if len(header.tensors) > limits.max_gguf_tensors:
         raise ValueError(f"{len(header.tensors)} tensors")
     if len(header.metadata) > MAX_GGUF_KEYS * parts:
         raise ValueError(f"{len(header.metadata)} metadata keys")

@@ -498,11 +498,15 @@ def _read_from_hub(reference: HubReference, paths: Mapping[str, int] | None = No
             stream = RangedFile(checked_session(), location, size, build_hf_headers(token=token),
                                 timeout=TIMEOUT_SECONDS, error=_range_error(location))  # fmt: skip
             reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
-            headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], size))
+            left = budget.limits.max_gguf_tensors - tensors  # the parts together, as llama.cpp would load them
+            try:
+                headers.append(read_gguf_stream(reader, path.rsplit("/", 1)[-1], size, max_tensors=left))
+            except VramfitError as exc:
+                if exc.details.get("field") != "tensors":
+                    raise
+                why = f"{len(files)} parts with more than {budget.limits.max_gguf_tensors:,} tensors together"
+                raise AnswerError("remote_too_large", why, reason=why) from None
             tensors += len(headers[-1].tensors)
-            if tensors > budget.limits.max_tensors:  # the parts together, as llama.cpp would load them
-                why = f"{len(files)} parts with more than {budget.limits.max_tensors} tensors together"
-                raise AnswerError("remote_too_large", why, reason=why)
             commit = commit or file_commit
             requests += stream.requests
     mmproj = choose_mmproj(paths)

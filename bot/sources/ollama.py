@@ -182,7 +182,8 @@ class _Registry:
         stream = RangedFile(self.session, url, size, {}, timeout=self.timeout, error=self.error, redirect=_checked)
         try:
             reader = cast(BinaryIO, io.BufferedReader(stream, buffer_size=1 << 16))
-            return read_gguf_stream(reader, f"{self.reference.name} ({digest[:19]})", size)
+            return read_gguf_stream(reader, f"{self.reference.name} ({digest[:19]})", size,
+                                    max_tensors=RemoteLimits().max_gguf_tensors)  # fmt: skip
         finally:
             self.requests += stream.requests
 

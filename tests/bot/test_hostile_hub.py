@@ -249,14 +249,16 @@ def test_two_stalled_hub_questions_leave_preset_questions_answered(hostile: Host
 def test_split_parts_with_too_many_tensors_together_stop_at_the_cap(
     hostile: HostileHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """12 parts of 130,000 tensors each: before, every part was read and merged (45 s, 2.56 GB); the merged cap
-    (131,072 tensors, the most one GGUF may have) stops the read at the second part."""
+    """12 parts of 130,000 tensors each: before, every part was read and merged (45 s, 2.56 GB); then the merged cap
+    stopped it at the second part (two tables of 130,000 parsed, 1.4 GB for four such questions at once). Now the
+    cap of a GGUF's tensors (16,384, all parts together) is checked against the count a part's header gives before
+    its tensor table is read: the first part's table is never parsed."""
     monkeypatch.setenv("VRAMFIT_HUB_DEADLINE_SECONDS", "60")  # the cap, not the clock, ends it here
     status, data, _ = _vram("evil/tensors-GGUF 3060")
     assert status == 2 and data["error"]["code"] == "remote_too_large", data
-    assert "131072 tensors" in data["error"]["message"]
+    assert "16,384 tensors" in data["error"]["message"]
     heads = [h for h in hostile.hits if h.method == "HEAD"]
-    assert len(heads) == 2  # the second part's header was the last one read
+    assert len(heads) == 1  # the first part's count was enough
 
 
 def test_a_refused_connection_is_unreachable_at_once_with_no_retry_lines(
