@@ -2340,10 +2340,9 @@ ARCHS["LFM2-8B-A1B"] = {
         "conv",
     ],
 }
-# Falcon-H1 0.5B: the Transformers docs' Falcon-H1 table (shape), a copy of the config.json
-# (huggingface.co/MerlinSafety/HybridIntelligence-0.5B) for the rest, NVIDIA Megatron-Bridge's FALCON_H1_500M_CONFIG
-# (mamba_rms_norm False, untied), vocab 32784 from paiml/aprender#269
-ARCHS["Falcon-H1-0.5B-Instruct"] = {
+# What every Falcon-H1 size shares (the converter's keys, conversion/falcon_h1.py): the Mamba2 mixer's kernel, groups,
+# expansion and biases, untied embeddings, norm epsilon, RoPE base and activation
+_FALCON_H1 = {
     "llama_arch": "falcon-h1",
     "builder": "falcon-h1",
     "hf_model_type": "falcon_h1",
@@ -2360,6 +2359,12 @@ ARCHS["Falcon-H1-0.5B-Instruct"] = {
     "rms_norm_eps": 1e-05,
     "rope_theta": 100000000000.0,
     "hidden_act": "silu",
+}
+# Falcon-H1 0.5B: the Transformers docs' Falcon-H1 table (shape), a copy of the config.json
+# (huggingface.co/MerlinSafety/HybridIntelligence-0.5B) for the rest, NVIDIA Megatron-Bridge's FALCON_H1_500M_CONFIG
+# (mamba_rms_norm False, untied), vocab 32784 from paiml/aprender#269
+ARCHS["Falcon-H1-0.5B-Instruct"] = {
+    **_FALCON_H1,
     "num_hidden_layers": 36,
     "hidden_size": 1024,
     "num_attention_heads": 8,
@@ -2378,22 +2383,7 @@ ARCHS["Falcon-H1-0.5B-Instruct"] = {
 # Falcon-H1 1.5B: the Transformers docs' table (shape); intermediate_size 4608 and vocab 65537 from public test
 # fixtures of the config.json (1.5549 B parameters against the published 1.55 B); mamba_rms_norm True assumed
 ARCHS["Falcon-H1-1.5B-Instruct"] = {
-    "llama_arch": "falcon-h1",
-    "builder": "falcon-h1",
-    "hf_model_type": "falcon_h1",
-    "hf_architectures": ["FalconH1ForCausalLM"],
-    "mamba_d_conv": 4,
-    "mamba_n_groups": 1,
-    "mamba_expand": 2,
-    "mamba_conv_bias": True,
-    "mamba_proj_bias": False,
-    "projectors_bias": False,
-    "attention_bias": False,
-    "mlp_bias": False,
-    "tie_word_embeddings": False,
-    "rms_norm_eps": 1e-05,
-    "rope_theta": 100000000000.0,
-    "hidden_act": "silu",
+    **_FALCON_H1,
     "num_hidden_layers": 24,
     "hidden_size": 2048,
     "num_attention_heads": 8,
@@ -2411,22 +2401,7 @@ ARCHS["Falcon-H1-1.5B-Instruct"] = {
 # Falcon-H1 7B: the Transformers docs' table (shape); intermediate_size 12288, vocab 130049 and mamba_rms_norm from
 # public test fixtures of the config.json (one other copy says vocab 130048)
 ARCHS["Falcon-H1-7B-Instruct"] = {
-    "llama_arch": "falcon-h1",
-    "builder": "falcon-h1",
-    "hf_model_type": "falcon_h1",
-    "hf_architectures": ["FalconH1ForCausalLM"],
-    "mamba_d_conv": 4,
-    "mamba_n_groups": 1,
-    "mamba_expand": 2,
-    "mamba_conv_bias": True,
-    "mamba_proj_bias": False,
-    "projectors_bias": False,
-    "attention_bias": False,
-    "mlp_bias": False,
-    "tie_word_embeddings": False,
-    "rms_norm_eps": 1e-05,
-    "rope_theta": 100000000000.0,
-    "hidden_act": "silu",
+    **_FALCON_H1,
     "num_hidden_layers": 44,
     "hidden_size": 3072,
     "num_attention_heads": 12,
@@ -2449,22 +2424,7 @@ ARCHS["Falcon-H1-7B-Instruct"] = {
 # shape agrees with the Transformers docs' table ("H1 3B 32 2560 10 2 32 128 / 128 256 128K"). The biases, rope_theta
 # and mamba_rms_norm as the 1.5B and 7B entries (no copy states them for 3B; none changes a buffer's size)
 ARCHS["Falcon-H1-3B-Base"] = {
-    "llama_arch": "falcon-h1",
-    "builder": "falcon-h1",
-    "hf_model_type": "falcon_h1",
-    "hf_architectures": ["FalconH1ForCausalLM"],
-    "mamba_d_conv": 4,
-    "mamba_n_groups": 1,
-    "mamba_expand": 2,
-    "mamba_conv_bias": True,
-    "mamba_proj_bias": False,
-    "projectors_bias": False,
-    "attention_bias": False,
-    "mlp_bias": False,
-    "tie_word_embeddings": False,
-    "rms_norm_eps": 1e-05,
-    "rope_theta": 100000000000.0,
-    "hidden_act": "silu",
+    **_FALCON_H1,
     "num_hidden_layers": 32,
     "hidden_size": 2560,
     "num_attention_heads": 10,
