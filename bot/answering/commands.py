@@ -87,8 +87,12 @@ def llama_server_args(request: Request, fit: Fit | None) -> list[str]:
         args += ["-ctk", request.kv_cache.value]
         if flash:  # without flash attention llama.cpp keeps V in f16 (calc.kv)
             args += ["-ctv", request.kv_cache.value]
+    # Slots: llama-server opens 4 on a unified cache when the command names none (b11434: tools/server/server.cpp,
+    # n_parallel -1 = auto), whose recurrent state, sliding-window cache and outputs are per slot; the card counts
+    # the users asked for, so the command says how many
+    args += ["-np", str(request.users)]
     if request.users > 1:
-        args += ["-np", str(request.users), "-kvu" if request.kv_unified else "--no-kv-unified"]
+        args.append("-kvu" if request.kv_unified else "--no-kv-unified")
     if request.n_ubatch != DEFAULT_UBATCH:
         args += ["-ub", str(request.n_ubatch)]
     if request.n_batch != DEFAULT_BATCH:
@@ -223,6 +227,24 @@ def run_command(request: Request, fit: Fit | None) -> str:
     if request.engine == Engine.VLLM:
         return shlex.join(vllm_args(request))
     return llama_server_command(request, fit)
+
+
+def card_commands(request: Request, fit: Fit | None) -> dict[str, str]:
+    """What a card prints to run ``request`` as ``fit`` places it, by program: ``llama_server`` (or ``vllm``), and
+    ``ollama`` where its registry has the model and the model runs whole there; only ``ollama`` when the question
+    named Ollama. Empty when the first GPU cannot run it."""
+    if fit is None or not runnable(fit):
+        return {}
+    ollama = ollama_name(request)
+    if request.runner == "ollama":
+        return {"ollama": ollama_command(request, ollama or "<model>")}
+    if request.engine == Engine.VLLM:
+        return {"vllm": run_command(request, fit)}
+    commands = {"llama_server": llama_server_command(request, fit)}
+    # Ollama places layers itself (whole fits only) and runs no draft model
+    if ollama and fit.verdict in (Verdict.FITS, Verdict.TIGHT) and request.draft is None and not request.mtp:
+        commands["ollama"] = ollama_command(request, ollama)
+    return commands
 
 
 def ollama_name(request: Request) -> str:

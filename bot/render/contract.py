@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vramfit.bot.answering.commands import card_commands
 from vramfit.bot.answering.resolve import CompareResult, FitResult, IntentResult, SolveResult
 from vramfit.bot.render.errors import error_repos
 from vramfit.calc.errors import VramfitError
@@ -132,6 +133,9 @@ def answer_json(answer: Answer, lang: str, assumed: tuple[str, ...] = (), intent
         "estimate": estimate,
         "fits": [fit_json(f) for f in answer.fits],
     }
+    request = answer.request
+    if commands := card_commands(request, answer.fits[0]) if request.gpus and answer.fits else {}:
+        data["commands"] = commands  # what the card prints, by program (docs/cli-json.md)
     if beyond_trained_context(answer.request.model.architecture, answer.request.context):
         data["warnings"] = ["beyond_trained_context"]
     return data

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from vramfit.bot.answering.cards import Speed, rope_scaling_label
-from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
+from vramfit.bot.answering.commands import card_commands, ollama_split
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
@@ -464,17 +464,12 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append(
             "  " + tr(_("Already in use on the GPU: {reserved}, taken off what the model may use"), reserved=reserved)
         )
-    if request.gpus and answer.fits and runnable(answer.fits[0]):
-        fit = answer.fits[0]
-        ollama = ollama_name(request)
-        whole = fit.verdict.value in ("fits", "tight")
-        if request.runner == "ollama":
-            lines += ["", "  " + tr(_("To run it:")), "    " + ollama_command(request, ollama or "<model>")]
-        else:
-            lines += ["", "  " + tr(_("To run it:")), "    " + run_command(request, fit)]
-            # Ollama places layers itself (whole fits only) and runs no draft model
-            if request.engine == Engine.LLAMA_CPP and ollama and whole and request.draft is None and not request.mtp:
-                lines.append("    " + tr(_("or with Ollama: {command}"), command=ollama_command(request, ollama)))
+    commands = card_commands(request, answer.fits[0]) if request.gpus and answer.fits else {}
+    if commands:
+        first, *alternatives = commands.values()
+        lines += ["", "  " + tr(_("To run it:")), "    " + first]
+        for command in alternatives:  # the Ollama alternative
+            lines.append("    " + tr(_("or with Ollama: {command}"), command=command))
     if assumed:
         lines.append("")
         filled = {

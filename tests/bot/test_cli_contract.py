@@ -297,3 +297,21 @@ def test_fish_completion_offers_every_option_and_the_engines() -> None:
                and " -l " in line}  # fmt: skip
     assert {"model", "hf", "ollama", "kv-cache", "engine", "list-models", "print-completion", "version"} <= options
     assert '-l engine -xka "llama.cpp vllm"' in script
+
+
+@pytest.mark.parametrize(
+    ("question", "programs"),
+    [("llama3 8b 32k 3060", {"llama_server", "ollama"}), ("qwen3 8b fp8 8k on an h100 with vllm", {"vllm"}),
+     ("llama3 8b 32k 3060 with ollama", {"ollama"}), ("llama 3.1 405b 128k 3060", set())],
+)  # fmt: skip
+def test_the_json_carries_the_commands_the_card_prints(question: str, programs: set[str]) -> None:
+    out = io.StringIO()
+    assert run(["--json", question], out) == 0
+    commands = json.loads(out.getvalue()).get("commands", {})
+    assert set(commands) == programs
+    text = io.StringIO()
+    run([question], text)
+    for command in commands.values():  # the very lines the terminal prints
+        assert any(line.strip().endswith(command) for line in text.getvalue().splitlines()), command
+    if "llama_server" in commands:  # one user, one slot: llama-server b11434 opens 4 when none is named
+        assert commands["llama_server"].split()[-2:] == ["-np", "1"]

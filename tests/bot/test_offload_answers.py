@@ -71,10 +71,10 @@ def test_the_command_reproduces_the_answer_it_came_from(
     else:
         assert got["-ctk"] == kv.value
         assert got.get("-ctv") == (kv.value if request.flash_attn_effective else None)  # V stays f16 without FA
-    if users > 1:
-        assert got["-np"] == str(users) and "-kvu" in got
-    else:
-        assert "-np" not in got
+    # the slots are always named: with none, llama-server b11434 opens 4 (tools/server/server.cpp, n_parallel auto),
+    # each with its own recurrent state, sliding-window cache and output row
+    assert got["-np"] == str(users)
+    assert ("-kvu" in got) == (users > 1)
 
 
 def test_ram_flag_and_words_reach_the_json() -> None:
@@ -115,7 +115,7 @@ def test_the_terminal_shows_the_expert_plan_and_the_command(question: str, plan_
     lines = [line.strip() for line in text.splitlines()]
     assert plan_line.format(n=n) in lines
     assert any(line.endswith(ram_line) for line in lines)
-    assert f"llama-server -m gpt-oss-120b-MXFP4_MOE.gguf -c 8192 -ngl 99 --n-cpu-moe {n} -fa on" in lines
+    assert f"llama-server -m gpt-oss-120b-MXFP4_MOE.gguf -c 8192 -ngl 99 --n-cpu-moe {n} -fa on -np 1" in lines
 
 
 def test_the_terminal_row_says_the_plan_it_runs_not_the_layer_split() -> None:

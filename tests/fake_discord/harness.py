@@ -30,6 +30,9 @@ USER_ID = 600_000_000_000_000_001
 OTHER_BOT_ID = 600_000_000_000_000_009
 
 
+DEFERRED_RESPONSE = 5  # DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE
+
+
 def make_settings(**overrides: Any) -> Settings:
     """Settings for tests: no .env, a generous cooldown unless the test sets one, an in-memory SQLite store, no
     warm-up before connecting and no answering processes (tests/bot/test_bot_load.py tests both)."""
@@ -124,12 +127,25 @@ class World:
         await self.fake.interaction(payload)
         return payload
 
-    async def ask(self, query: str, **slash_options: Any) -> JSON:
-        """Dispatch ``/vram`` with ``query`` (and :meth:`slash`'s options) and return the data of the bot's response:
-        the card, or the error it answered with."""
+    async def ask(self, query: str, *, timeout: float = 30.0, **slash_options: Any) -> JSON:
+        """Dispatch ``/vram`` with ``query`` (and :meth:`slash`'s options) and return the data of the bot's answer:
+        the card, or the error it answered with; after a deferral (a slow answer on a busy machine), what followed
+        it: the card edited in, or the error sent as a follow-up."""
         interaction = await self.slash(query, **slash_options)
-        data: JSON = (await self.callback(interaction)).json["data"]
-        return data
+        sent = (await self.callback(interaction, timeout=timeout)).json
+        if sent.get("type") != DEFERRED_RESPONSE:
+            data: JSON = sent["data"]
+            return data
+        token = interaction["token"]
+
+        def followed() -> list[Recorded]:
+            return self.fake.find("PATCH", rf"/webhooks/\d+/{token}/messages/@original") or self.fake.find(
+                "POST", rf"/webhooks/\d+/{token}"
+            )
+
+        found: list[Recorded] = await self.fake.wait_until(followed, timeout)
+        answer: JSON = found[0].json
+        return answer
 
     async def autocomplete(self, command: str, option: str, typed: str) -> JSON:
         """Type ``typed`` into ``option`` of ``/command`` and return the bot's callback (type 8: the choices)."""
