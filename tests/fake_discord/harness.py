@@ -47,6 +47,9 @@ def make_settings(**overrides: Any) -> Settings:
         "settings_cache_seconds": 30.0,
         "warm_up": False,
         "answer_processes": 0,  # answers in the bot's threads, where a test's monkeypatches and fakes reach them
+        # Without the warm-up a cold "what fits" costs 1-4 s of CPU, by machine: the 2 s budget of a warmed-up bot
+        # would make such a test pass or fail with the machine; tests/bot/test_bot_load.py tests the budget itself.
+        "answer_cpu_seconds": 30.0,
     }
     values.update(overrides)
     return Settings(_env_file=None, **values)
