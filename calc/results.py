@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from vramfit.calc.fit import Verdict
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Request
+from vramfit.calc.server_caches import ServerCaches
 
 
 class Estimate(BaseModel):
@@ -106,6 +107,9 @@ class ExpertOffload(BaseModel):
     cpu_expert_bytes: int = Field(description="the expert tensors kept in system RAM")
     host_bytes: int = Field(description="everything in system RAM with this plan")
     ram_fits: bool = Field(description="host_bytes within the usable RAM")
+    server_caches: ServerCaches | None = Field(
+        default=None, description="llama-server's checkpoints and prompt cache with this plan, in host_bytes"
+    )
     decode: DecodeEstimate | None = Field(default=None, description="decode speed with this plan")
     prefill: DecodeEstimate | None = Field(
         default=None, description="prompt tokens per second with this plan: the experts in RAM cross PCIe per batch"
@@ -143,7 +147,15 @@ class Fit(BaseModel):
     pcie_assumed: bool = Field(
         default=False, description="pcie_gbs is the assumed PCIe 4.0 x16: the GPU's preset states no link"
     )
-    host_bytes: int = Field(default=0, description="system RAM this placement needs (weights, KV, buffers on the host)")
+    host_bytes: int = Field(
+        default=0,
+        description="system RAM this placement needs (weights, KV, buffers on the host, llama-server's caches)",
+    )
+    server_caches: ServerCaches | None = Field(
+        default=None,
+        description="llama-server's context checkpoints and prompt cache (calc.server_caches), in host_bytes; None "
+        "where llama-server does not run the model (Ollama's runner, vLLM)",
+    )
     ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")
     ram_usable_bytes: int = Field(default=0, description="the part of the RAM a model may use")
     ram_fits: bool = Field(default=True, description="host_bytes within ram_usable_bytes")

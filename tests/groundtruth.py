@@ -43,6 +43,20 @@ def output_limit_rows() -> tuple[dict[str, Any], ...]:
 
 
 @cache
+def llamaserver_rows() -> tuple[dict[str, Any], ...]:
+    """The commands vramfit's cards print, run with llama-server b11434 and read back from its log (``groundtruth/
+    llamaserver_b11434.jsonl``, tools/llamacpp_truth/measure_server.py, LLAMACPP.md)."""
+    return _jsonl(data_file("groundtruth", "llamaserver_b11434.jsonl"))
+
+
+@cache
+def server_checkpoint_rows() -> tuple[dict[str, Any], ...]:
+    """llama-server b11434's context checkpoints, as its trace lines size them (``groundtruth/
+    llamaserver_b11434_checkpoints.jsonl``, tools/llamacpp_truth/measure_checkpoints.py, LLAMACPP.md)."""
+    return _jsonl(data_file("groundtruth", "llamaserver_b11434_checkpoints.jsonl"))
+
+
+@cache
 def measured_rows() -> tuple[dict[str, Any], ...]:
     """Published engine logs, each with its source and quote (``groundtruth/measured.jsonl``, MEASURED.md)."""
     return _jsonl(data_file("groundtruth", "measured.jsonl"))

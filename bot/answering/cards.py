@@ -26,6 +26,7 @@ from vramfit.bot.sources.cache import RemoteCache
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.ram_speed import RamKind, RamSpeed
 from vramfit.calc.request import ModelRef
+from vramfit.calc.server_caches import ServerCaches
 from vramfit.calc.speed import DecodeSpeed
 
 Verdict = Literal["fits", "tight", "partial", "no"]
@@ -94,6 +95,7 @@ class ModelInfo:
     mmproj: str = ""  # the repo's vision projector (llama-server --mmproj FILE), "" when it has none
     mmproj_bytes: int = 0  # what loading it adds on the GPU
     vision_encoder: bool = False  # its config.json describes a vision encoder that no number counts (ModelRef)
+    attention_sinks: bool = False  # learned per-head sinks (gpt-oss): a quantized K cache costs more (labels.py)
 
 
 def rope_scaling_label(arch: Architecture) -> str:
@@ -194,6 +196,7 @@ class GpuFit:
     ram_usable_bytes: int = 0
     ram_fits: bool = True
     expert_plan: ExpertPlan | None = None  # MoE models that do not fit whole: the --n-cpu-moe plan
+    server_caches: ServerCaches | None = None  # llama-server's checkpoints and prompt cache for the command's placement
     decode: Speed | None = None  # decode speed with every layer (or what fits) on the GPU
     prefill: Speed | None = None  # prompt tokens per second (rough; with layers on the CPU, their PCIe copies)
     pcie_assumed: bool = False  # the prefill moved weights over a link the preset does not state (PCIe 4.0 x16)

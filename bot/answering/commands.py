@@ -9,6 +9,8 @@ quantized V cache needs flash attention), ``-np`` / ``--parallel`` (slots), ``-k
 explicit ``-np`` llama-server gives each slot its own KV stream unless ``-kvu``: "default: enabled if number of slots
 is auto"), ``-ub`` / ``-b`` (micro-batch and batch, when not the defaults 512 and 2048) and ``--swa-full``. Set
 explicitly, none of them is changed by llama-server's ``--fit``, which "adjusts unset arguments" only.
+``--ctx-checkpoints N`` and ``--cache-ram MiB`` (b11434: 32 a slot and 8192 by default, both in system RAM) are named
+when the answer cuts them to fit the RAM the model leaves (calc.server_caches).
 
 Ollama runs the same llama.cpp and takes the server-wide settings from its environment: ``OLLAMA_CONTEXT_LENGTH``
 (the context of every loaded model; Ollama's docs/context-length.mdx at 948f69330), ``OLLAMA_FLASH_ATTENTION=1``,
@@ -34,7 +36,9 @@ from vramfit.calc.ollama import processor_split
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import Engine, KvType, Request
 from vramfit.calc.results import Estimate, Fit
+from vramfit.calc.server_caches import CACHE_RAM_DEFAULT_BYTES, CTX_CHECKPOINTS_DEFAULT, ServerCaches
 
+MIB = 1 << 20
 ALL_LAYERS = 99  # what people write for "every layer" (llama.cpp clamps it to the model's layer count)
 DEFAULT_UBATCH = 512
 DEFAULT_BATCH = 2048
@@ -103,6 +107,11 @@ def llama_server_args(request: Request, fit: Fit | None) -> list[str]:
         args += ["--spec-type", "draft-mtp"]
         if request.draft_max != DEFAULT_DRAFT_MAX:
             args += ["--spec-draft-n-max", str(request.draft_max)]
+    caches = placement_caches(fit) if fit is not None else None
+    if caches is not None and caches.ctx_checkpoints != CTX_CHECKPOINTS_DEFAULT:  # cut to fit the RAM the model leaves
+        args += ["--ctx-checkpoints", str(caches.ctx_checkpoints)]
+    if caches is not None and caches.cache_ram_bytes != CACHE_RAM_DEFAULT_BYTES:
+        args += ["--cache-ram", str(caches.cache_ram_bytes // MIB)]
     if request.draft is not None:  # speculative decoding: the draft the answer counted, every layer on the GPU
         args += ["-md", f"{request.draft.id}-{request.draft_quant}.gguf", "-ngld", str(ALL_LAYERS)]
         args += ["--spec-type", "draft-simple"]  # -md alone loads the draft but speculates with none (0c1e57098)
@@ -111,6 +120,15 @@ def llama_server_args(request: Request, fit: Fit | None) -> list[str]:
         if request.draft_max != DEFAULT_DRAFT_MAX:
             args += ["--spec-draft-n-max", str(request.draft_max)]
     return args
+
+
+def placement_caches(fit: Fit) -> ServerCaches | None:
+    """llama-server's checkpoints and prompt cache for the placement the command runs: the expert plan's where the
+    model does not fit whole and a plan exists, else the fit's."""
+    plan = fit.expert_offload
+    if plan is not None and fit.verdict in (Verdict.PARTIAL, Verdict.NO):
+        return plan.server_caches
+    return fit.server_caches
 
 
 def runnable(fit: Fit) -> bool:
@@ -259,5 +277,6 @@ def ollama_split(fit: Fit, est: Estimate) -> tuple[int, int]:
     on_cpu = 0
     if fit.verdict.value in ("partial", "no"):
         plan = fit.expert_offload
-        on_cpu = plan.cpu_expert_bytes if plan is not None else max(fit.host_bytes - est.host_bytes, 0)
+        caches = fit.server_caches.total_bytes if fit.server_caches is not None else 0
+        on_cpu = plan.cpu_expert_bytes if plan is not None else max(fit.host_bytes - caches - est.host_bytes, 0)
     return processor_split(max(est.total_bytes - on_cpu, 0), on_cpu)

@@ -73,8 +73,13 @@ SOLVED_FIELD: dict[str, str] = {
 def still_assumed(result: IntentResult, assumed: tuple[str, ...]) -> tuple[str, ...]:
     """The parser's assumptions minus the field the intent's solver answered."""
     solved = SOLVED_FIELD.get(result.intent)
-    # The assumed RAM size matters only where something stays on the CPU: said there, and nowhere else.
-    ram_matters = any(fit.verdict in (Verdict.PARTIAL, Verdict.NO) and fit.ram_bytes for fit in _fits(result))
+    # The assumed RAM size matters only where something stays on the CPU, or where the command cuts llama-server's
+    # caches to it: said there, and nowhere else.
+    ram_matters = any(
+        (fit.verdict in (Verdict.PARTIAL, Verdict.NO) and fit.ram_bytes)
+        or (fit.server_caches is not None and not fit.server_caches.is_default)
+        for fit in _fits(result)
+    )
     # The assumed RAM speed matters only where the decode estimate reads weights from system RAM (calc.ram_speed).
     speed_matters = any(fit.ram_speed is not None for fit in _fits(result))
     kept = tuple(

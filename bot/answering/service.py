@@ -45,7 +45,14 @@ from vramfit.bot.answering.cards import (
     with_unread,
 )
 from vramfit.bot.answering.chart_data import ChartSeries, chart_series
-from vramfit.bot.answering.commands import ollama_command, ollama_name, ollama_split, run_command, runnable
+from vramfit.bot.answering.commands import (
+    ollama_command,
+    ollama_name,
+    ollama_split,
+    placement_caches,
+    run_command,
+    runnable,
+)
 from vramfit.bot.answering.configs import ATTACHED_SOURCE
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult, resolve
 from vramfit.bot.errors import AnswerError
@@ -66,6 +73,7 @@ from vramfit.calc.advice import WHAT_FITS_LADDER
 from vramfit.calc.errors import BadNumberError, UnknownModelError, VramfitError
 from vramfit.calc.estimate import estimate as estimate_bytes
 from vramfit.calc.estimate import fit_gpu
+from vramfit.calc.families import family_of
 from vramfit.calc.file_types import parse_file_type
 from vramfit.calc.gpu import GIB, Gpu, generic_gpu
 from vramfit.calc.kv import kv_value_bytes, naive_heads_and_dim
@@ -392,6 +400,7 @@ class CalcBackend:
             mmproj=request.model.mmproj,
             mmproj_bytes=request.model.mmproj_bytes,
             vision_encoder=request.model.vision_encoder,
+            attention_sinks=family_of(arch.arch).attention_sinks,
             **_hub_source(request.model.source if _read_from_a_file(request) or attached else ""),
         )
         assumptions = assumptions_of(request)
@@ -413,6 +422,8 @@ class CalcBackend:
         elif request.gpus and result.fits and runnable(result.fits[0]):
             command = run_command(request, result.fits[0])
         offloaded = any(str(f.verdict) in ("partial", "no") and f.ram_bytes for f in result.fits)
+        # the command cut llama-server's caches to the RAM: the size it cut them to is part of the answer
+        cut = any(c is not None and not c.is_default for c in (placement_caches(f) for f in result.fits[:1]))
         return Card(
             lang=lang,
             model=model,
@@ -425,7 +436,7 @@ class CalcBackend:
             notes=("sliding_window",) if swa else (),
             stateful=stateful,
             command=command,
-            ram_assumed=offloaded and request.ram_bytes is None,
+            ram_assumed=(offloaded or cut) and request.ram_bytes is None,
             ollama_split=split,
             ram_gb=_whole_gb(request.ram_bytes),
             ram_speed=ram_speed_code(request.ram_speed),
@@ -518,6 +529,7 @@ class CalcBackend:
             ram_usable_bytes=fit.ram_usable_bytes,
             ram_fits=fit.ram_fits,
             expert_plan=_expert_plan(fit),
+            server_caches=placement_caches(fit),
             decode=_speed(fit.decode),
             prefill=_speed(fit.prefill),
             pcie_assumed=fit.pcie_assumed,

@@ -13,6 +13,7 @@ from vramfit.calc.model_limits import beyond_trained_context
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Request
 from vramfit.calc.results import Answer, Fit
+from vramfit.calc.server_caches import ServerCaches
 from vramfit.calc.weights import model_weights  # the parameter count comes from the tensor list
 
 CONTRACT_VERSION = 1
@@ -105,7 +106,8 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "ram_bytes": f.ram_bytes,
         "ram_usable_bytes": f.ram_usable_bytes,
         "ram_fits": f.ram_fits,
-        "expert_offload": f.expert_offload.model_dump(mode="json") if f.expert_offload is not None else None,
+        "server_caches": server_caches_json(f.server_caches),
+        "expert_offload": _expert_offload_json(f),
         "decode": f.decode.model_dump(mode="json") if f.decode is not None else None,
         "prefill": f.prefill.model_dump(mode="json") if f.prefill is not None else None,
         "pcie_gbs": f.pcie_gbs,
@@ -113,6 +115,28 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "ram_speed": _ram_speed_json(f.ram_speed),
         "ram_speed_assumed": f.ram_speed_assumed,
     }
+
+
+def server_caches_json(caches: ServerCaches | None) -> dict[str, Any] | None:
+    """llama-server's host caches as docs/cli-json.md documents them, or None (Ollama's runner, vLLM)."""
+    if caches is None:
+        return None
+    return {
+        "checkpoint_bytes": caches.checkpoint_bytes,
+        "ctx_checkpoints": caches.ctx_checkpoints,
+        "slots": caches.slots,
+        "checkpoints_bytes": caches.checkpoints_bytes,
+        "cache_ram_bytes": caches.cache_ram_bytes,
+        "total_bytes": caches.total_bytes,
+    }
+
+
+def _expert_offload_json(f: Fit) -> dict[str, Any] | None:
+    if f.expert_offload is None:
+        return None
+    plan: dict[str, Any] = f.expert_offload.model_dump(mode="json", exclude={"server_caches"})
+    plan["server_caches"] = server_caches_json(f.expert_offload.server_caches)
+    return plan
 
 
 def _ram_speed_json(speed: RamSpeed | None) -> dict[str, Any] | None:

@@ -35,9 +35,12 @@ from vramfit.bot.render.labels import (
     LOW_BIT_KV,
     LOW_BIT_KV_NOTE,
     QUANT_MIX_NOTE,
+    QUANTIZED_KV,
+    SINK_KV_NOTE,
     SOURCE_UNREAD_NOTE,
     VERDICT_LABELS,
     ram_speed_label,
+    server_caches_line,
     signed_gib,
 )
 from vramfit.bot.render.limits import (
@@ -476,7 +479,9 @@ def _render_fit(card: Card, lang: Lang) -> discord.Embed:
         lines.append("⚠️ " + tr(SOURCE_UNREAD_NOTE, source=f"`{inert(card.source_unread)}`"))
     if card.quant_mix:
         lines.append("ℹ️ " + tr(QUANT_MIX_NOTE, mix=f"`{card.quant_mix}`", quant=card.assumptions.quant))  # [A-Z0-9_-]
-    if card.assumptions.kv_cache in LOW_BIT_KV:
+    if card.model.attention_sinks and card.assumptions.kv_cache in QUANTIZED_KV:
+        lines.append("⚠️ " + tr(SINK_KV_NOTE, model=clean(card.model.name)))
+    elif card.assumptions.kv_cache in LOW_BIT_KV:
         lines.append("ℹ️ " + escape_markdown(tr(LOW_BIT_KV_NOTE, kv=card.assumptions.kv_cache)))  # "q4_0" as typed
     limit_line = _card_limit_line(card, tr)
     if limit_line:
@@ -1040,6 +1045,9 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
                         left=signed_gib(tr, fit.ram_usable_bytes - plan.host_bytes),
                     )
                 )
+    caches_line = server_caches_line(card.fits[0].server_caches, tr, card.fits[0].ram_bytes) if card.fits else ""
+    if card.named_gpus and caches_line:
+        lines.append(caches_line)
     # What the phone card says in few words, whole: the model's limits, the vision part, the speed with its bands.
     limit_line = context_limit_line(tr, clean(m.name), a.context, m.trained_context, m.scaled_context, m.rope_scaling)
     if limit_line:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from vramfit.bot.i18n import Tr, _
 from vramfit.calc.ram_speed import RamSpeed
+from vramfit.calc.server_caches import ServerCaches
 
 # A verdict as a person reads it; "partial" means N of M layers run on the GPU and the rest on the CPU.
 VERDICT_LABELS: dict[str, str] = {
@@ -41,16 +42,25 @@ QUANT_MIX_NOTE = _(
 )
 
 
-# A KV cache of 4 or 5 bits a value: its quality cost, said wherever such a cache is asked for. Measured: on llama.cpp's
-# CUDA build, Llama 3 8B's KL divergence from the f16 model is 0.00019 with an f16 cache and 0.00155 with q8_0 K and V
-# (llama.cpp PR #7412, JohannesGaessler, 2024-05-20); on Qwen3-30B-A3B, perplexity rises 0.04 % with a q8_0 K cache
-# and 11.3 % with a q4_0 one, plain block quantization as llama.cpp's (ik_llama.cpp PR #1034, "no Hadamard" column,
-# 2025-12-04), and the loss of a quantized cache grows with the context (ik_llama.cpp PR #1547 measures at 8,192
-# tokens for that reason).
+# A KV cache of 4 or 5 bits a value: its quality cost, said wherever such a cache is asked for. llama.cpp rotates the
+# K and V of a quantized cache with a Hadamard transform by default since PR #21038 (merged 2026-04-01; b11434 has
+# it), which made low-bit caches cheap on most models: q4_0 K and V cost +0.22 % perplexity on Qwen3.5-4B
+# (ollama37#102). Before it, the same q4_0 keys cost 11.3 % on Qwen3-30B-A3B (ik_llama.cpp PR #1034, "no Hadamard"
+# column). What remains is long, exact work: tool calls in long agentic sessions fail more with int4 KV (Level1Techs,
+# via eeshansrivastava89/minimal-ai#18), and GSM8K drops to 0.83-0.85 at q4_0 from 0.96 (FreeToken#268).
 LOW_BIT_KV = frozenset({"q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"})
 LOW_BIT_KV_NOTE = _(
-    "A {kv} KV cache costs quality, most on long contexts (one test: +11 % perplexity with q4_0 keys, +0.04 % with "
-    "q8_0)."
+    "A {kv} KV cache costs little quality on most models now that llama.cpp rotates quantized caches (one test: "
+    "+0.22 % perplexity with q4_0 on Qwen3.5 4B), but long agentic tool use fails more often with it."
+)
+
+# Models with learned attention sinks (gpt-oss) are the exception to the rotation: at q8_0 K, their median KL
+# divergence from the f16 cache is 0.055 and the top token is the same at 74.9 % of positions
+# (TheTom/llama-cpp-turboquant#305), so any quantized K cache gets this note on them.
+QUANTIZED_KV = frozenset({"q8_0", *LOW_BIT_KV})
+SINK_KV_NOTE = _(
+    "{model} uses attention sinks, which a quantized K cache hurts even with llama.cpp's rotation (one test at q8_0: "
+    "a different top token at 1 position in 4). Keep the K cache in f16."
 )
 
 
@@ -71,3 +81,30 @@ def signed_gib(tr: Tr, num_bytes: int) -> str:
     if round(abs(num_bytes) * 10 / (1 << 30)) == 0:
         return "±" + shown
     return ("+" if num_bytes > 0 else "−") + shown
+
+
+def server_caches_line(caches: ServerCaches | None, tr: Tr, ram_bytes: int) -> str:
+    """llama-server's context checkpoints and prompt cache in system RAM (calc.server_caches), where the model makes
+    checkpoints or the command cuts either to fit the RAM; "" otherwise (the default prompt cache alone is counted in
+    the RAM verdict without a line)."""
+    if caches is None or (not caches.checkpoint_bytes and caches.is_default):
+        return ""
+    parts = {
+        "checkpoints": tr.gib(caches.checkpoints_bytes),
+        "n": caches.ctx_checkpoints,
+        "size": tr.small_size(caches.checkpoint_bytes),
+        "cache": tr.gib(caches.cache_ram_bytes),
+        "ram": tr.gib(ram_bytes),
+    }
+    if caches.is_default:
+        return "💾 " + tr(
+            _("System RAM: context checkpoints up to {checkpoints} ({n} × {size} a slot) + prompt cache up to "
+              "{cache}, counted"),
+            **parts,
+        )  # fmt: skip
+    return "💾 " + tr(
+        _("System RAM: context checkpoints up to {checkpoints} ({n} × {size} a slot) + prompt cache up to {cache}: "
+          "the command sets them to fit {ram} of RAM"),
+        **parts,
+    )  # fmt: skip
+

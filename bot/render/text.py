@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from vramfit.bot.answering.cards import Speed, rope_scaling_label
-from vramfit.bot.answering.commands import card_commands, ollama_split
+from vramfit.bot.answering.commands import card_commands, ollama_split, placement_caches
 from vramfit.bot.answering.resolve import CompareResult, IntentResult, SolveResult, WhatFitsResult
 from vramfit.bot.i18n import Lang, Tr, _, format_number, format_tokens_short
 from vramfit.bot.render.errors import describe_error, error_repos, number_limits
@@ -14,12 +14,16 @@ from vramfit.bot.render.labels import (
     LOW_BIT_KV,
     LOW_BIT_KV_NOTE,
     QUANT_MIX_NOTE,
+    QUANTIZED_KV,
     RUNTIME_NOTES,
+    SINK_KV_NOTE,
     VERDICT_LABELS,
     ram_speed_label,
+    server_caches_line,
     signed_gib,
 )
 from vramfit.calc.errors import VramfitError, error_reason, error_subject
+from vramfit.calc.families import family_of
 from vramfit.calc.gpu import Gpu
 from vramfit.calc.pcie import ASSUMED_LINK, link_gbs, link_label
 from vramfit.calc.presets import Catalog, load_catalog
@@ -356,7 +360,9 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     )
     if limit_line:
         lines[1:1] = [limit_line]
-    if request.kv_cache.value in LOW_BIT_KV:
+    if family_of(arch.arch).attention_sinks and request.kv_cache.value in QUANTIZED_KV:
+        lines.insert(len(lines) - 1, "⚠️ " + tr(SINK_KV_NOTE, model=request.model.name))
+    elif request.kv_cache.value in LOW_BIT_KV:
         lines.insert(len(lines) - 1, "ℹ️ " + tr(LOW_BIT_KV_NOTE, kv=request.kv_cache.value))
     unified = bool(request.gpus) and request.gpus[0].gpu.is_unified  # one memory pool: no "system RAM" apart
     host = ""
@@ -455,6 +461,13 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     first_token = first_token_line(answer.fits[0], request.context, tr) if request.gpus and answer.fits else ""
     if first_token:
         lines.append("  " + first_token)
+    caches = (
+        server_caches_line(placement_caches(answer.fits[0]), tr, answer.fits[0].ram_bytes)
+        if request.gpus and answer.fits
+        else ""
+    )
+    if caches:
+        lines.append("  " + caches)
     if request.gpus and unified and answer.fits:
         lines.append("  " + unified_memory_line(request.gpus[0].gpu, tr))
     if request.runner == "ollama" and request.gpus and answer.fits:

@@ -37,6 +37,7 @@ from vramfit.calc.request import GpuChoice, KvType, Request
 from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
+from vramfit.calc.server_caches import ServerCaches, checkpoint_bytes, server_caches
 from vramfit.calc.speed import (
     BytesPerToken,
     DecodeSpeed,
@@ -109,6 +110,12 @@ class _Parts:
         outputs = server_outputs(request.users, drafting) if request.n_outputs_max is None else request.n_outputs_max
         limited = plain_dense(self.arch) and request.runner != "ollama" and outputs > 0
         self.n_outputs: int | None = outputs if limited else None
+        # llama-server's host caches (calc.server_caches); Ollama's runner keeps neither
+        self.checkpoint: int | None = None
+        if request.runner != "ollama":
+            self.checkpoint = checkpoint_bytes(self.arch, self.kv, self.state, users=request.users,
+                                               swa_full=request.swa_full, context=request.context)  # fmt: skip
+        self.users = request.users
         self.ram_speed = request.ram_speed or ASSUMED_RAM_SPEED
         self.ram_speed_assumed = request.ram_speed is None
         # The answer's prompt is the context asked for, read from an empty cache (its time to first token).
@@ -366,6 +373,8 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
     ram = 0 if gpu.is_unified else (request.ram_bytes if request.ram_bytes is not None else ASSUMED_RAM_BYTES)
     ram_usable = usable_ram(ram)
     on_host = _host_bytes(parts, gpu_layers if verdict in (Verdict.PARTIAL, Verdict.NO) else None)
+    caches = _caches(parts, None if gpu.is_unified else ram_usable - on_host)
+    on_host += caches.total_bytes if caches is not None else 0
     experts = None
     if verdict in (Verdict.PARTIAL, Verdict.NO) and not gpu.is_unified:
         experts = _expert_offload(parts, total, usable, ram_usable, gpu, request.users)
@@ -395,10 +404,19 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         ram_bytes=ram,
         ram_usable_bytes=ram_usable,
         ram_fits=gpu.is_unified or on_host <= ram_usable,
+        server_caches=caches,
         ram_speed=parts.ram_speed if from_ram else None,
         ram_speed_assumed=from_ram and parts.ram_speed_assumed,
         expert_offload=experts,
     )
+
+
+def _caches(parts: _Parts, room_bytes: int | None) -> ServerCaches | None:
+    """llama-server's checkpoints and prompt cache for ``parts``' slots, within ``room_bytes`` of RAM (None: its
+    defaults; unified memory, where the verdict is on the GPU's share); None under Ollama's runner."""
+    if parts.checkpoint is None:
+        return None
+    return server_caches(parts.checkpoint, parts.users, room_bytes=room_bytes)
 
 
 def _host_bytes(parts: _Parts, gpu_layers: int | None) -> int:
@@ -534,6 +552,8 @@ def _expert_offload(
     on_host = host_bytes(
         token_embd_bytes=parts.weights.host_bytes, cpu_layer_bytes=0, cpu_expert_bytes=split.cpu_expert_bytes
     )
+    caches = _caches(parts, ram_usable - on_host)
+    on_host += caches.total_bytes if caches is not None else 0
     return ExpertOffload(
         n_cpu_moe=split.n_cpu_moe,
         expert_blocks=blocks,
@@ -544,6 +564,7 @@ def _expert_offload(
         cpu_expert_bytes=split.cpu_expert_bytes,
         host_bytes=on_host,
         ram_fits=on_host <= ram_usable,
+        server_caches=caches,
         decode=decode_estimate(_decode(bytes_per_token(parts, users, cpu_expert_blocks=split.n_cpu_moe), gpu, parts)),
         prefill=decode_estimate(_prefill(parts, gpu, host_weight_bytes(parts, cpu_expert_blocks=split.n_cpu_moe))),
     )

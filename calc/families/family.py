@@ -79,6 +79,9 @@ class Family:
     # 0c1e57098 can draft with the file's MTP blocks (src/models/<arch>.cpp builds LLM_GRAPH_TYPE_DECODER_MTP), and
     # keeps recurrent-state snapshots for rollback then (llama-arch.cpp llm_arch_supports_rs_rollback).
     ollama_flash_attention: ClassVar[bool] = False
+    # Attention with learned per-head sinks: a quantized K cache costs these models quality even with llama.cpp's
+    # Hadamard rotation (the KV quality note, bot/render/labels.py, names its sources).
+    attention_sinks: ClassVar[bool] = False
     mtp_graph: ClassVar[bool] = False
     rs_rollback: ClassVar[bool] = False
 

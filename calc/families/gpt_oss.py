@@ -34,7 +34,9 @@ def gpt_oss_layers(b: TensorList, arch: Architecture) -> None:
         b.blk(il, "ffn_down_exps.bias", n_embd, n_exp)
 
 
-class GptOss(Family, arch="gpt-oss", model_types=("gpt_oss",), swa_pattern=2, ollama_flash_attention=True):
+class GptOss(
+    Family, arch="gpt-oss", model_types=("gpt_oss",), swa_pattern=2, ollama_flash_attention=True, attention_sinks=True
+):
     """Mirrors src/models/openai-moe.cpp, conversion/gpt_oss.py GptOssModel (0c1e57098). Ollama runs it with flash
     attention by default (ollama/ollama#11996)."""
 

@@ -96,9 +96,24 @@ def test_the_smallest_n_cpu_moe_leaves_the_margin_on_the_gpu(
     assert plan.gpu_bytes == total - moved
     assert plan.verdict == Verdict.FITS
     token_embd = estimate(request).host_bytes
-    assert plan.host_bytes == token_embd + moved
+    usable_ram = 64 * GIB - max(4 * GIB, 64 * GIB // 10)
+    # llama-server b11434's host caches (calc.server_caches): gpt-oss keeps a checkpoint of its 128-token window, 18
+    # sliding layers × (8 KV heads × 64 × 2 B for K and for V + 12 B of cell metadata) × 128 cells, 32 a slot; GLM-4.5
+    # Air and Qwen3 (full attention) keep none. The prompt cache is 8,192 MiB where it fits, cut to the room left.
+    checkpoint = (18 * 2 * 8 * 64 * 2 + 12) * 128 if model.startswith("gpt-oss") else 0
+    caches = plan.server_caches
+    assert caches is not None and caches.checkpoint_bytes == checkpoint
+    room = usable_ram - token_embd - moved
+    if room >= 32 * checkpoint + 8192 * MIB:
+        assert (caches.ctx_checkpoints, caches.cache_ram_bytes) == (32, 8192 * MIB)
+    elif room >= 32 * checkpoint:
+        assert (caches.ctx_checkpoints, caches.cache_ram_bytes) == (32, (room - 32 * checkpoint) // MIB * MIB)
+    else:
+        assert caches.cache_ram_bytes == 0 and caches.ctx_checkpoints == (max(room, 0) // checkpoint if checkpoint
+                                                                          else 32)  # fmt: skip
+    assert plan.host_bytes == token_embd + moved + caches.total_bytes
     assert plan.ram_fits is ram_fits
-    assert plan.ram_fits is (plan.host_bytes <= 64 * GIB - max(4 * GIB, 64 * GIB // 10))
+    assert plan.ram_fits is (token_embd + moved <= usable_ram)
 
 
 def test_a_dense_model_has_no_expert_plan_and_a_model_that_fits_needs_none() -> None:
@@ -143,7 +158,12 @@ def test_a_partial_offload_is_checked_against_the_ram(ram_gb: int | None, ram_fi
     assert fit.verdict == Verdict.PARTIAL
     ram = ram_gb * GIB if ram_gb is not None else ASSUMED_RAM_BYTES
     assert (fit.ram_bytes, fit.ram_usable_bytes) == (ram, usable_ram(ram))
-    assert 17 * GIB < fit.host_bytes < 21 * GIB
+    caches = fit.server_caches
+    assert caches is not None and caches.checkpoint_bytes == 0  # full attention: no checkpoints
+    model_host = fit.host_bytes - caches.total_bytes
+    assert 17 * GIB < model_host < 21 * GIB
+    # the prompt cache (8,192 MiB by default) where the layers leave room for it, cut or off where they do not
+    assert caches.cache_ram_bytes == min(8192 * MIB, max(fit.ram_usable_bytes - model_host, 0) // MIB * MIB)
     assert fit.ram_fits is ram_fits
 
 
