@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.groundtruth import MIB, llamacpp_rows, output_limit_rows
-from vramfit.calc.compute import compute_buffers, plain_dense, server_outputs
+from vramfit.calc.compute import SERVER_AUTO_SLOTS, compute_buffers, plain_dense, server_outputs
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache
 from vramfit.calc.request import KvType
@@ -33,7 +33,7 @@ def estimate_mib(config: dict[str, object], n_ctx: int, server: bool) -> float:
     (``plain_dense``), else every token's; ``server`` False: every token's (the library default)."""
     arch = from_hf_config(config)  # type: ignore[arg-type]
     cache = kv_cache(arch, n_ctx, 1, KvType.F16, flash_attn=True)
-    outputs = server_outputs(1) if server and plain_dense(arch) else None
+    outputs = server_outputs(SERVER_AUTO_SLOTS) if server and plain_dense(arch) else None  # the rows: no -np, 4 slots
     return compute_buffers(arch, cache.full_cells, flash_attn=True, n_outputs=outputs).gpu_bytes / MIB
 
 

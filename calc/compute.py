@@ -160,11 +160,12 @@ SERVER_AUTO_SLOTS = 4  # tools/server/server.cpp: with no -np, "n_parallel = 4 a
 
 
 def server_outputs(users: int, draft_max: int = 0) -> int:
-    """llama-server's ``n_outputs_max`` at 0c1e57098: one output a slot times one plus the draft length
+    """llama-server's ``n_outputs_max`` at 0c1e57098 and b11434: one output a slot times one plus the draft length
     (server-context.cpp server_output_limits, common_speculative_get_output_limits); the slots are the users asked
-    for, four when there is one (the command passes -np only above one)."""
-    slots = users if users > 1 else SERVER_AUTO_SLOTS
-    return slots * (1 + draft_max)
+    for, since the command always names them (``-np 1`` for one user; llama-server b11434 logged ``n_outputs_max =
+    1`` and ``4`` for the cards' commands of 1 and 4 users: llamaserver_b11434.jsonl). A command with no ``-np`` gets
+    :data:`SERVER_AUTO_SLOTS`."""
+    return max(users, 1) * (1 + draft_max)
 
 
 def plain_dense(arch: Architecture) -> bool:

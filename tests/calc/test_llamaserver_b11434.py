@@ -13,6 +13,7 @@ import pytest
 
 from tests.groundtruth import MIB, llamaserver_rows
 from vramfit.bot.cli import run
+from vramfit.calc.compute import server_outputs
 
 ROWS = llamaserver_rows()
 
@@ -44,6 +45,8 @@ def test_the_command_on_the_card_allocates_what_the_card_counts(row: dict[str, A
     estimate = answer["estimate"]
     assert round(estimate["kv_cache_bytes"] / MIB, 2) == logged["kv_mib"]
     assert round(estimate.get("recurrent_state_bytes", 0) / MIB, 2) == (logged["recurrent_mib"] or 0)
+    # the compute buffer is sized for the outputs llama-server logged (one a slot: the command names the slots)
+    assert server_outputs(row["users"]) == logged["n_outputs_max"]
 
 
 def test_the_rows_cover_the_kinds_of_memory_and_both_slot_counts() -> None:
