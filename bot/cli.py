@@ -35,6 +35,7 @@ from vramfit.bot.answering.configs import model_from_config
 from vramfit.bot.answering.followups import followup_slots, merge, parse_or_none, slots_of
 from vramfit.bot.answering.log_doctor import diagnose
 from vramfit.bot.answering.resolve import FitResult, IntentResult, resolve, still_assumed
+from vramfit.bot.detect import DetectedMachine, detect, gpu_specs, ram_spec
 from vramfit.bot.errors import AnswerError
 from vramfit.bot.i18n import Lang, Tr, _
 from vramfit.bot.logs import MAX_LOG_BYTES, read_log, unread_error
@@ -175,6 +176,11 @@ def build_arg_parser(lang: Lang = "en") -> _Parser:
                 "2 channels assumed): the speed of weights kept in RAM"
             )
         ),
+    )
+    p.add_argument(
+        "--detect",
+        action="store_true",
+        help=tr(_("read this machine's GPUs (nvidia-smi, rocm-smi, sysctl) and RAM, and answer for them")),
     )
     p.add_argument(
         "--log",
@@ -667,6 +673,7 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
                 listing = list_models_text if kind == "models" else list_gpus_text
                 out.write(_inert_for(out, listing(catalog, lang)))
             return 0
+        detected = _detect_into(args) if args.detect else None
         with _progress_line(args, lang):
             resolved = resolve_with_fallback(args)
         result, lang, assumed, unparsed = resolved.result, resolved.lang, resolved.assumed, resolved.unparsed
@@ -699,8 +706,12 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
             data["request"]["asks_speed"] = True
         if resolved.quant_mix and "quant" in data["request"]:
             data["request"]["quant_mix"] = {"written": resolved.quant_mix, "sized_as": data["request"]["quant"]}
+        if detected is not None:
+            data["detected"] = detected_json(detected)
         out.write(_json_line(data, out))
     else:
+        if detected is not None:
+            out.write(_inert_for(out, detected_line(detected, lang) + "\n"))
         if unparsed:
             out.write(_inert_for(out, unparsed_line(unparsed, lang) + "\n"))
         if resolved.source_unread:
@@ -720,6 +731,41 @@ def run(argv: Sequence[str], out: Any = sys.stdout, *, say_overrides: bool = Tru
         if args.chart:
             out.write(_inert_for(out, "📈 " + Tr(lang)(_("Chart written to {file}"), file=args.chart) + "\n"))
     return 0
+
+
+def _detect_into(args: argparse.Namespace) -> DetectedMachine:
+    """``--detect``: this machine's GPUs and RAM (bot.detect) become ``--gpu`` and ``--ram`` where those are not
+    given. ``VRAMFIT_MEMINFO`` names another file than /proc/meminfo to read the RAM from."""
+    machine = detect(load_catalog(), meminfo=Path(os.environ.get("VRAMFIT_MEMINFO", "/proc/meminfo")))
+    if not args.gpu and machine.gpus:
+        args.gpu = gpu_specs(machine)
+    if not args.ram and (ram := ram_spec(machine)):
+        args.ram = ram
+    return machine
+
+
+def detected_line(machine: DetectedMachine, lang: Lang) -> str:
+    """ "🔎 Found on this machine: GeForce RTX 4090 (24.0 GiB) · RAM 63.0 GiB (nvidia-smi, /proc/meminfo)"."""
+    tr = Tr(lang)
+    if not machine.gpus:
+        return "🔎 " + tr(_("Found no GPU on this machine (nvidia-smi, rocm-smi and sysctl said nothing): answering "
+                            "for what the question names"))  # fmt: skip
+    gpus = ", ".join(f"{found.gpu.name} ({tr.gib(found.memory_bytes)})" for found in machine.gpus)
+    ram = tr.gib(machine.ram_bytes) if machine.ram_bytes else "—"
+    return "🔎 " + tr(_("Found on this machine: {gpus} · RAM {ram} ({sources})"), gpus=gpus, ram=ram,
+                      sources=", ".join(machine.sources))  # fmt: skip
+
+
+def detected_json(machine: DetectedMachine) -> dict[str, Any]:
+    """``detected`` of the JSON contract (docs/cli-json.md)."""
+    return {
+        "gpus": [
+            {"name": g.name, "memory_bytes": g.memory_bytes, "used_bytes": g.used_bytes, "gpu": g.gpu.id}
+            for g in machine.gpus
+        ],
+        "ram_bytes": machine.ram_bytes,
+        "sources": list(machine.sources),
+    }
 
 
 def _log_report(source: str, lang: Lang, want_json: bool, out: Any) -> int:
