@@ -50,6 +50,13 @@ def llamaserver_rows() -> tuple[dict[str, Any], ...]:
 
 
 @cache
+def replay_rows() -> tuple[dict[str, Any], ...]:
+    """The settings of ``llamacpp_cpu.jsonl`` loaded again with llama-server b11434 (``groundtruth/
+    llamaserver_b11434_replay.jsonl``, tools/llamacpp_truth/replay_b11434.py, LLAMACPP.md)."""
+    return _jsonl(data_file("groundtruth", "llamaserver_b11434_replay.jsonl"))
+
+
+@cache
 def server_checkpoint_rows() -> tuple[dict[str, Any], ...]:
     """llama-server b11434's context checkpoints, as its trace lines size them (``groundtruth/
     llamaserver_b11434_checkpoints.jsonl``, tools/llamacpp_truth/measure_checkpoints.py, LLAMACPP.md)."""
