@@ -29,6 +29,15 @@ _MEMORY = re.compile(
 )
 
 
+# "20480MB", "12288 MiB", "8192메가": a card's memory as its spec sheet or nvidia-smi writes it, in binary megabytes,
+# read as GB ("20gb"); three to seven digits, so "500m" (a model size) and "4mb" (a file) stay as they are.
+_MEMORY_MB = re.compile(r"(?<![a-z0-9.])(\d{3,7})\s*(?:mib|mbs?|megabytes?|메가\s?바이트|메가)(?![a-z0-9])")
+
+
+def _mb_as_gb(found: re.Match[str]) -> str:
+    return f"{int(found[1]) / 1024:g}gb"
+
+
 def prepare(text: str) -> str:
     """NFKC, lowercase and memory sizes spelled one way; used for both questions and catalog names."""
     text = unicodedata.normalize("NFKC", text).lower()
@@ -54,4 +63,5 @@ def clean(text: str) -> str:
     text = _COUNT_AFTER.sub(r" x\1", text)
     text = _MARKDOWN.sub(" ", text)
     text = rewrite_numbers(text)
+    text = _MEMORY_MB.sub(_mb_as_gb, text)
     return _MEMORY.sub(r"\1gb", text)

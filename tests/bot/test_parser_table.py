@@ -219,6 +219,17 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         "24gb card llama 3.1 70b q2_k",
         {"model": "llama-3.1-70b", "quant": "Q2_K", "gpus": [("generic-24gb", 1)], "flags": ["gpu_generic"]},
     ),
+    # memory in (binary) megabytes, as spec sheets and nvidia-smi write it: 20480 MB = 20 GB
+    (
+        "gemma 3 12b on a 20480MB card",
+        {"model": "gemma-3-12b", "gpus": [("generic-20gb", 1)], "flags": ["gpu_generic"]},
+    ),
+    ("llama 3.1 8b 12288MB 3060", {"model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)]}),
+    ("llama 3.1 8b on a 3060 8192 MiB", {"model": "llama-3.1-8b", "gpus": [("rtx-3060-8gb", 1)]}),
+    (
+        "12288메가 그래픽카드로 젬마3 12b 돼?",
+        {"model": "gemma-3-12b", "gpus": [("generic-12gb", 1)], "flags": ["gpu_generic"], "lang": K},
+    ),
     (
         "3060 with 32gb ram llama 3.1 8b",
         {"model": "llama-3.1-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
