@@ -255,6 +255,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     refuse_negative_numbers(scratch.text)
     intent_text = scratch.text
     named_ollama = slots.mentions_ollama(scratch.text)
+    whole_cache = slots.whole_cache_context(scratch.text)
 
     engine, compare_engines = slots.extract_engine(scratch)
     # Ollama's own defaults, unless the engines are compared (then both answer at the same settings).
@@ -268,6 +269,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     mtp = slots.extract_mtp(scratch)
     draft_words = slots.extract_draft(scratch)
     draft, draft_quant = _draft_model(draft_words, idx, cat) if draft_words is not None else (None, None)
+    flag_users = slots.extract_user_flags(scratch)  # before the tokens: "-np=2 4090" is one 4090
 
     tokens = match.Tokens(tokenize(scratch.text, idx.vocab))
     wants_list = slots.detect_intent(intent_text, 0) == "what_fits"
@@ -290,8 +292,10 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     mix = slots.quant_mix(scratch.text)
     kind = slots.checkpoint_kind(scratch.text)
     quant = slots.extract_quant(scratch, engine)
-    users = slots.extract_users(scratch)
+    users = flag_users or slots.extract_users(scratch)
     context = slots.extract_context(scratch)
+    if whole_cache and context is not None and users:  # "-c 16384 -np 4": 16,384 cells for 4 slots, 4,096 each
+        context = max(1, context // users)
     # a comparison takes two models: the others are said as not understood, never dropped silently
     unparsed = (*_unparsed(scratch.text), *(cat.models[m].name for m in models.ids[2:]))
     intent = slots.detect_intent(intent_text, len(models.ids))

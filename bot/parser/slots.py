@@ -532,6 +532,22 @@ _USERS_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 
+_USER_FLAGS = _USERS_PATTERNS[3]
+
+
+def extract_user_flags(s: Scratch) -> int | None:
+    """Slots given as an engine's flag ("-np 4", "--parallel=2", "--max-num-seqs 4"), taken before the GPUs are read,
+    so that their number is never read as a count of the GPU named after it ("-np=2 4090" is not two 4090s)."""
+    m = _USER_FLAGS.search(s.text)
+    if m is None:
+        return None
+    s.take(m)
+    users = count_from_suffix(m.group(1), m.group(2))
+    if not 1 <= users <= MAX_USERS:
+        raise BadNumberError(f"users must be between 1 and {MAX_USERS}, not {users}", number=users, limit=MAX_USERS)
+    return users
+
+
 def extract_users(s: Scratch) -> int | None:
     found: list[tuple[int, int]] = []
     for i, rx in enumerate(_USERS_PATTERNS):
@@ -574,6 +590,18 @@ def _check_context(value: int) -> int:
             f"context must be between 1 and {MAX_CONTEXT} tokens, not {value}", number=value, limit=MAX_CONTEXT
         )
     return value
+
+
+# llama-server's own flags pasted ("-c 16384 -np 4", "--ctx-size 32768 --parallel 2"): -c is the whole cache, which
+# the slots share (llama.cpp: n_ctx_seq = n_ctx / n_seq, or one unified cache of n_ctx cells), not each slot's.
+_LLAMA_CTX_FLAG = re.compile(r"(?<![a-z0-9-])(?:-c|--ctx-size)(?:\s*=\s*|\s+)\d")
+_LLAMA_SLOTS_FLAG = re.compile(r"(?<![a-z0-9-])(?:-np|--parallel)(?:\s*=\s*|\s+)\d")
+
+
+def whole_cache_context(text: str) -> bool:
+    """Whether ``text`` gives llama-server's ``-c`` and its ``-np`` both as flags: the context is then the whole
+    cache, shared by the slots (:func:`extract_context` reads the number as written)."""
+    return bool(_LLAMA_CTX_FLAG.search(text) and _LLAMA_SLOTS_FLAG.search(text))
 
 
 def extract_context(s: Scratch) -> int | None:

@@ -145,7 +145,7 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         "llama 3.1 8b -c 16384 -np 2 -ctk q8_0 -ctv q8_0 -fa on 3060",
         {
             "model": "llama-3.1-8b",
-            "context": 16384,
+            "context": 8192,  # llama-server's -c is the cache the 2 slots share: 8,192 tokens each
             "users": 2,
             "kv": "q8_0",
             "flash_attn": True,
@@ -218,6 +218,36 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     (
         "24gb card llama 3.1 70b q2_k",
         {"model": "llama-3.1-70b", "quant": "Q2_K", "gpus": [("generic-24gb", 1)], "flags": ["gpu_generic"]},
+    ),
+    # llama-server's flags pasted: -c is the whole cache the -np slots share (16,384 cells for 4 slots: 4,096 each);
+    # -c alone, or vLLM's --max-model-len, is one sequence's; a flag's number is never a count of the GPU after it
+    (
+        "qwen3 8b -np 4 -c 16384 on a 4090",
+        {"model": "qwen3-8b", "context": 4096, "users": 4, "gpus": [("rtx-4090", 1)]},
+    ),
+    (
+        "llama-server -m qwen3-8b-Q4_K_M.gguf -c 32768 -np 4 on a 3090",
+        {"model": "qwen3-8b", "quant": "Q4_K_M", "context": 8192, "users": 4, "engine": "llama.cpp",
+         "gpus": [("rtx-3090", 1)]},
+    ),
+    ("qwen3 8b -c=16384 -np=2 4090", {"model": "qwen3-8b", "context": 8192, "users": 2, "gpus": [("rtx-4090", 1)]}),
+    ("qwen3 8b -c 16384 on a 4090", {"model": "qwen3-8b", "context": 16384, "gpus": [("rtx-4090", 1)]}),
+    (
+        "qwen3 8b --max-model-len 32768 --max-num-seqs 4 vllm h100",
+        {"model": "qwen3-8b", "context": 32768, "users": 4, "engine": "vllm", "gpus": [("h100-sxm", 1)],
+         "flags": ["gpu_variant"]},
+    ),
+    (
+        "큐웬3 8b -np 4 -c 16384 4090에서 돼?",
+        {"lang": K, "model": "qwen3-8b", "context": 4096, "users": 4, "gpus": [("rtx-4090", 1)]},
+    ),
+    (
+        "라마 3.1 8b --parallel 2 --ctx-size 32768 3090 가능?",
+        {"lang": K, "model": "llama-3.1-8b", "context": 16384, "users": 2, "gpus": [("rtx-3090", 1)]},
+    ),
+    (
+        "라마3.1 8b 20480MB 그래픽카드",
+        {"lang": K, "model": "llama-3.1-8b", "gpus": [("generic-20gb", 1)], "flags": ["gpu_generic"]},
     ),
     # memory in (binary) megabytes, as spec sheets and nvidia-smi write it: 20480 MB = 20 GB
     (
