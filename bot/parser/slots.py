@@ -344,6 +344,18 @@ _RESERVED = (
         r"(?<![a-z0-9.])" + _SIZE + _KO_PARTICLE + r"\s*(?:(?:이미|벌써)\s*" + _KO_OCCUPY + r"|점유|잡혀\s?있|차지)"
     ),
     re.compile(r"(?:이미|벌써)\s*" + _SIZE + _KO_PARTICLE + r"\s*" + _KO_OCCUPY),
+    # programs said to eat it: "discord and chrome eat about 1.5 gigs of vram", "chrome uses 2gb vram"; the word
+    # "vram" after the size says it is the card's memory, not the system's
+    re.compile(
+        r"(?<![a-z])(?:discord|chrome|firefox|edge|browsers?|desktop|windows|os|apps?|programs?|games?|obs|steam|"
+        r"spotify|wallpaper\s+engine|background\s+(?:apps?|stuff|programs?)|other\s+(?:stuff|apps?|programs?))"
+        r"(?:\s*(?:,|and|&|\+)\s*[a-z]+){0,3}\s+(?:already\s+|also\s+|all\s+)?"
+        r"(?:eats?|eating|takes?|taking|uses?|using|hogs?|hogging|occup(?:y|ies|ying)|grabs?)\s+(?:up\s+)?"
+        r"(?:about|around|roughly|almost|nearly|like|~)?\s*" + _SIZE + r"\s+(?:of\s+)?(?:my\s+|the\s+)?vram(?![a-z])"
+    ),
+    # "크롬이 vram 1.5기가 먹어요", "vram 2기가를 디스코드가 잡아먹어": VRAM before the size, then a word of eating
+    re.compile(r"(?<![a-z])vram\s*(?:을|를)?\s*" + _SIZE + _KO_PARTICLE + r"\s*(?:정도\s*)?(?:[가-힣]+\s*)?"
+               r"(?:먹|잡아\s?먹|쓰|사용|차지|점유)"),
 )
 MAX_RESERVED_GB = 1024
 # A display on the card, said without how much it uses ("my monitor is connected to it", "모니터 연결돼 있어"): no

@@ -82,6 +82,13 @@ def test_vllm_does_not_start_when_others_leave_less_than_its_share_free() -> Non
         ("라마3 8b 32k 3060에서 돌아가? 1.5기가는 이미 쓰고 있어", 1.5, 12),
         ("이미 2기가 사용 중인데 qwen3 8b 3060 돼?", 2.0, 12),
         ("8기가 쓰고 있어 라마3 8b", 0.0, 8),  # "I use an 8 GB one": the card's size, nothing in use
+        # programs said to eat it, with the word "vram" after (or before, in Korean) the size
+        ("gemma 3 12b on a 3060, discord and chrome eat about 1.5 gigs of vram", 1.5, 12),
+        ("qwen3 8b on a 3060, windows and steam take around 800MB of vram", 800 / 1024, 12),
+        ("gemma 3 12b 3060 with 32gb ram, chrome uses 2gb vram", 2.0, 12),
+        ("윈도우랑 크롬이 vram 1.5기가 먹어요 3060 젬마3 12b", 1.5, 12),
+        ("vram 2기가를 디스코드가 잡아먹어 3060 젬마3 4b", 2.0, 12),
+        ("does qwen3 8b use 6gb of vram on a 3060", 0.0, 12),  # the model's use, asked: nothing in use
     ],
 )
 def test_a_question_says_what_is_in_use(question: str, gib: float, card_gib: int) -> None:
