@@ -804,14 +804,25 @@ def system_ram(tokens: Tokens) -> float | None:
             continue
         size_after = r + 1 if tokens.form(r + 1) not in ("memory", "메모리") else r + 2
         after = _ram_size(tokens, size_after, bare=True)
+        if after is None and tokens.free(size_after) and tokens.form(size_after + 1) in _VRAM_WORDS and (
+            _memory_of(tokens.form(size_after + 2)) is not None
+        ):  # "ram 32gb vram 8gb": a size between a RAM word and a VRAM word that has its own size is the RAM's
+            after = _memory_of(tokens.form(size_after))
         before_at = r - 1
         if tokens.form(r - 1) == "of":  # "64gb of ram"
             before_at = r - 2
         before = _ram_size(tokens, before_at, bare=False) if before_at >= 0 else None
         gpus_size = before is not None and _GPU_NUMBER.fullmatch(tokens.form(before_at - 1)) is not None
-        if after is not None and (before is None or gpus_size or tokens.form(r) != "ram"):
+        # "vram 12gb ram 32gb", "VRAM: 12GB / RAM: 32GB" (a pasted form): the size after a VRAM word is the card's
+        # ("16gb vram 32gb system memory": that VRAM word ends "16gb vram", so 32gb is free to be the RAM)
+        vram_size = (
+            before is not None
+            and tokens.form(before_at - 1) in _VRAM_WORDS
+            and _memory_of(tokens.form(before_at - 2)) is None
+        )
+        if after is not None and (before is None or gpus_size or vram_size or tokens.form(r) != "ram"):
             mem, used = after, (r, size_after + 1)
-        elif before is not None:
+        elif before is not None and not vram_size:
             mem, used = before, (before_at, r + 1)
         elif after is not None:
             mem, used = after, (r, size_after + 1)
@@ -839,7 +850,9 @@ def generic_gpus(tokens: Tokens) -> GpuMatch:
         # "ram 32gb" is system RAM; in "32gb ram 8gb vram" the "ram" belongs to the size before it.
         ram_before = tokens.form(i - 1) in _RAM_WORDS and _memory_of(tokens.form(i - 2)) is None
         ram_after = nxt in NOT_VRAM_AFTER or (nxt == "of" and tokens.form(i + 2) in NOT_VRAM_AFTER)
-        if nxt not in ("vram", "video") and (ram_before or ram_after):
+        # "vram 12gb ram 32gb": the card's, whatever follows (unless that VRAM word ends "16gb vram")
+        vram_before = tokens.form(i - 1) in _VRAM_WORDS and _memory_of(tokens.form(i - 2)) is None
+        if not vram_before and nxt not in ("vram", "video") and (ram_before or ram_after):
             continue
         _check_memory(mem)
         tokens.use(i, i + 1)

@@ -321,7 +321,7 @@ def extract_quant(s: Scratch, engine: Engine | None) -> str | None:
 _RAM_KIND = re.compile(r"(?<![a-z0-9])ddr\s?([45])(?:[\s-]?(\d{4,})(?:\s?(?:mt/s|mts|mhz))?)?(?![a-z0-9])")
 # "dual channel" (read by clean() as "2x channel"), "4-channel", "8 channels", "듀얼채널", "4채널".
 _CHANNELS = re.compile(
-    r"(?<![a-z0-9])(\d+)\s?x?\s?-?\s?(?:channels?|ch)(?![a-z])|(싱글|듀얼|트리플|쿼드|옥타|\d+)\s?채널"
+    r"(?<![a-z0-9])(\d+)\s?x?\s?-?\s?(?:channels?|ch)(?![a-z])|(싱글|듀얼|트리플|쿼드|옥타|(?<!\d)\d+)\s?채널"
 )
 _KO_CHANNELS = {"싱글": 1, "듀얼": 2, "트리플": 3, "쿼드": 4, "옥타": 8}
 
@@ -682,7 +682,8 @@ _GPU_WORD = (
 _MIN_GPUS = re.compile(
     rf"how\s+many\s+{_GPU_WORD}(?![a-z0-9])(?!\s*(?:users?|people|requests?|sessions?|tokens?|k\b))"
     r"|(?:min(?:imum)?|fewest|smallest)\s+(?:number\s+of\s+|amount\s+of\s+)?(?:gpus|cards|graphics\s+cards)\b"
-    r"|(?:gpus?|그래픽\s*카드|글카|카드|\d+gb|[a-z]{0,2}\d{2,4}(?:\s?(?:ti|티|super|슈퍼|xtx|xt))?)\s*(?:이|가|을|를|는|은)?\s*"
+    r"|(?:gpus?|그래픽\s*카드|글카|카드|(?<!\d)\d+gb|(?<![a-z0-9])[a-z]{0,2}\d{2,4}(?:\s?(?:ti|티|super|슈퍼|xtx|xt))?)"
+    r"\s*(?:이|가|을|를|는|은)?\s*"
     r"(?:최소\s*)?몇\s*(?:개|장|대)|몇\s*장"
 )
 _COMPARE = re.compile(r"\bvs\b|versus|compare|비교|\bor\b|아니면|랑|하고|and")

@@ -249,6 +249,27 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         "라마3.1 8b 20480MB 그래픽카드",
         {"lang": K, "model": "llama-3.1-8b", "gpus": [("generic-20gb", 1)], "flags": ["gpu_generic"]},
     ),
+    # forms people paste: the size after a VRAM word is the card's, the size after a RAM word the system's
+    (
+        "VRAM: 12GB / RAM: 32GB / model: qwen3 14b",
+        {"model": "qwen3-14b", "gpus": [("generic-12gb", 1)], "flags": ["gpu_generic"], "ram_gb": 32},
+    ),
+    (
+        "VRAM 8GB, RAM 16GB, llama 3.1 8b",
+        {"model": "llama-3.1-8b", "gpus": [("generic-8gb", 1)], "flags": ["gpu_generic"], "ram_gb": 16},
+    ),
+    (
+        "ram 32gb vram 8gb llama 3.1 8b",
+        {"model": "llama-3.1-8b", "gpus": [("generic-8gb", 1)], "flags": ["gpu_generic"], "ram_gb": 32},
+    ),
+    (
+        "VRAM: 24GB / RAM: 64GB / 모델: 큐웬3 32b",
+        {"lang": K, "model": "qwen3-32b", "gpus": [("generic-24gb", 1)], "flags": ["gpu_generic"], "ram_gb": 64},
+    ),
+    (
+        "램 32기가 vram 12기가 큐웬3 14b",
+        {"lang": K, "model": "qwen3-14b", "gpus": [("generic-12gb", 1)], "flags": ["gpu_generic"], "ram_gb": 32},
+    ),
     # memory in (binary) megabytes, as spec sheets and nvidia-smi write it: 20480 MB = 20 GB
     (
         "gemma 3 12b on a 20480MB card",
@@ -935,5 +956,7 @@ def test_table(question: str, expected: dict[str, Any]) -> None:
     assert [(c.gpu.id, c.count) for c in parsed.gpus] == expected.get("gpus", [])
     assert [a for a in parsed.assumed if a not in _PLAIN_DEFAULTS] == expected.get("flags", [])
     assert list(parsed.unparsed) == expected.get("unparsed", [])
+    if "ram_gb" in expected:
+        assert parsed.ram_bytes == expected["ram_gb"] << 30
     for key, value in (("quant", parsed.quant), ("context", parsed.context), ("users", parsed.users)):
         assert (key in parsed.assumed) == (value is None)
