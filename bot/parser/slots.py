@@ -645,7 +645,8 @@ _MAX_USERS = re.compile(
     r"(?:는\s*)?(?:몇|최대|얼마)"
 )
 _MAX_CONTEXT = re.compile(
-    r"how\s+(?:much|long|big|large)(?:\s+(?:of\s+)?(?:a|the))?\s+(?:context|ctx)|how\s+many\s+tokens"
+    r"how\s+(?:much|long|big|large)(?:\s+(?:of\s+)?(?:a|the))?\s+(?:context|ctx)"
+    r"|how\s+many\s+tokens(?!\s*(?:/|per\b|a\s+sec|each\s+sec|every\s+sec|(?:do|does|will|would|can)\s+(?:i|it|you)\s+get\s+(?:per|a)\s+sec))"
     r"|max(?:imum)?\s+(?:context|ctx)|(?:longest|largest|biggest)\s+(?:context|ctx)"
     r"|(?:컨텍스트|콘텍스트|문맥|토큰)\s*(?:길이\s*)?(?:는\s*)?(?:최대|얼마|몇)|최대\s*(?:컨텍스트|콘텍스트|문맥|토큰|몇\s*k)"
     r"|몇\s*k\s*까지|(?<!초당\s)(?<!초당)몇\s*토큰(?!\s*(?:정도\s*)?(?:이나\s*)?(?:나와|나옴|나오|나와요|뽑|찍|나올))"
@@ -654,6 +655,7 @@ _MAX_CONTEXT = re.compile(
 # answer is the same card, with its speed first.
 _SPEED = re.compile(
     r"how\s+fast|\bspeed\b|tok(?:en)?s?\s*/\s*s(?:ec)?\b|\bt/s\b|tokens?\s+(?:per|a|each)\s+sec(?:ond)?|\btps\b"
+    r"|how\s+many\s+tokens\b.{0,30}?\b(?:per|a|each)\s+sec(?:ond)?\b"
     r"|속도|몇\s*토큰\s*(?:정도\s*)?(?:이나\s*)?(?:나와|나옴|나오|뽑|찍|나올)|초당\s*(?:몇\s*)?토큰|얼마나\s*빨라|얼마나\s*빠르"
 )
 _BEST_QUANT = re.compile(

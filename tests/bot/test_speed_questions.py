@@ -22,10 +22,15 @@ SPEED = [
     "how fast is qwen3 8b on a 3060",
     "qwen3 8b on a 3060, tokens per second?",
     "qwen3 8b 3060 speed",
+    # "how many tokens" asked per second is a speed, not the largest context
+    "how many tokens per second does qwen3 8b get on a 3060",
+    "how many tokens do i get per second with qwen3 8b on a 3060",
+    "qwen3 8b 3060 초당 몇 토큰 뽑혀요?",
 ]
 NOT_SPEED = [
     ("qwen3 8b 3060 몇 토큰까지 돼?", "max_context"),
     ("how many tokens can qwen3 8b take on a 3060", "max_context"),
+    ("how many tokens fit for qwen3 8b on a 3060", "max_context"),
     ("qwen3 8b 32k 3060", "fit"),
     ("qwen3 8b 3060 돌아가?", "fit"),
 ]
