@@ -34,6 +34,23 @@ _MEMORY = re.compile(
 _MEMORY_MB = re.compile(r"(?<![a-z0-9.])(\d{3,7})\s*(?:mib|mbs?|megabytes?|메가\s?바이트|메가)(?![a-z0-9])")
 
 
+# A GPU's number read digit by digit in Hangul, as people say it: "사공칠공" 4070, "삼공팔공" 3080, "칠구공공"
+# 7900. Only the shapes of GPU numbers (x0x0, xx00) and only digit syllables, so no word is read as one; a particle
+# may follow ("사공칠공에서").
+_KO_DIGIT = {"공": "0", "영": "0", "일": "1", "이": "2", "삼": "3", "사": "4", "오": "5", "육": "6", "칠": "7",
+             "팔": "8", "구": "9"}  # fmt: skip
+_KO_GPU_NUMBER = re.compile(
+    r"(?<![가-힣])(?:([일이삼사오육칠팔구])[공영]([일이삼사오육칠팔구공영])[공영]"
+    r"|([일이삼사오육칠팔구])([일이삼사오육칠팔구])[공영][공영])(?=[^가-힣]|$|에|으로|로|이|가|은|는|을|를|도|랑|하고|\s)"
+)
+
+
+def _ko_gpu_number(found: re.Match[str]) -> str:
+    if found[1]:
+        return f"{_KO_DIGIT[found[1]]}0{_KO_DIGIT[found[2]]}0"
+    return f"{_KO_DIGIT[found[3]]}{_KO_DIGIT[found[4]]}00"
+
+
 def _mb_as_gb(found: re.Match[str]) -> str:
     return f"{int(found[1]) / 1024:g}gb"
 
@@ -57,6 +74,7 @@ def clean(text: str) -> str:
     text = _URL.sub(" ", text)
     text = _HF_ORG.sub(" ", text)
     text = _COMMAND.sub(" ", text)
+    text = _KO_GPU_NUMBER.sub(_ko_gpu_number, text)
     text = normalize_written_numbers(text)  # before "*" is read as a count or as markdown
     text = _GLUED_BRAND.sub(r"\1 ", text)
     text = _COUNT_BEFORE.sub(r"\1x ", text)

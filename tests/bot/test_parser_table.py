@@ -249,6 +249,15 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
         "라마3.1 8b 20480MB 그래픽카드",
         {"lang": K, "model": "llama-3.1-8b", "gpus": [("generic-20gb", 1)], "flags": ["gpu_generic"]},
     ),
+    # a GPU's number read digit by digit in Hangul; words made of the same syllables stay words ("사공이 노를…")
+    ("사공칠공에서 젬마3 12b 돼?", {"lang": K, "model": "gemma-3-12b", "gpus": [("rtx-4070", 1)]}),
+    ("사공구공 두 장 라마3 70b", {"lang": K, "model": "llama-3-70b", "gpus": [("rtx-4090", 2)]}),
+    ("오공구공 큐웬3 32b 32k", {"lang": K, "model": "qwen3-32b", "context": 32768, "gpus": [("rtx-5090", 1)]}),
+    ("칠구공공 xtx 젬마3 27b", {"lang": K, "model": "gemma-3-27b", "gpus": [("rx-7900-xtx", 1)]}),
+    (
+        "사공이 노를 젓는다 라마3 8b 3060",
+        {"lang": K, "model": "llama-3-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
+    ),
     # forms people paste: the size after a VRAM word is the card's, the size after a RAM word the system's
     (
         "VRAM: 12GB / RAM: 32GB / model: qwen3 14b",
