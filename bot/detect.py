@@ -16,12 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vramfit.calc.gpu import Gpu, generic_gpu
+from vramfit.calc.gpu import GIB, Gpu, generic_gpu
 from vramfit.calc.presets import Catalog
 
-MIB = 1 << 20
-KIB = 1 << 10
-GIB = 1 << 30
+MIB = 1 << 20  # nvidia-smi's unit
+KIB = 1 << 10  # /proc/meminfo's
 
 Runner = Callable[[Sequence[str]], str | None]  # a command's standard output, or None when it cannot run
 

@@ -11,17 +11,13 @@ and the ``gguf`` package is installed; skips with that reason elsewhere.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import io
 import json
 import logging
 import os
 import shlex
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -105,34 +101,16 @@ def _card_command(flags: list[str]) -> list[str]:
     return shlex.split(command)
 
 
-def _serve(argv: list[str], timeout: float = 300.0) -> tuple[bool, str]:
-    """Start ``argv`` on a loopback port; True once /health answers 200. The log comes back either way."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    argv = [str(SERVER), *argv[1:], "--host", "127.0.0.1", "--port", str(port)]
-    env = {**os.environ, "LD_LIBRARY_PATH": str(SERVER.parent)}
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True)
-    served = False
-    try:
-        started = time.monotonic()
-        while time.monotonic() - started < timeout and process.poll() is None:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
-                    served = answer.status == 200
-                    if served:
-                        break
-            except OSError:
-                time.sleep(0.3)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-        try:
-            log, _ = process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            log, _ = process.communicate()
-    return served, log
+def _serve(argv: list[str]) -> tuple[bool, str]:
+    """Start ``argv`` as the measuring tool starts llama-server (tools/llamacpp_truth/llama_server.py); True once it
+    served. The log comes back either way."""
+    spec = importlib.util.spec_from_file_location("llama_server", TOOL / "llama_server.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    served: list[int] = []
+    log: str = tool.run_server(SERVER, argv[1:], served.append, timeout=300.0)
+    return bool(served), log
 
 
 @needs_server

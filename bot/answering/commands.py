@@ -36,9 +36,8 @@ from vramfit.calc.ollama import processor_split
 from vramfit.calc.presets import load_catalog
 from vramfit.calc.request import Engine, KvType, Request
 from vramfit.calc.results import Estimate, Fit
-from vramfit.calc.server_caches import CACHE_RAM_DEFAULT_BYTES, CTX_CHECKPOINTS_DEFAULT, ServerCaches
+from vramfit.calc.server_caches import CACHE_RAM_DEFAULT_BYTES, CTX_CHECKPOINTS_DEFAULT, MIB, ServerCaches
 
-MIB = 1 << 20
 ALL_LAYERS = 99  # what people write for "every layer" (llama.cpp clamps it to the model's layer count)
 DEFAULT_UBATCH = 512
 DEFAULT_BATCH = 2048

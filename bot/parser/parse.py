@@ -255,7 +255,7 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     refuse_negative_numbers(scratch.text)
     intent_text = scratch.text
     named_ollama = slots.mentions_ollama(scratch.text)
-    whole_cache = slots.whole_cache_context(scratch.text)
+    cache_flag = slots.names_cache_flag(scratch.text)
 
     engine, compare_engines = slots.extract_engine(scratch)
     # Ollama's own defaults, unless the engines are compared (then both answer at the same settings).
@@ -294,8 +294,8 @@ def parse(text: str, catalog: Catalog | None = None) -> ParsedQuery:
     quant = slots.extract_quant(scratch, engine)
     users = flag_users or slots.extract_users(scratch)
     context = slots.extract_context(scratch)
-    if whole_cache and context is not None and users:  # "-c 16384 -np 4": 16,384 cells for 4 slots, 4,096 each
-        context = max(1, context // users)
+    if cache_flag and flag_users and context is not None:  # "-c 16384 -np 4": 16,384 cells for 4 slots, 4,096 each
+        context = max(1, context // flag_users)
     # a comparison takes two models: the others are said as not understood, never dropped silently
     unparsed = (*_unparsed(scratch.text), *(cat.models[m].name for m in models.ids[2:]))
     intent = slots.detect_intent(intent_text, len(models.ids))

@@ -607,13 +607,12 @@ def _check_context(value: int) -> int:
 # llama-server's own flags pasted ("-c 16384 -np 4", "--ctx-size 32768 --parallel 2"): -c is the whole cache, which
 # the slots share (llama.cpp: n_ctx_seq = n_ctx / n_seq, or one unified cache of n_ctx cells), not each slot's.
 _LLAMA_CTX_FLAG = re.compile(r"(?<![a-z0-9-])(?:-c|--ctx-size)(?:\s*=\s*|\s+)\d")
-_LLAMA_SLOTS_FLAG = re.compile(r"(?<![a-z0-9-])(?:-np|--parallel)(?:\s*=\s*|\s+)\d")
 
 
-def whole_cache_context(text: str) -> bool:
-    """Whether ``text`` gives llama-server's ``-c`` and its ``-np`` both as flags: the context is then the whole
-    cache, shared by the slots (:func:`extract_context` reads the number as written)."""
-    return bool(_LLAMA_CTX_FLAG.search(text) and _LLAMA_SLOTS_FLAG.search(text))
+def names_cache_flag(text: str) -> bool:
+    """Whether ``text`` gives llama-server's ``-c`` as a flag: with the slots given as a flag too
+    (:func:`extract_user_flags`), the context it names is the cache they share."""
+    return _LLAMA_CTX_FLAG.search(text) is not None
 
 
 def extract_context(s: Scratch) -> int | None:

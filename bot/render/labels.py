@@ -107,4 +107,3 @@ def server_caches_line(caches: ServerCaches | None, tr: Tr, ram_bytes: int) -> s
           "the command sets them to fit {ram} of RAM"),
         **parts,
     )  # fmt: skip
-
