@@ -1,73 +1,66 @@
-"""Compute buffers with llama-server's output limit: what llama.cpp reserves, beside vramfit's estimate.
+"""Compute buffers of llama-server b11434 on the CPU loads, beside vramfit's estimate, per llama.cpp architecture.
 
     python benchmarks/server_compute.py
 
-llama.cpp 0c1e57098 reserves the compute buffer for a micro-batch of 512 tokens with at most ``n_outputs_max``
-outputs. The library default keeps the logits of every token; llama-server keeps one a slot (four slots with no
-``-np``), and its buffer is smaller wherever the logits were the largest stage. The rows are
-tests/data/groundtruth/llamacpp_outputs.jsonl (tools/llamacpp_truth/measure_outputs.py, CPU backend). The table
-gives, per model, the library default's buffer at 4,096 tokens and the server's at 4,096 and 32,768 tokens (four
-slots, flash attention), in MiB, and vramfit's estimate for llama-server with its ratio to each (``/default``: the
-estimate for the library default against that). vramfit sizes the server's buffer for dense models without sliding
-windows (their feed-forward stage, ``calc.compute.plain_dense``) and the library default's for the others, which errs
-high for llama-server by up to the logits of a micro-batch.
+The rows are tests/data/groundtruth/llamaserver_b11434_replay.jsonl (tools/llamacpp_truth/replay_b11434.py): every
+setting of the committed llama.cpp rows (context, slots, unified cache or not, K/V types, flash attention, micro-batch)
+loaded with llama-server b11434, which reserves one output a slot. For each architecture the table gives the settings,
+how many of them vramfit's estimate (calc/server_graph.py, llama-server's graph) puts within 5 % of the logged
+buffer, the median ratio and its range, and the same for the stages calc/compute.py sizes for llama.cpp's library
+default (every token's logits, the buffer Ollama's runner reserves), which is what the estimate used for these
+architectures before. ``not sized``: calc/server_graph.py leaves the architecture to calc/compute.py (the lightning
+indexer, DeepSeek V4's compressed attention).
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.groundtruth import MIB, llamacpp_rows, output_limit_rows
-from vramfit.calc.compute import SERVER_AUTO_SLOTS, compute_buffers, plain_dense, server_outputs
+from tests.groundtruth import MIB, llamacpp_rows, replay_rows
+from vramfit.calc.compute import compute_buffers
 from vramfit.calc.hf_config import from_hf_config
 from vramfit.calc.kv import kv_cache
 from vramfit.calc.request import KvType
-
-
-def estimate_mib(config: dict[str, object], n_ctx: int, server: bool) -> float:
-    """vramfit's buffer: as llama-server's (one output a slot, four slots) where the calculator sizes it so
-    (``plain_dense``), else every token's; ``server`` False: every token's (the library default)."""
-    arch = from_hf_config(config)  # type: ignore[arg-type]
-    cache = kv_cache(arch, n_ctx, 1, KvType.F16, flash_attn=True)
-    outputs = server_outputs(SERVER_AUTO_SLOTS) if server and plain_dense(arch) else None  # the rows: no -np, 4 slots
-    return compute_buffers(arch, cache.full_cells, flash_attn=True, n_outputs=outputs).gpu_bytes / MIB
+from vramfit.calc.server_graph import server_compute_bytes, sized
 
 
 def main() -> None:
     configs = {row["arch_model"]: row["config"] for row in llamacpp_rows()}
-    rows = {
-        (r["arch_model"], r["n_ctx"], r["flash_attn"], r["n_outputs_max"], r["n_seq"]): r for r in output_limit_rows()
-    }
-    print(f"{'model':32} {'default 4K':>10} {'server 4K':>10} {'server 32K':>10} {'vramfit 4K':>11} "
-          f"{'/default':>8} {'/server':>8} {'vramfit 32K':>11} {'/server':>8}")  # fmt: skip
-    to_default, to_server = [], []
-    for model in dict.fromkeys(key[0] for key in rows):
-        default = rows[(model, 4096, True, 0, 1)]["compute_buffer_mib"]
-        server4 = rows[(model, 4096, True, 4, 4)]["compute_buffer_mib"]
-        server32 = rows[(model, 32768, True, 4, 4)]["compute_buffer_mib"]
-        est4 = estimate_mib(configs[model], 4096, True)
-        est32 = estimate_mib(configs[model], 32768, True)
-        to_default.append(estimate_mib(configs[model], 4096, False) / default)
-        to_server.append(est4 / server4)
-        if server32 is None:  # the context was not created (its KV cache did not fit this machine's memory)
-            print(f"{model[:32]:32} {default:10.2f} {server4:10.2f} {'—':>10} {est4:11.2f} {est4 / default:8.2f} "
-                  f"{est4 / server4:8.2f} {est32:11.2f} {'—':>8}")  # fmt: skip
+    ratios: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    unsized: set[str] = set()
+    for row in replay_rows():
+        if not row["compute_buffers_mib"]:
             continue
-        to_server.append(est32 / server32)
-        print(f"{model[:32]:32} {default:10.2f} {server4:10.2f} {server32:10.2f} {est4:11.2f} {est4 / default:8.2f} "
-              f"{est4 / server4:8.2f} {est32:11.2f} {est32 / server32:8.2f}")  # fmt: skip
-    print(
-        f"\nvramfit / library default at 4K: median {statistics.median(to_default):.2f}, "
-        f"range {min(to_default):.2f}-{max(to_default):.2f} ({len(to_default)} models)"
-    )
-    print(
-        f"vramfit / llama-server (4 slots): median {statistics.median(to_server):.2f}, "
-        f"range {min(to_server):.2f}-{max(to_server):.2f} ({len(to_server)} loads)"
-    )
+        arch = from_hf_config(configs[row["arch_model"]])
+        users, flash, ubatch = int(row["n_seq"]), bool(row["flash_attn"]), int(row["n_ubatch"])
+        cache = kv_cache(arch, int(row["n_ctx"]) // users, users, KvType(row["type_k"]), KvType(row["type_v"]),
+                         flash_attn=flash, n_ubatch=ubatch, unified=bool(row["kv_unified"]) or users == 1,
+                         swa_full=bool(row["swa_full"]))  # fmt: skip
+        logged = row["compute_buffers_mib"]["CPU"]
+        library = compute_buffers(arch, cache.full_cells, n_ubatch=ubatch, flash_attn=flash).gpu_bytes / MIB
+        server = server_compute_bytes(arch, cache, n_ubatch=ubatch, flash_attn=flash, n_outputs=users, n_seqs=users)
+        ratios[arch.arch].append((server / MIB / logged, library / logged))
+        if not sized(arch):
+            unsized.add(arch.arch)
+    print(f"{'architecture':<16} {'settings':>8} {'within 5%':>9} {'median':>7} {'range':>13}   "
+          f"{'calc.compute: within 5%':>23} {'median':>7} {'range':>13}")  # fmt: skip
+    within = total = 0
+    for name in sorted(ratios):
+        pairs = ratios[name]
+        server, library = [p[0] for p in pairs], [p[1] for p in pairs]
+        ok = sum(0.95 <= r <= 1.05 for r in server)
+        within, total = within + ok, total + len(pairs)
+        note = "  not sized" if name in unsized else ""
+        print(f"{name:<16} {len(pairs):>8} {ok:>9} {statistics.median(server):>7.3f} "
+              f"{min(server):>6.3f}-{max(server):<6.3f}   {sum(0.95 <= r <= 1.05 for r in library):>23} "
+              f"{statistics.median(library):>7.3f} {min(library):>6.3f}-{max(library):<6.3f}{note}")  # fmt: skip
+    print(f"\n{within} of {total} settings within 5 % of llama-server b11434 ({len(ratios)} architectures, "
+          f"{len(unsized)} not sized: {', '.join(sorted(unsized))})")
 
 
 if __name__ == "__main__":

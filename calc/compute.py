@@ -43,11 +43,11 @@ The output stage of llama.cpp's library default keeps every token's logits (``n_
 rows, within 16 % for all 54 measured architectures at 4,096 tokens: tests/calc/test_output_limit.py). llama-server
 at 0c1e57098 reserves one output a slot, times one plus the draft length (:func:`server_outputs`; llama.cpp PR
 #23861), and its buffer is smaller where the logits were the largest stage: Llama 3.2 1B at 4,096 tokens 68.01 MiB
-against 258.50 (llamacpp_outputs.jsonl). For a dense model without sliding windows (:func:`plain_dense`) the
-calculator sizes the server's buffer, its feed-forward stage, as measured to 0.02 MiB on every such model; for the
-others it keeps the library default's, which errs high for llama-server (benchmarks/server_compute.py) until their
-stages (experts, recurrent layers, sliding-window masks, indexers) are measured and sized. A log of a build before
-that PR (no ``n_outputs_max`` line) is compared with every token's outputs (``Request.n_outputs_max`` 0).
+against 258.50 (llamacpp_outputs.jsonl). llama-server's buffer at b11434 is sized by :mod:`calc.server_graph` (its
+graph inputs, hidden states and the largest stage of each family, read from ggml-alloc's own trace: 559 of the 593
+replayed settings within 5 %, benchmarks/server_compute.py); the architectures it does not size (the lightning
+indexer, DeepSeek V4) keep the library default's stages here. A log of a build before that PR (no
+``n_outputs_max`` line) is compared with every token's outputs (``Request.n_outputs_max`` 0).
 
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs
 (GGML_SCHED_MAX_COPIES): every GPU holds its own buffer plus three extra copies of the mask and hidden state; the
@@ -82,6 +82,7 @@ from pydantic import BaseModel, ConfigDict
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.kv import KvCache
+from vramfit.calc.server_graph import server_compute_bytes, sized
 
 F32 = 4
 F16 = 2
@@ -168,21 +169,6 @@ def server_outputs(users: int, draft_max: int = 0) -> int:
     return max(users, 1) * (1 + draft_max)
 
 
-def plain_dense(arch: Architecture) -> bool:
-    """A model whose llama-server buffer is its dense feed-forward stage beside the mask, as measured on every such
-    model (llamacpp_outputs.jsonl): no experts, recurrent layers, sliding windows, latent attention, per-layer
-    embeddings or compressed caches. The others keep the library default's buffer, which errs high for llama-server."""
-    return (
-        arch.n_experts == 0
-        and not any(arch.recurrent_layers)
-        and not arch.sliding_window
-        and not arch.is_mla
-        and not arch.per_layer_input_size
-        and not arch.compress_ratios
-        and max(arch.ffn_size, default=0) > 0
-    )
-
-
 def compute_buffers(
     arch: Architecture,
     n_ctx: int,
@@ -193,19 +179,34 @@ def compute_buffers(
     output_on_gpu: bool = True,
     flash_attn_copy_bytes: int = 0,
     n_outputs: int | None = None,
+    cache: KvCache | None = None,
+    n_seqs: int = 1,
 ) -> ComputeBuffers:
     """Compute buffers for a KV cache of ``n_ctx`` cells (the largest layer's), on ``gpu_count`` GPUs;
     ``flash_attn_copy_bytes``: what flash attention reserves beside its output (:func:`flash_attn_reserved_bytes`);
-    ``n_outputs``: the outputs a micro-batch reserves (None: every token's, the library default)."""
+    ``n_outputs``: the outputs a micro-batch reserves (None: every token's, the library default). With ``n_outputs``
+    and the ``cache`` of ``n_seqs`` slots, an architecture :mod:`calc.server_graph` sizes gets llama-server b11434's
+    buffer from there (its graph inputs, hidden states and largest stage), the rest this module's stages."""
     output = output_stage_bytes(arch, n_ubatch, n_outputs)
     feed_forward = feed_forward_stage_bytes(arch, n_ctx, n_ubatch, flash_attn)
+    server = n_outputs is not None and cache is not None and sized(arch)
 
     def per_gpu(dequant: int) -> list[int]:
         attention = max(attention_stage_bytes(arch, n_ctx, n_ubatch, flash_attn, dequant), feed_forward)
+        if server and cache is not None and n_outputs is not None:
+            attention = server_compute_bytes(
+                arch,
+                cache,
+                n_ubatch=n_ubatch,
+                flash_attn=flash_attn,
+                n_outputs=n_outputs,
+                n_seqs=n_seqs,
+                flash_attn_copy_bytes=dequant,
+            )
         stages: list[int] = []
         for index in range(gpu_count):
             last = index == gpu_count - 1
-            stage = max(attention, output) if (last and output_on_gpu) else attention
+            stage = max(attention, output) if (last and output_on_gpu and not server) else attention
             if gpu_count > 1:
                 # Extra pipeline copies of the graph inputs: the KQ mask and the hidden state entering the GPU.
                 stage += (PIPELINE_COPIES - 1) * F32 * n_ubatch * (n_ctx + arch.hidden_size)

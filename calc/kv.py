@@ -78,6 +78,7 @@ class KvCache(BaseModel):
     full_cells: int
     swa_cells: int
     layer_bytes: tuple[int, ...]
+    streams: int = 1  # KV streams the cells are split into (one per sequence without a unified cache)
     swa_bytes: int = 0  # the part in sliding-window layers (llama.cpp's second cache of an iSWA model)
     indexer_bytes: int = 0  # DeepSeek V3.2's / GLM-5's indexer keys (llama_kv_cache_dsa's second cache, logged apart)
     # Every buffer in llama.cpp's order where the cache is not one cache plus a window or indexer cache (DeepSeek V4:
@@ -170,6 +171,7 @@ def kv_cache(
         full_cells=full,
         swa_cells=window_cells if arch.sliding_window else 0,
         layer_bytes=tuple(per_layer),
+        streams=1 if unified else max(users, 1),
         swa_bytes=window_total,
         indexer_bytes=indexer_total,
         type_k=type_k,
@@ -233,6 +235,7 @@ def _dsv4_cache(
         full_cells=context_cells(context, users, unified),
         swa_cells=window * streams,
         layer_bytes=tuple(per_layer),
+        streams=streams,
         swa_bytes=raw,
         indexer_bytes=lid,
         buffers=tuple(b for b in (raw, csa, hca, lid) if b),

@@ -87,6 +87,7 @@ log = logging.getLogger(__name__)
 AUTOCOMPLETE_LIMIT = 25
 CARD_CACHE_SIZE = 1024
 TIP_GPU_COUNTS = (2, 4, 8)
+ROUNDING_FLOOR = 1024 * 1024  # the smallest buffer growth a tip names: a card shows sizes in whole MiB
 _GENERIC_ID = re.compile(r"^generic-(?P<gib>\d+(?:\.\d+)?)gb$")
 
 
@@ -552,6 +553,8 @@ class CalcBackend:
                 backend, count = changed_choice.gpu.backend, changed_choice.count
                 before = estimate_bytes(request, count, backend).compute_bytes
                 buffers = max(0, estimate_bytes(changed, count, backend).compute_bytes - before)
+                # its rotation matrices (calc.server_graph.rotation_bytes, tens of KiB) are below what a card shows
+                buffers = buffers if buffers >= ROUNDING_FLOOR else 0
             return Tip(kind=kind, value=value, total_bytes=fit.total_bytes, verdict=_verdict(fit.verdict),
                        usable_bytes=fit.usable_bytes, lower_quality=lower, buffer_bytes=buffers)  # fmt: skip
 

@@ -21,7 +21,6 @@ from vramfit.calc.compute import (
     flash_attn_reserved_bytes,
     offloaded_compute_bytes,
     output_stage_bytes,
-    plain_dense,
     server_outputs,
 )
 from vramfit.calc.engines.profile import EngineProfile
@@ -38,6 +37,7 @@ from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
 from vramfit.calc.server_caches import ServerCaches, checkpoint_bytes, server_caches
+from vramfit.calc.server_graph import sized as server_graph_sized
 from vramfit.calc.speed import (
     BytesPerToken,
     DecodeSpeed,
@@ -103,12 +103,12 @@ class _Parts:
         )
         self.flash_attn = request.flash_attn_effective
         self.n_ubatch = request.n_ubatch
-        # llama-server reserves one output a slot (calc.compute.server_outputs); where that is measured to hold
-        # (calc.compute.plain_dense) the buffer is sized so, elsewhere as the library default's (every token's), as
+        # llama-server reserves one output a slot (calc.compute.server_outputs); where its b11434 graph is sized
+        # (calc.server_graph.sized) the buffer is that graph's, elsewhere the library default's (every token's), as
         # for Ollama's runner and for a log of a build before the limit (n_outputs_max 0)
         drafting = request.draft_max if (request.draft or request.mtp) else 0
         outputs = server_outputs(request.users, drafting) if request.n_outputs_max is None else request.n_outputs_max
-        limited = plain_dense(self.arch) and request.runner != "ollama" and outputs > 0
+        limited = server_graph_sized(self.arch) and request.runner != "ollama" and outputs > 0
         self.n_outputs: int | None = outputs if limited else None
         # llama-server's host caches (calc.server_caches); Ollama's runner keeps neither
         self.checkpoint: int | None = None
@@ -139,6 +139,8 @@ class _Parts:
                 output_on_gpu=output_on_gpu,
                 flash_attn_copy_bytes=dequant,
                 n_outputs=self.n_outputs,
+                cache=self.kv,
+                n_seqs=self.users,
             )
         return self._compute[key]
 

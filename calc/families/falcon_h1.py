@@ -63,7 +63,7 @@ def falcon_h1_layers(b: TensorList, arch: Architecture) -> None:
         dense_ffn(b, arch, il, arch.ffn_size[il])
 
 
-class FalconH1(Family, arch="falcon-h1", model_types=("falcon_h1",), parallel_hybrid=True):
+class FalconH1(Family, arch="falcon-h1", model_types=("falcon_h1",), parallel_hybrid=True, recurrent_mixer="mamba2"):
     """Mirrors src/models/falcon-h1.cpp, conversion/falcon_h1.py FalconH1Model (0c1e57098)."""
 
     def recurrent(self, fields: ConfigFields, n_layers: int) -> dict[str, Any]:

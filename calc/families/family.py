@@ -85,6 +85,15 @@ class Family:
     mtp_graph: ClassVar[bool] = False
     rs_rollback: ClassVar[bool] = False
 
+    # The graph llama-server b11434 reserves (calc/server_graph.py): feed-forward blocks and experts with a gate
+    # (False: relu², up only); the query-sized tensors live at the KQ product (3 with a query projection that carries
+    # the output gate, 2 where the query norm is a new tensor); which recurrent mixer the recurrent layers run
+    # ("mamba2", "gated_delta_net", "short_conv"); Gemma 3n's AltUp streams of the hidden state.
+    gated_ffn: ClassVar[bool] = True
+    query_tensors: ClassVar[int] = 1
+    recurrent_mixer: ClassVar[str] = ""
+    altup_inputs: ClassVar[int] = 0
+
     def __init_subclass__(cls, **declared: Any) -> None:
         """A family declares in its header what differs from LLM_ARCH_LLAMA (``class Qwen3(Family, arch="qwen3",
         qk_norm=True)``) and in its docstring which llama.cpp files it mirrors (``mirrors``)."""

@@ -66,7 +66,8 @@ def gemma3n_layers(b: TensorList, arch: Architecture) -> None:
     b.add("per_layer_proj_norm.weight", per_layer)
 
 
-class Gemma3n(Family, arch="gemma3n", swa_pattern=5, tied_by_default=True, always_tied=True, qk_norm=True):
+class Gemma3n(Family, arch="gemma3n", swa_pattern=5, tied_by_default=True, always_tied=True, qk_norm=True,
+              altup_inputs=4):  # fmt: skip
     """Mirrors src/models/gemma3n.cpp, conversion/gemma.py Gemma3NModel (0c1e57098)."""
 
     model_types = ("gemma3n", "gemma3n_text")

@@ -120,7 +120,8 @@ def gemma4_layers(b: TensorList, arch: Architecture) -> None:
         b.add("per_layer_proj_norm.weight", arch.per_layer_input_size)
 
 
-class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_tied=True, qk_norm=True):
+class Gemma4(Family, arch="gemma4", swa_pattern=6, tied_by_default=True, always_tied=True, qk_norm=True,
+             query_tensors=2):  # fmt: skip
     """Mirrors src/models/gemma4.cpp, conversion/gemma.py Gemma4Model (0c1e57098). A rope_freqs tensor always:
     Gemma4Model.generate_extra_tensors: the global layers' proportional RoPE."""
 

@@ -67,7 +67,8 @@ def mamba2_keys(meta: GgufMeta, keys: tuple[str, str, str, str]) -> dict[str, An
     return out
 
 
-class GraniteHybrid(Family, arch="granitehybrid", vocab_multiple=8, expert_width_is_intermediate_size=True):
+class GraniteHybrid(Family, arch="granitehybrid", vocab_multiple=8, expert_width_is_intermediate_size=True,
+                    recurrent_mixer="mamba2"):  # fmt: skip
     """Mirrors src/models/granite-hybrid.cpp, conversion/granite.py GraniteHybridModel (0c1e57098). With experts,
     feed_forward_length is intermediate_size, the routed experts' width, and the shared MLP is one shared expert of
     shared_intermediate_size (expert_shared_feed_forward_length); every layer is MoE."""

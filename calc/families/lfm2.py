@@ -56,7 +56,8 @@ def lfm2_layers(b: TensorList, arch: Architecture) -> None:
             attention(b, arch, il, qk_norm=True)
 
 
-class Lfm2(Family, arch="lfm2", model_types=("lfm2",), tied_by_default=True, always_tied=True, qk_norm=True):
+class Lfm2(Family, arch="lfm2", model_types=("lfm2",), tied_by_default=True, always_tied=True, qk_norm=True,
+           recurrent_mixer="short_conv"):  # fmt: skip
     """Mirrors src/models/lfm2.cpp, conversion/lfm2.py LFM2Model (0c1e57098)."""
 
     final_norm = "token_embd_norm.weight"

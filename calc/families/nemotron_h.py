@@ -118,7 +118,8 @@ def nemotron_h_keys(meta: GgufMeta, moe: bool, config: Mapping[str, Any], names:
     return out
 
 
-class NemotronH(Family, arch="nemotron_h", model_types=("nemotron_h",), vocab_multiple=8, rs_rollback=True):
+class NemotronH(Family, arch="nemotron_h", model_types=("nemotron_h",), vocab_multiple=8, rs_rollback=True,
+                gated_ffn=False, recurrent_mixer="mamba2"):  # fmt: skip
     """Mirrors src/models/nemotron-h.cpp, conversion/nemotron.py NemotronHModel (0c1e57098). Vocabulary padded to a
     multiple of 8: Mamba2Model.set_vocab / NemotronHModel.set_vocab."""
 

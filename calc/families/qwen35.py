@@ -86,7 +86,7 @@ def qwen35_layers(b: TensorList, arch: Architecture, *, fused_beta_alpha: bool) 
 
 
 class Qwen35(Family, arch="qwen35", qk_norm=True, experts_modelled=False, gqa_from_widest_layer=True, mtp_graph=True,
-             rs_rollback=True):  # fmt: skip
+             rs_rollback=True, query_tensors=3, recurrent_mixer="gated_delta_net"):  # fmt: skip
     """Mirrors src/models/qwen35.cpp, conversion/qwen.py Qwen3_5TextModel (0c1e57098). No experts: the dense
     architecture; Qwen3.5 with experts is qwen35moe."""
 

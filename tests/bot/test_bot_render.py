@@ -385,11 +385,12 @@ def test_a_quantized_k_cache_on_an_attention_sink_model_says_to_keep_f16(real: o
 @pytest.mark.parametrize(
     ("gpu", "en_said", "ko_said"),
     [
-        # CUDA: flash attention copies one global layer's q8_0 K and V to f16, 2 × 131,072 × 16 × 128 × 2 B = 1 GiB,
-        # with the 42 MiB of activations and the 128 MiB f16 mask a stage of 1,194 MiB, 671.4 MiB over the output
-        # stage (4 · 512 · (5,376 + 262,208) B = 522.6 MiB) that was the largest with f16
-        ("rtx-4090", "(next to no quality loss, 671 MiB more for flash attention's buffers):",
-         "(q8_0, 품질 손실 거의 없음, 플래시 어텐션 버퍼 671MiB 추가):"),
+        # CUDA: flash attention copies one global layer's q8_0 K and V to f16, 2 × 131,072 × 16 × 128 × 2 B = 1 GiB;
+        # with the queries (4 · 512 · 32 · 128 B = 8 MiB) an attention stage of 1,032 MiB, 906 MiB over the
+        # feed-forward stage (3 · 4 · 512 · 21,504 B = 126 MiB) that was the largest with f16, both above the same
+        # five hidden states and masks (llama-server b11434's graph, calc.server_graph)
+        ("rtx-4090", "(next to no quality loss, 906 MiB more for flash attention's buffers):",
+         "(q8_0, 품질 손실 거의 없음, 플래시 어텐션 버퍼 906MiB 추가):"),
         ("apple-m4-max-36gb", "(next to no quality loss, no larger buffers):",  # Metal makes no such copy
          "(q8_0, 품질 손실 거의 없음, 버퍼 증가 없음):"),
     ],

@@ -466,13 +466,15 @@ def test_a_config_is_named_by_its_file_or_its_folder(place: str, named: str, sug
 @pytest.mark.parametrize(
     ("gpu", "lang", "added", "said"),
     [
-        # CUDA: the attention stage with the copy, 20 MiB of activations + the 256 MiB f16 mask + 1 GiB of f16 K and V
-        # of one layer (2 × 262,144 × 4 × 256 × 2 B), 1,300 MiB, over the f16 cache's output stage of
-        # 4 · 512 · (2,560 + 248,320) B = 490 MiB
-        ("4090", "en", (1300 - 490) * MIB, "(+810 MiB for flash attention's f16 copy of one layer's K and V)"),
-        ("4090", "ko", (1300 - 490) * MIB, "(플래시 어텐션이 레이어 하나의 K·V를 f16으로 복사하느라 +810MiB)"),
+        # CUDA, llama-server b11434's graph (calc.server_graph): five hidden states 5 · 4 · 512 · 2,560 B = 25 MiB and
+        # the 256 MiB f16 mask below every stage; the attention stage, three query-sized tensors of the gated query
+        # (3 · 4 · 512 · 16 · 256 B = 24 MiB) plus 1 GiB of f16 K and V of one layer (2 × 262,144 × 4 × 256 × 2 B),
+        # 1,329 MiB in all (unsloth measured 1.30 GiB on CUDA, unsloth PR #6718), over the f16 cache's feed-forward
+        # stage, 25 + 256 + 3 · 4 · 512 · 9,216 B (54 MiB) = 335 MiB
+        ("4090", "en", (1329 - 335) * MIB, "(+994 MiB for flash attention's f16 copy of one layer's K and V)"),
+        ("4090", "ko", (1329 - 335) * MIB, "(플래시 어텐션이 레이어 하나의 K·V를 f16으로 복사하느라 +994MiB)"),
         # Metal: the same copy, and its workgroups' partial results, 4 · 32 · 16 heads · 32 · (256 + 2) B = 16.125 MiB
-        ("m4 max 128gb", "en", (1316 * MIB + MIB // 8) - 490 * MIB, "(+826 MiB for flash attention's f16 copy"),
+        ("m4 max 128gb", "en", (1345 * MIB + MIB // 8) - 335 * MIB, "(+1,010 MiB for flash attention's f16 copy"),
         ("arc a770", "en", 0, None),  # Vulkan's flash attention reserves nothing beside its output
     ],
 )

@@ -52,10 +52,12 @@ def test_layers_fill_from_the_last() -> None:
 
 def test_llama3_8b_fits_a_3060_at_8k() -> None:
     # GPU weights 4,617,396,224 B: the published Q4_K_M file (4,920,733,984 B) minus its 7,835,936-byte header
-    # minus token_embd in system RAM (128,256 × 4,096 Q4_K = 295,501,824 B). KV 1 GiB. Compute: llama-server
-    # reserves four outputs (one a slot), so the feed-forward stage is the largest, 4 × 512 × (3 × 14,336 +
-    # 4 × 4,096) B beside the f16 mask 2 × 512 × 8,192 B = 130,023,424 B. CUDA runtime 457 MiB = 479,199,232 B.
-    total = 4_617_396_224 + GIB + 4 * 512 * (3 * 14336 + 4 * 4096) + 2 * 512 * 8192 + 479_199_232
+    # minus token_embd in system RAM (128,256 × 4,096 Q4_K = 295,501,824 B). KV 1 GiB. Compute: llama-server b11434
+    # reserves one output a slot, so the feed-forward stage is the largest: gate, up and their product 3 × 14,336
+    # values a token and five hidden states (the input embeddings and four activations), 4 × 512 × (3 × 14,336 +
+    # 5 × 4,096) B, beside the f16 mask 2 × 512 × 8,192 B (Llama 3.2 1B under b11434: 76.02 MiB, the same terms,
+    # llamaserver_b11434.jsonl). CUDA runtime 457 MiB = 479,199,232 B.
+    total = 4_617_396_224 + GIB + 4 * 512 * (3 * 14336 + 5 * 4096) + 2 * 512 * 8192 + 479_199_232
     fit = fit_gpu(llama3_8b(context=8192), GpuChoice(gpu=CATALOG.gpu("3060")))
     assert fit.total_bytes == total
     assert fit.verdict == Verdict.FITS
