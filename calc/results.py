@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from vramfit.calc.fit import Verdict
+from vramfit.calc.fit_params import FitDefault
 from vramfit.calc.ram_speed import RamSpeed
 from vramfit.calc.request import Request
 from vramfit.calc.server_caches import ServerCaches
@@ -155,6 +156,11 @@ class Fit(BaseModel):
         default=None,
         description="llama-server's context checkpoints and prompt cache (calc.server_caches), in host_bytes; None "
         "where llama-server does not run the model (Ollama's runner, vLLM)",
+    )
+    fit_default: FitDefault | None = Field(
+        default=None,
+        description="what llama-server's --fit picks for `llama-server -m MODEL` with its defaults on this GPU "
+        "(calc.fit_params); None for several GPUs, other engines and the quick fits of lists",
     )
     ram_bytes: int = Field(default=0, description="the system RAM asked about, or the assumed size")
     ram_usable_bytes: int = Field(default=0, description="the part of the RAM a model may use")

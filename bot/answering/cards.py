@@ -24,6 +24,7 @@ from vramfit.bot.answering.chart_data import ChartSeries
 from vramfit.bot.i18n import Lang
 from vramfit.bot.sources.cache import RemoteCache
 from vramfit.calc.architecture import Architecture
+from vramfit.calc.fit_params import FitDefault
 from vramfit.calc.ram_speed import RamKind, RamSpeed
 from vramfit.calc.request import ModelRef
 from vramfit.calc.server_caches import ServerCaches
@@ -197,6 +198,7 @@ class GpuFit:
     ram_fits: bool = True
     expert_plan: ExpertPlan | None = None  # MoE models that do not fit whole: the --n-cpu-moe plan
     server_caches: ServerCaches | None = None  # llama-server's checkpoints and prompt cache for the command's placement
+    fit_default: FitDefault | None = None  # what llama-server's --fit picks for the plain `llama-server -m MODEL`
     decode: Speed | None = None  # decode speed with every layer (or what fits) on the GPU
     prefill: Speed | None = None  # prompt tokens per second (rough; with layers on the CPU, their PCIe copies)
     pcie_assumed: bool = False  # the prefill moved weights over a link the preset does not state (PCIe 4.0 x16)

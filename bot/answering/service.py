@@ -531,6 +531,7 @@ class CalcBackend:
             ram_fits=fit.ram_fits,
             expert_plan=_expert_plan(fit),
             server_caches=placement_caches(fit),
+            fit_default=fit.fit_default,
             decode=_speed(fit.decode),
             prefill=_speed(fit.prefill),
             pcie_assumed=fit.pcie_assumed,

@@ -114,6 +114,24 @@ def fit_json(f: Fit) -> dict[str, Any]:
         "pcie_assumed": f.pcie_assumed,
         "ram_speed": _ram_speed_json(f.ram_speed),
         "ram_speed_assumed": f.ram_speed_assumed,
+        "fit_default": _fit_default_json(f),
+    }
+
+
+def _fit_default_json(f: Fit) -> dict[str, Any] | None:
+    """What llama-server's --fit picks for the plain command (docs/cli-json.md), or None."""
+    choice = f.fit_default
+    if choice is None:
+        return None
+    return {
+        "command": "llama-server -m MODEL",
+        "trained_context": choice.trained_context,
+        "context": choice.context,
+        "gpu_layers": choice.gpu_layers,
+        "n_cpu_moe": choice.n_cpu_moe,
+        "free_bytes": choice.free_bytes,
+        "changed": choice.changed,
+        "fits": choice.fits,
     }
 
 

@@ -39,6 +39,7 @@ from vramfit.bot.render.labels import (
     SINK_KV_NOTE,
     SOURCE_UNREAD_NOTE,
     VERDICT_LABELS,
+    fit_default_line,
     ram_speed_label,
     server_caches_line,
     signed_gib,
@@ -1048,6 +1049,11 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
     caches_line = server_caches_line(card.fits[0].server_caches, tr, card.fits[0].ram_bytes) if card.fits else ""
     if card.named_gpus and caches_line:
         lines.append(caches_line)
+    first = card.fits[0] if card.fits else None
+    ram_ok = first is not None and first.ram_fits and (first.expert_plan is None or first.expert_plan.ram_fits)
+    fitted = fit_default_line(first.fit_default, tr, a.context) if first is not None and ram_ok else ""
+    if card.named_gpus and fitted:
+        lines.append(fitted)
     # What the phone card says in few words, whole: the model's limits, the vision part, the speed with its bands.
     limit_line = context_limit_line(tr, clean(m.name), a.context, m.trained_context, m.scaled_context, m.rope_scaling)
     if limit_line:

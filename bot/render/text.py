@@ -18,6 +18,7 @@ from vramfit.bot.render.labels import (
     RUNTIME_NOTES,
     SINK_KV_NOTE,
     VERDICT_LABELS,
+    fit_default_line,
     ram_speed_label,
     server_caches_line,
     signed_gib,
@@ -48,6 +49,11 @@ ASSUMPTION_LABELS: dict[str, str] = {
     "pcie": _("a {link} host link, {gbs} GB/s (the GPU's preset states none)"),
     "ram_speed": _("system RAM {ram_speed}"),
 }
+
+
+def placement_fits_ram(fit: Fit) -> bool:
+    """The answer's placement holds in system RAM (where it does not, no command is offered, plain or not)."""
+    return fit.ram_fits and (fit.expert_offload is None or fit.expert_offload.ram_fits)
 
 
 def _read_ram_speed(answer: Answer) -> RamSpeed:
@@ -468,6 +474,11 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
     )
     if caches:
         lines.append("  " + caches)
+    fitted = ""
+    if request.gpus and answer.fits and placement_fits_ram(answer.fits[0]):
+        fitted = fit_default_line(answer.fits[0].fit_default, tr, request.context)
+    if fitted:
+        lines.append("  " + fitted)
     if request.gpus and unified and answer.fits:
         lines.append("  " + unified_memory_line(request.gpus[0].gpu, tr))
     if request.runner == "ollama" and request.gpus and answer.fits:

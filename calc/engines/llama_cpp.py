@@ -27,12 +27,19 @@ from vramfit.calc.engines.profile import EngineProfile
 from vramfit.calc.expert_offload import expert_layers, smallest_expert_split
 from vramfit.calc.families import family_of
 from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdict
+from vramfit.calc.fit_params import (
+    FIT_MIN_CONTEXT,
+    FIT_TARGET_BYTES,
+    SERVER_DEFAULT_SLOTS,
+    FitDefault,
+    fitted_context,
+)
 from vramfit.calc.gpu import Gpu, Segment, Vendor
 from vramfit.calc.host_memory import ASSUMED_RAM_BYTES, host_bytes, usable_ram
 from vramfit.calc.kv import KvCache, kv_cache, naive_kv_bytes
 from vramfit.calc.ram_speed import ASSUMED_RAM_SPEED
 from vramfit.calc.recurrent import recurrent_state
-from vramfit.calc.request import GpuChoice, KvType, Request
+from vramfit.calc.request import Engine, GpuChoice, KvType, Request
 from vramfit.calc.results import DecodeEstimate, Estimate, ExpertOffload, Fit
 from vramfit.calc.runtime import runtime_bytes
 from vramfit.calc.search import largest_context
@@ -410,7 +417,49 @@ def fit(request: Request, choice: GpuChoice, with_max_context: bool = True) -> F
         ram_speed=parts.ram_speed if from_ram else None,
         ram_speed_assumed=from_ram and parts.ram_speed_assumed,
         expert_offload=experts,
+        fit_default=fit_default(request, choice) if with_max_context else None,
     )
+
+
+def fit_default(request: Request, choice: GpuChoice) -> FitDefault | None:
+    """What llama-server b11434's ``--fit`` picks for ``llama-server -m MODEL`` on ``choice`` (calc.fit_params): the
+    trained context on four slots sharing one cache, cut to meet the 1,024 MiB target, then layers or experts moved
+    to system memory at 4,096 tokens. None for several GPUs (its per-device split is not modelled) and for the
+    engines that do not run llama-server."""
+    if choice.count != 1 or request.runner == "ollama" or request.engine != Engine.LLAMA_CPP:
+        return None
+    arch = request.model.architecture
+    trained = arch.context_length
+    backend = choice.gpu.backend
+    usable = usable_bytes(request, choice)
+
+    def default_load(context: int) -> Request:
+        return request.model_copy(update={
+            "context": max(1, context // SERVER_DEFAULT_SLOTS), "users": SERVER_DEFAULT_SLOTS, "kv_unified": True,
+            "n_outputs_max": None, "draft": None, "mtp": False, "images": False, "swa_full": False,
+        })  # fmt: skip
+
+    total_max = total_bytes(default_load(trained), 1, backend)
+    if usable - total_max >= FIT_TARGET_BYTES:
+        return FitDefault(trained_context=trained, context=trained, free_bytes=usable - total_max)
+    smallest = min(trained, FIT_MIN_CONTEXT)
+    if trained > FIT_MIN_CONTEXT:
+        total_min = total_bytes(default_load(smallest), 1, backend)
+        context = fitted_context(total_at_max=total_max, total_at_min=total_min, usable=usable, context_max=trained)
+        if context is not None:
+            free = usable - total_bytes(default_load(context), 1, backend)
+            return FitDefault(trained_context=trained, context=context, free_bytes=free)
+    # step 3: vramfit's partial offload with the target held back, as --fit fills the device back to front
+    held_back = default_load(smallest).model_copy(update={"reserved_bytes": request.reserved_bytes + FIT_TARGET_BYTES})
+    placed = fit(held_back, choice, with_max_context=False)
+    if placed.verdict in (Verdict.FITS, Verdict.TIGHT):
+        return FitDefault(trained_context=trained, context=smallest, free_bytes=usable - placed.total_bytes)
+    plan = placed.expert_offload
+    if plan is not None and plan.verdict != Verdict.NO and not plan.all_experts:
+        return FitDefault(trained_context=trained, context=smallest, n_cpu_moe=plan.n_cpu_moe,
+                          free_bytes=usable - plan.gpu_bytes)  # fmt: skip
+    return FitDefault(trained_context=trained, context=smallest, gpu_layers=placed.gpu_layers,
+                      fits=placed.gpu_layers > 0)  # fmt: skip
 
 
 def _caches(parts: _Parts, room_bytes: int | None) -> ServerCaches | None:

@@ -491,3 +491,30 @@ def test_flash_attention_reserves_an_f16_copy_of_a_layer_on_cuda_and_metal(
         assert said in out.getvalue()
     else:
         assert "flash attention's f16 copy" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        ("en", "--fit cuts the context from 131,072 to"),
+        ("ko", "--fit이 1GiB를 남기려고 컨텍스트를 131,072에서"),
+    ],
+)
+def test_the_plain_command_says_what_fit_makes_of_it(lang: str, said: str) -> None:
+    """Llama 3.1 8B on a 3060: the card's command pins -c and -ngl; run plainly, llama-server b11434's --fit cuts the
+    trained 131,072 tokens to keep 1 GiB free (calc/fit_params.py), and the terminal and JSON say to what."""
+    out = io.StringIO()
+    assert run(["--lang", lang, "llama 3.1 8b on a 3060"], out) == 0
+    assert said in out.getvalue()
+    data = vram("--json", "llama 3.1 8b on a 3060")
+    fitted = data["fits"][0]["fit_default"]
+    assert fitted["command"] == "llama-server -m MODEL" and fitted["trained_context"] == 131072
+    assert 4096 < fitted["context"] < 131072 and fitted["changed"] and fitted["fits"]
+    assert f"{fitted['context']:,}" in run_text("llama 3.1 8b on a 3060")
+    assert vram("--json", "qwen3 8b on a 4090")["fits"][0]["fit_default"]["changed"] is False
+
+
+def run_text(question: str) -> str:
+    out = io.StringIO()
+    run([question], out)
+    return out.getvalue()

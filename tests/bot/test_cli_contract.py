@@ -83,7 +83,7 @@ def test_ctrl_c_during_a_hub_read_is_exit_130_and_a_json_error(tmp_path: Path) -
         assert hub.hits, "the CLI never reached the fake Hub"
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, (out[-600:], err[-600:])
     assert b"Traceback" not in err, err
     assert json.loads(out)["error"]["code"] == "interrupted"
 
