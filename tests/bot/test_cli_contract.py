@@ -73,9 +73,12 @@ def test_an_ascii_terminal_gets_the_korean_answer_without_an_error() -> None:
 def test_ctrl_c_during_a_hub_read_is_exit_130_and_a_json_error(tmp_path: Path) -> None:
     with HostileHub(drip_seconds=0.5) as hub:
         env = {"HF_ENDPOINT": hub.url, "VRAMFIT_CACHE_DIR": str(tmp_path), "VRAMFIT_HUB_DEADLINE_SECONDS": "30"}
+        # a test runner started as a background job hands on SIGINT ignored (POSIX shells do so for `cmd &`), and
+        # Python then installs no KeyboardInterrupt handler: the child takes Ctrl-C's default as a terminal gives it
         proc = subprocess.Popen(
             [sys.executable, "-m", "vramfit.bot.cli", "--json", "evil/drip-listing-GGUF 3060"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env={**os.environ, **env},
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )  # fmt: skip
         deadline = time.monotonic() + 30
         while not hub.hits and time.monotonic() < deadline:  # the read has started
