@@ -86,6 +86,9 @@ class Architecture(BaseModel):
         default=(),
         description="True where the layer has its own indexer (GLM-5.2's 'full' layers); empty: every layer has one",
     )
+    indexer_top_k: int = Field(
+        default=2048, ge=1, description="cells each token attends to, as the indexer picks them (index_topk)"
+    )
     # DeepSeek V4 (LLM_ARCH_DEEPSEEK4): per-layer KV compression, hyper-connections, grouped low-rank output.
     compress_ratios: tuple[int, ...] = Field(
         default=(),

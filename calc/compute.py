@@ -44,9 +44,9 @@ rows, within 16 % for all 54 measured architectures at 4,096 tokens: tests/calc/
 at 0c1e57098 reserves one output a slot, times one plus the draft length (:func:`server_outputs`; llama.cpp PR
 #23861), and its buffer is smaller where the logits were the largest stage: Llama 3.2 1B at 4,096 tokens 68.01 MiB
 against 258.50 (llamacpp_outputs.jsonl). llama-server's buffer at b11434 is sized by :mod:`calc.server_graph` (its
-graph inputs, hidden states and the largest stage of each family, read from ggml-alloc's own trace: 559 of the 593
-replayed settings within 5 %, benchmarks/server_compute.py); the architectures it does not size (the lightning
-indexer, DeepSeek V4) keep the library default's stages here. A log of a build before that PR (no
+graph inputs, hidden states and the largest stage of each family, read from ggml-alloc's own trace: 577 of the 593
+replayed settings within 5 %, benchmarks/server_compute.py); DeepSeek V4, which it does not size, keeps the library
+default's stages here. A log of a build before that PR (no
 ``n_outputs_max`` line) is compared with every token's outputs (``Request.n_outputs_max`` 0).
 
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs

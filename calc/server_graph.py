@@ -40,8 +40,9 @@ rows; benchmarks/server_compute.py prints each family against it), e.g. at 4,096
 EXAONE 3.5 7.8B 128.02 MiB (5 hidden states 40, mask 4, three 28 MiB feed-forward tensors), Qwen3-Coder-30B-A3B
 92.02 (20 + 4 + 3 × 12 + 32), GLM-4.5-Air 174.02 (40 + 4 + 3 × 22 + 64), DeepSeek V3.1 410.01 (70 + 4 + 48 + 128 +
 16 + 144), Falcon-H1 0.5B 31.34 (10 + 4 + 6.55 + 3.52 + 3.5 + 3.75), Qwen3.5 0.8B 39.02 (10 + 4 + 12 + 4 + 4 + 5).
-Not sized yet, so left to the estimate of :mod:`calc.compute` and marked in the benchmark: the lightning indexer's
-stage (DeepSeek V3.2, GLM-5) and DeepSeek V4's compressed attention.
+DeepSeek V3.2 and GLM-5's sparse attention adds its indexer's inputs and a mask stage
+(:func:`indexer_inputs_bytes`, :func:`indexer_stage`). Not sized yet, so left to the estimate of :mod:`calc.compute`
+and marked in the benchmark: DeepSeek V4's compressed attention.
 """
 
 from __future__ import annotations
@@ -96,15 +97,18 @@ def rotation_bytes(arch: Architecture, cache: KvCache, layers: list[int]) -> int
 
 
 def feed_forward_stage(arch: Architecture, n_ubatch: int) -> int:
-    """A dense block: gate, up and their product (up alone for an ungated relu² block)."""
-    widest = max(arch.ffn_size, default=0)
+    """A dense block: gate, up and their product (up alone for an ungated relu² block). The last layer's feed-forward
+    runs on the outputs' rows only (the graph keeps ``inp_out_ids`` rows before it), so it never sets the buffer."""
+    widest = max(arch.ffn_size[:-1], default=0)
     width = 3 * widest if family_of(arch.arch).gated_ffn else widest
     return F32 * n_ubatch * width
 
 
 def expert_stage(arch: Architecture, n_ubatch: int) -> int:
-    """Routed experts: ``3A`` or ``3A + D`` (gated), ``A + D`` (ungated); module docstring."""
-    if not arch.n_experts:
+    """Routed experts: ``3A`` or ``3A + D`` (gated), ``A + D`` (ungated); module docstring. Not where the last layer
+    is the only one with experts (it runs on the outputs' rows: a four-layer copy of GLM-5 whose three first layers
+    are dense)."""
+    if not arch.n_experts or not any(arch.layer_is_moe(il) for il in range(arch.n_layers - 1)):
         return 0
     activations = F32 * n_ubatch * arch.n_experts_used * arch.expert_ffn_size
     down = F32 * n_ubatch * arch.n_experts_used * arch.hidden_size
@@ -203,9 +207,34 @@ def altup_bytes(arch: Architecture, n_ubatch: int) -> int:
     return freed + (hidden if hidden > freed - stacked else 0)
 
 
+def indexer_inputs_bytes(arch: Architecture, cache: KvCache, n_ubatch: int, flash_attn: bool) -> int:
+    """DeepSeek V3.2 and GLM-5's sparse attention (src/llama-graph.cpp build_attn with top_k at b11434): the
+    indexer's own KQ mask and Hadamard matrix (created for an indexer whatever the cache type), and every layer's
+    block of zeros that unmasks its top-k cells (``ggml_new_tensor_4d(F32, 1, n_top_k, n_batch, n_stream)``), a leaf
+    the allocator places at the start: 4 · 512 · 2,048 B = 4 MiB a layer at the default micro-batch."""
+    if not arch.indexer_heads:
+        return 0
+    cells = cache.full_cells // max(cache.streams, 1)
+    mask = (F16 if flash_attn else F32) * n_ubatch * cells
+    rotation = F32 * arch.indexer_head_dim * arch.indexer_head_dim
+    zeros = F32 * n_ubatch * min(arch.indexer_top_k, cells) * arch.kv_layers
+    return mask + rotation + zeros
+
+
+def indexer_stage(arch: Architecture, cache: KvCache, n_ubatch: int, flash_attn: bool) -> int:
+    """The sparse attention's mask: the latent query (``n_head · (kv_lora_rank + rope)``), the indexer's f32 scores
+    of every cell, and three mask-sized tensors (the mask filled with −inf, its top-k cells set, the sum with the
+    causal mask). GLM-5 at 32,768 tokens: 72 + 64 + 3 × 32 MiB."""
+    if not arch.indexer_heads:
+        return 0
+    cells = cache.full_cells // max(cache.streams, 1)
+    query = F32 * n_ubatch * arch.max_heads * (arch.kv_lora_rank + arch.qk_rope_head_dim)
+    return query + F32 * n_ubatch * cells + 3 * (F16 if flash_attn else F32) * n_ubatch * cells
+
+
 def sized(arch: Architecture) -> bool:
-    """Whether this module sizes the architecture's buffer (module docstring: not the indexer or V4's compression)."""
-    return not arch.indexer_heads and not arch.compress_ratios
+    """Whether this module sizes the architecture's buffer (module docstring: not DeepSeek V4's compression)."""
+    return not arch.compress_ratios
 
 
 def server_compute_bytes(
@@ -229,11 +258,13 @@ def server_compute_bytes(
         expert_stage(arch, n_ubatch),
         attention_stage(arch, cache, n_ubatch, flash_attn, flash_attn_copy_bytes),
         F32 * rows * arch.vocab_size + hidden,
+        indexer_stage(arch, cache, n_ubatch, flash_attn),
     ]
     mixer = MIXER_STAGES.get(family_of(arch.arch).recurrent_mixer)
     if mixer is not None and any(arch.recurrent_layers):
         stages.append(mixer(arch, n_ubatch, max(n_seqs, 1)))
     below = graph_input_bytes(arch, cache, n_ubatch, flash_attn) + (HIDDEN_STATES - 1) * hidden
+    below += indexer_inputs_bytes(arch, cache, n_ubatch, flash_attn)
     return below + altup_bytes(arch, n_ubatch) + max(stages)
 
 

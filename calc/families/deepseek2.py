@@ -17,7 +17,7 @@ from vramfit.calc.architecture import Architecture
 from vramfit.calc.config_fields import ConfigFields
 from vramfit.calc.errors import BadConfigError
 from vramfit.calc.families.family import Family, GgufMeta
-from vramfit.calc.limits import MAX_HEAD_DIM, MAX_HEADS, MAX_LAYERS
+from vramfit.calc.limits import MAX_CONTEXT_LENGTH, MAX_HEAD_DIM, MAX_HEADS, MAX_LAYERS
 from vramfit.calc.tensor_specs import TensorList, dense_ffn, layer_is_moe, moe_ffn
 
 
@@ -81,6 +81,8 @@ def dsa_indexer(fields: ConfigFields, kv_lora_rank: int, model_type: str) -> dic
     return {
         "indexer_heads": fields.number("index_n_heads", low=1, high=MAX_HEADS),
         "indexer_head_dim": fields.number("index_head_dim", low=1, high=MAX_HEAD_DIM),
+        # DeepseekV32Config's and GlmMoeDsaConfig's default; the converter writes it as attention.indexer.top_k
+        "indexer_top_k": fields.number("index_topk", default=2048, low=1, high=MAX_CONTEXT_LENGTH),
         "nextn_layers": fields.number("num_nextn_predict_layers", default=0, high=MAX_LAYERS),
     }
 

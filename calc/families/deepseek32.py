@@ -37,6 +37,7 @@ def dsa_gguf_keys(meta: GgufMeta, config: Mapping[str, Any]) -> dict[str, Any]:
         out["num_nextn_predict_layers"] = nextn
     out["index_n_heads"] = meta("attention.indexer.head_count")
     out["index_head_dim"] = meta("attention.indexer.key_length")
+    out["index_topk"] = meta("attention.indexer.top_k", 2048)
     return out
 
 
