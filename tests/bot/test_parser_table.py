@@ -254,6 +254,11 @@ TABLE: list[tuple[str, dict[str, Any]]] = [
     ("사공구공 두 장 라마3 70b", {"lang": K, "model": "llama-3-70b", "gpus": [("rtx-4090", 2)]}),
     ("오공구공 큐웬3 32b 32k", {"lang": K, "model": "qwen3-32b", "context": 32768, "gpus": [("rtx-5090", 1)]}),
     ("칠구공공 xtx 젬마3 27b", {"lang": K, "model": "gemma-3-27b", "gpus": [("rx-7900-xtx", 1)]}),
+    # brand letters spelled in Hangul: 알티엑스 RTX, 지티엑스 GTX, 엑스티엑스 XTX, 엑스티 XT
+    ("7900 엑스티엑스에서 큐웬3 14b 돌아가?", {"lang": K, "model": "qwen3-14b", "gpus": [("rx-7900-xtx", 1)]}),
+    ("라데온 7900 엑스티에서 큐웬3 14b", {"lang": K, "model": "qwen3-14b", "gpus": [("rx-7900-xt", 1)]}),
+    ("지티엑스 1080 티로 라마3 8b", {"lang": K, "model": "llama-3-8b", "gpus": [("gtx-1080-ti", 1)]}),
+    ("칠구공공 엑스티엑스 젬마3 27b", {"lang": K, "model": "gemma-3-27b", "gpus": [("rx-7900-xtx", 1)]}),
     (
         "사공이 노를 젓는다 라마3 8b 3060",
         {"lang": K, "model": "llama-3-8b", "gpus": [("rtx-3060-12gb", 1)], "flags": ["gpu_variant"]},
