@@ -46,8 +46,8 @@ at 0c1e57098 reserves one output a slot, times one plus the draft length (:func:
 against 258.50 (llamacpp_outputs.jsonl). llama-server's buffer at b11434 is sized by :mod:`calc.server_graph` (its
 graph inputs, hidden states and the largest stage of each family, read from ggml-alloc's own trace: 577 of the 593
 replayed settings within 5 %, benchmarks/server_compute.py); DeepSeek V4, which it does not size, keeps the library
-default's stages here. A log of a build before that PR (no
-``n_outputs_max`` line) is compared with every token's outputs (``Request.n_outputs_max`` 0).
+default's stages here. A log of a build before that PR (no ``n_outputs_max`` line) is compared with every token's
+outputs (``Request.n_outputs_max`` 0).
 
 With several GPUs llama.cpp splits layers and runs a pipeline with 4 copies of the graph inputs
 (GGML_SCHED_MAX_COPIES): every GPU holds its own buffer plus three extra copies of the mask and hidden state; the
@@ -82,10 +82,8 @@ from pydantic import BaseModel, ConfigDict
 
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.kv import KvCache
-from vramfit.calc.server_graph import server_compute_bytes, sized
+from vramfit.calc.server_graph import F16, F32, server_compute_bytes, sized
 
-F32 = 4
-F16 = 2
 # The backends whose flash attention copies a quantized cache to f16 (ggml-cuda; ROCm builds compile the same code)
 CUDA_COPY_BACKENDS = frozenset({"cuda", "rocm"})
 METAL_FA_GROUPS = 32  # ggml-metal-ops.cpp ggml_metal_op_flash_attn_ext_extra_tmp: nwg, and at most 32 query rows

@@ -25,7 +25,6 @@ MIB = 1 << 20
 FIT_TARGET_BYTES = 1024 * MIB  # common/common.h fit_params_target: 1024 MiB a device (-fitt)
 FIT_MIN_CONTEXT = 4096  # fit_params_min_ctx (--fit-ctx)
 FIT_CONTEXT_ALIGN = 256  # "round down context for CUDA backend", one stream
-SERVER_DEFAULT_SLOTS = 4  # with no -np: 4 slots on a unified cache (calc.compute.SERVER_AUTO_SLOTS)
 
 
 class FitDefault(BaseModel):
@@ -43,8 +42,7 @@ class FitDefault(BaseModel):
     )
     free_bytes: int | None = Field(
         default=None,
-        description="what the load leaves free on the device (the target is 1,024 MiB); None where it "
-        "moves layers or experts",
+        description="what the load leaves free on the device (the target is 1,024 MiB); None where it moves layers",
     )
     fits: bool = Field(default=True, description="False: no layer or expert split meets the target")
 

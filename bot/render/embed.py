@@ -1051,7 +1051,7 @@ def render_math(card: Card, lang: Lang) -> discord.Embed:
         lines.append(caches_line)
     first = card.fits[0] if card.fits else None
     ram_ok = first is not None and first.ram_fits and (first.expert_plan is None or first.expert_plan.ram_fits)
-    fitted = fit_default_line(first.fit_default, tr, a.context) if first is not None and ram_ok else ""
+    fitted = fit_default_line(first.fit_default, tr) if first is not None and ram_ok else ""
     if card.named_gpus and fitted:
         lines.append(fitted)
     # What the phone card says in few words, whole: the model's limits, the vision part, the speed with its bands.

@@ -110,25 +110,23 @@ def server_caches_line(caches: ServerCaches | None, tr: Tr, ram_bytes: int) -> s
     )  # fmt: skip
 
 
-def fit_default_line(choice: FitDefault | None, tr: Tr, context_asked: int) -> str:
+def fit_default_line(choice: FitDefault | None, tr: Tr) -> str:
     """What llama-server's --fit (on by default) does to the plain ``llama-server -m MODEL``, which leaves the context
-    and the layers to it (calc.fit_params); "" where it changes nothing or only cuts to the context asked."""
+    and the layers to it (calc.fit_params); "" where it changes nothing."""
     if choice is None or not choice.changed:
         return ""
     parts = {"context": tr.num(choice.context), "trained": tr.num(choice.trained_context)}
     if not choice.fits:
-        template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit cuts the context to {context} and "
-                     "still cannot leave 1 GiB free")  # fmt: skip
+        template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit cannot leave 1 GiB free, even at "
+                     "{context} tokens")  # fmt: skip
     elif choice.n_cpu_moe is not None:
-        template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit cuts the context from {trained} to "
-                     "{context} and moves the experts of about {n} layers to system RAM")  # fmt: skip
+        template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit runs it at {context} tokens and moves "
+                     "the experts of about {n} layers to system RAM")  # fmt: skip
         parts["n"] = tr.num(choice.n_cpu_moe)
     elif choice.gpu_layers is not None:
-        template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit cuts the context from {trained} to "
-                     "{context} and keeps about {n} layers on the GPU")  # fmt: skip
+        template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit runs it at {context} tokens and keeps "
+                     "about {n} layers on the GPU")  # fmt: skip
         parts["n"] = tr.num(choice.gpu_layers)
-    elif choice.context == context_asked:
-        return ""
     else:
         template = _("Run plainly (`llama-server -m` with no -c or -ngl), --fit cuts the context from {trained} to "
                      "{context} to keep 1 GiB free")  # fmt: skip

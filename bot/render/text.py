@@ -476,7 +476,7 @@ def render_answer(answer: Answer, lang: Lang, assumed: tuple[str, ...] = ()) -> 
         lines.append("  " + caches)
     fitted = ""
     if request.gpus and answer.fits and placement_fits_ram(answer.fits[0]):
-        fitted = fit_default_line(answer.fits[0].fit_default, tr, request.context)
+        fitted = fit_default_line(answer.fits[0].fit_default, tr)
     if fitted:
         lines.append("  " + fitted)
     if request.gpus and unified and answer.fits:

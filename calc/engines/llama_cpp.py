@@ -16,6 +16,7 @@ from typing import NamedTuple
 from vramfit.calc.architecture import Architecture
 from vramfit.calc.attention_flops import attention_flops_per_token
 from vramfit.calc.compute import (
+    SERVER_AUTO_SLOTS,
     ComputeBuffers,
     compute_buffers,
     flash_attn_reserved_bytes,
@@ -30,7 +31,6 @@ from vramfit.calc.fit import Verdict, layers_that_fit, tight_margin, whole_verdi
 from vramfit.calc.fit_params import (
     FIT_MIN_CONTEXT,
     FIT_TARGET_BYTES,
-    SERVER_DEFAULT_SLOTS,
     FitDefault,
     fitted_context,
 )
@@ -435,7 +435,7 @@ def fit_default(request: Request, choice: GpuChoice) -> FitDefault | None:
 
     def default_load(context: int) -> Request:
         return request.model_copy(update={
-            "context": max(1, context // SERVER_DEFAULT_SLOTS), "users": SERVER_DEFAULT_SLOTS, "kv_unified": True,
+            "context": max(1, context // SERVER_AUTO_SLOTS), "users": SERVER_AUTO_SLOTS, "kv_unified": True,
             "n_outputs_max": None, "draft": None, "mtp": False, "images": False, "swa_full": False,
         })  # fmt: skip
 
